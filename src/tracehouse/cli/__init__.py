@@ -1,0 +1,1 @@
+"""Command-line interface: options → one library call → rendering."""
