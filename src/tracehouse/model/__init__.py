@@ -1,0 +1,1 @@
+"""The normalized model: table declarations, ids, fingerprints and the import contract."""

@@ -1,0 +1,175 @@
+"""The import contract (DESIGN §4): what goes into `SessionStore.import_batch`, what comes out.
+
+In process a batch carries polars frames: one frame per content table holding the rows of every
+item in the batch, told apart by `session_id`. The JSON form (`model/codec.py`) is for files and
+other producers.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import polars as pl
+
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.tables import CONTENT_TABLES
+
+Status = Literal["imported", "upserted", "skipped", "failed"]
+MODES = ("backfill", "tail", "live", "import", "migration")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    """Run ids name a run in the log; unlike ledger ids they are meant to be unique, not derived."""
+    return f"run_{datetime.now(UTC):%Y%m%dT%H%M%S}_{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True)
+class WatermarkUpdate:
+    """A unit's new cursor, committed in the same transaction as the rows read from it."""
+
+    source_provider: str
+    unit_key: str
+    cursor: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Reject:
+    """A record that could not be imported, with where it is and why."""
+
+    source_provider: str
+    unit_key: str
+    location: str
+    reason: str
+    raw_excerpt: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """One session's share of a batch: its session row; its other rows are in the batch frames."""
+
+    source_provider: str
+    source_session_id: str
+    fingerprint: str
+    imported_at_ms: int
+    session: Mapping[str, Any]
+    watermarks: tuple[WatermarkUpdate, ...] = ()
+
+    @property
+    def session_id(self) -> str:
+        return str(self.session["session_id"])
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    source_provider: str
+    source_session_id: str
+    session_label: str | None
+    status: Status
+    reason: str | None = None
+    rows_written: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sourceProvider": self.source_provider,
+            "sourceSessionId": self.source_session_id,
+            "sessionLabel": self.session_label,
+            "status": self.status,
+            "reason": self.reason,
+            "rowsWritten": self.rows_written,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemResult:
+        return cls(
+            source_provider=data["sourceProvider"],
+            source_session_id=data["sourceSessionId"],
+            session_label=data.get("sessionLabel"),
+            status=data["status"],
+            reason=data.get("reason"),
+            rows_written=data.get("rowsWritten", 0),
+        )
+
+
+@dataclass(frozen=True)
+class ImportBatch:
+    items: tuple[ImportItem, ...]
+    # table name → rows of all items; tables without rows may be absent.
+    frames: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    source: str = "tracehouse"
+    run_id: str = field(default_factory=new_run_id)
+    mode: str = "backfill"
+    idempotency_key: str | None = None
+    # Items refused while decoding (JSON form): reported `failed` beside the others' results.
+    invalid: tuple[ItemResult, ...] = ()
+    rejects: tuple[Reject, ...] = ()
+    # Cursors of units that yielded no item this time (empty, metadata-only or all-rejected).
+    watermarks: tuple[WatermarkUpdate, ...] = ()
+    request_hash: str | None = None
+
+    def frame(self, table: str) -> pl.DataFrame:
+        frame = self.frames.get(table)
+        return frame if frame is not None else _empty(table)
+
+    def content_hash(self) -> str:
+        """What an idempotency key is bound to: the request as decoded, or the rows it carries."""
+        if self.request_hash is not None:
+            return self.request_hash
+        parts = [item.fingerprint for item in self.items]
+        for name in sorted(self.frames):
+            frame = self.frames[name]
+            if "fingerprint" in frame.columns:
+                parts.extend(frame.get_column("fingerprint").sort().to_list())
+        return combine(parts)
+
+
+def _empty(table: str) -> pl.DataFrame:
+    for t in CONTENT_TABLES.values():
+        if t.name == table:
+            return t.empty()
+    raise KeyError(table)
+
+
+@dataclass(frozen=True)
+class ImportResponse:
+    run_id: str
+    results: tuple[ItemResult, ...]
+    # True when this is the stored response to a request whose idempotency key was seen before.
+    replayed: bool = False
+
+    def count(self, status: Status) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+    @property
+    def ok(self) -> bool:
+        return self.count("failed") == 0
+
+    @property
+    def rows_written(self) -> int:
+        return sum(r.rows_written for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "runId": self.run_id,
+            "imported": self.count("imported"),
+            "upserted": self.count("upserted"),
+            "skipped": self.count("skipped"),
+            "failed": self.count("failed"),
+            "results": [r.to_json() for r in self.results],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, replayed: bool = False) -> ImportResponse:
+        return cls(
+            run_id=data["runId"],
+            results=tuple(ItemResult.from_json(r) for r in data.get("results", [])),
+            replayed=replayed,
+        )

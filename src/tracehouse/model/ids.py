@@ -1,0 +1,52 @@
+"""Deterministic ids (DESIGN §3).
+
+An id is derived from the provider and the source's own ids, never from import order, time or
+machine, so that a re-import, another machine or another store produces the same id.
+"""
+
+from __future__ import annotations
+
+import xxhash
+
+_SEP = "\x1f"  # unit separator: cannot occur in the source ids we hash
+
+
+def stable_id(kind: str, provider: str, *parts: str) -> str:
+    """`<kind>_<32 hex>`: xxh3-128 of the provider and the source ids."""
+    key = _SEP.join((kind, provider, *parts))
+    return f"{kind}_{xxhash.xxh3_128_hexdigest(key.encode('utf-8', 'surrogatepass'))}"
+
+
+def session_id(provider: str, source_session_id: str) -> str:
+    return stable_id("ses", provider, source_session_id)
+
+
+def message_id(provider: str, source_session_id: str, source_message_id: str) -> str:
+    return stable_id("msg", provider, source_session_id, source_message_id)
+
+
+def turn_id(provider: str, source_session_id: str, source_turn_id: str) -> str:
+    return stable_id("trn", provider, source_session_id, source_turn_id)
+
+
+def tool_call_id(provider: str, source_session_id: str, source_tool_call_id: str) -> str:
+    return stable_id("tc", provider, source_session_id, source_tool_call_id)
+
+
+def source_id(kind: str, uri: str) -> str:
+    return stable_id("src", kind, uri)
+
+
+_LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu"}
+
+
+def session_label(provider: str, source_session_id: str) -> str:
+    """A short, stable, human-typable handle: `cc-6a963594` (provider prefix + source id head)."""
+    prefix = _LABEL_PREFIX.get(provider, provider[:2])
+    compact = "".join(ch for ch in source_session_id if ch.isalnum())
+    # A subagent's source id is "<parent>:agent-<id>"; its own id is the distinctive part.
+    tail = source_session_id.rsplit(":", 1)[-1] if ":" in source_session_id else ""
+    head = "".join(ch for ch in tail if ch.isalnum()) if tail else compact
+    if not head:
+        head = xxhash.xxh3_64_hexdigest(source_session_id.encode("utf-8", "surrogatepass"))
+    return f"{prefix}-{head[:16].lower()}"

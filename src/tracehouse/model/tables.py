@@ -1,0 +1,305 @@
+"""The ledger's tables (DESIGN §3), declared once.
+
+Every other representation is derived from these declarations: the polars schemas of the frames
+that parsers build, the SQLite DDL, the camelCase names of the import contract and the columns a
+fingerprint covers. Columns are only ever appended, never reordered or renamed, so an older ledger
+upgrades by `ALTER TABLE … ADD COLUMN`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import polars as pl
+
+
+class Kind(Enum):
+    TEXT = "text"
+    INT = "int"
+    BOOL = "bool"
+    JSON = "json"  # JSON text in the store and in frames; an object or list in the JSON contract
+
+    @property
+    def dtype(self) -> type[pl.DataType]:
+        return {
+            Kind.TEXT: pl.String,
+            Kind.INT: pl.Int64,
+            Kind.BOOL: pl.Boolean,
+            Kind.JSON: pl.String,
+        }[self]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: Kind = Kind.TEXT
+    required: bool = False
+    # Columns outside the content: provenance and bookkeeping that change without the content
+    # changing, so they are left out of the row's fingerprint.
+    content: bool = True
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+    # Tables that hold a session's content: imported through items, owned by one session.
+    session_content: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def schema(self) -> dict[str, type[pl.DataType]]:
+        return {c.name: c.kind.dtype for c in self.columns}
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def empty(self) -> pl.DataFrame:
+        return pl.DataFrame(schema=self.schema)
+
+
+INT, BOOL, JSON = Kind.INT, Kind.BOOL, Kind.JSON
+
+ROLES = ("user", "assistant", "system", "tool")
+MESSAGE_TYPES = ("user", "assistant", "system", "tool_result", "host")
+TURN_STATUSES = ("completed", "aborted", "error")
+TOOL_STATUSES = ("pending", "running", "completed", "failed")
+PROVIDERS = ("claude-code", "codex", "cursor")
+
+_TOKENS = (
+    Column("input_tokens", INT),
+    Column("output_tokens", INT),
+    Column("cached_input_tokens", INT),
+    Column("cache_write_tokens", INT),
+    Column("reasoning_tokens", INT),
+    Column("total_tokens", INT),
+)
+
+SESSIONS = Table(
+    "sessions",
+    (
+        Column("session_id", required=True),
+        Column("source_provider", required=True),
+        Column("source_session_id", required=True),
+        Column("fingerprint", content=False),
+        Column("label"),
+        Column("title"),
+        Column("created_at"),
+        Column("updated_at"),
+        Column("model"),
+        Column("llm_provider"),
+        Column("workspace_path"),
+        Column("project"),
+        Column("git_branch"),
+        Column("git_commit"),
+        Column("git_remote"),
+        Column("tool_version"),
+        Column("entrypoint"),
+        Column("is_subagent", BOOL),
+        # Lineage links may be filled in by the store from the parent's tool calls (DESIGN §3:
+        # importing a child before its parent gives the same ledger), so they sit outside the
+        # fingerprint of the child's own content.
+        Column("parent_session_id", content=False),
+        Column("parent_message_id", content=False),
+        Column("spawn_tool_call_id", content=False),
+        Column("task_description"),
+        Column("task_status"),
+        *_TOKENS,
+        Column("turn_count", INT),
+        Column("message_count", INT),
+        Column("tool_call_count", INT),
+        Column("metadata", JSON),
+        Column("source_path", content=False),
+        Column("host", content=False),
+        Column("importer_version", content=False),
+        Column("first_imported_at", content=False),
+        Column("last_imported_at", content=False),
+        Column("source_missing_at", content=False),
+    ),
+    ("session_id",),
+)
+
+TURNS = Table(
+    "turns",
+    (
+        Column("turn_id", required=True),
+        Column("session_id", required=True),
+        Column("source_turn_id"),
+        Column("parent_turn_id"),
+        Column("seq", INT),
+        Column("started_at"),
+        Column("completed_at"),
+        Column("model"),
+        Column("llm_provider"),
+        *_TOKENS,
+        Column("status", choices=TURN_STATUSES),
+        Column("response_message_id"),
+        Column("query_message_ids", JSON),
+        Column("metadata", JSON),
+        Column("fingerprint", content=False),
+    ),
+    ("turn_id",),
+)
+
+MESSAGES = Table(
+    "messages",
+    (
+        Column("message_id", required=True),
+        Column("session_id", required=True),
+        Column("turn_id"),
+        Column("source_message_id"),
+        Column("parent_message_id"),
+        Column("seq", INT),
+        Column("role", required=True, choices=ROLES),
+        Column("message_type", required=True, choices=MESSAGE_TYPES),
+        Column("content"),
+        Column("thinking"),
+        Column("created_at"),
+        Column("model"),
+        Column("meta", JSON),
+        Column("metadata", JSON),
+        Column("source_ref", content=False),
+        Column("fingerprint", content=False),
+    ),
+    ("message_id",),
+)
+
+TOOL_CALLS = Table(
+    "tool_calls",
+    (
+        Column("tool_call_id", required=True),
+        Column("session_id", required=True),
+        Column("turn_id"),
+        Column("message_id"),
+        Column("source_tool_call_id"),
+        Column("seq", INT),
+        Column("tool_name", required=True),
+        Column("params", JSON),
+        Column("result"),
+        Column("status", choices=TOOL_STATUSES),
+        Column("error"),
+        Column("spawned_session_id"),
+        Column("started_at"),
+        Column("completed_at"),
+        Column("fingerprint", content=False),
+    ),
+    ("tool_call_id",),
+)
+
+MESSAGE_SOURCES = Table(
+    "message_sources",
+    (
+        Column("message_id", required=True),
+        Column("session_id", required=True),
+        Column("source_id", required=True),
+        Column("source_type", required=True),
+        Column("title"),
+        Column("uri"),
+        Column("content_preview"),
+        Column("chunk_number", INT),
+        Column("metadata", JSON),
+        Column("fingerprint", content=False),
+    ),
+    ("message_id", "source_id"),
+)
+
+WATERMARKS = Table(
+    "watermarks",
+    (
+        Column("source_provider", required=True),
+        Column("unit_key", required=True),
+        Column("cursor", JSON),
+        Column("updated_at"),
+        Column("run_id"),
+    ),
+    ("source_provider", "unit_key"),
+    session_content=False,
+)
+
+IMPORT_RUNS = Table(
+    "import_runs",
+    (
+        Column("run_id", required=True),
+        Column("mode"),
+        Column("started_at"),
+        Column("finished_at"),
+        Column("imported", INT),
+        Column("upserted", INT),
+        Column("skipped", INT),
+        Column("failed", INT),
+        Column("rejects", INT),
+        Column("bytes_read", INT),
+        Column("rows_written", INT),
+        Column("retries", INT),
+        Column("dedupe_hits", INT),
+        Column("tail_lag_ms", INT),
+        Column("error"),
+        Column("host"),
+        Column("importer_version"),
+    ),
+    ("run_id",),
+    session_content=False,
+)
+
+IMPORT_REQUESTS = Table(
+    "import_requests",
+    (
+        Column("idempotency_key", required=True),
+        Column("request_hash", required=True),
+        Column("response", JSON),
+        Column("created_at"),
+    ),
+    ("idempotency_key",),
+    session_content=False,
+)
+
+REJECTS = Table(
+    "rejects",
+    (
+        Column("reject_id", required=True),
+        Column("run_id"),
+        Column("source_provider"),
+        Column("unit_key"),
+        Column("location"),
+        Column("reason"),
+        Column("raw_excerpt"),
+        Column("created_at"),
+    ),
+    ("reject_id",),
+    session_content=False,
+)
+
+# The tables an import item carries rows for, keyed by the item's JSON field name.
+CONTENT_TABLES: dict[str, Table] = {
+    "turns": TURNS,
+    "messages": MESSAGES,
+    "toolCalls": TOOL_CALLS,
+    "sources": MESSAGE_SOURCES,
+}
+
+ALL_TABLES: tuple[Table, ...] = (
+    SESSIONS,
+    TURNS,
+    MESSAGES,
+    TOOL_CALLS,
+    MESSAGE_SOURCES,
+    WATERMARKS,
+    IMPORT_RUNS,
+    IMPORT_REQUESTS,
+    REJECTS,
+)
+TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in ALL_TABLES}
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
