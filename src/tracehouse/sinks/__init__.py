@@ -1,0 +1,20 @@
+"""Session stores behind one protocol (DESIGN §4): SQLite by default, PostgreSQL for a team."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracehouse.errors import StoreError
+from tracehouse.sinks.protocol import RunTotals, SessionStore, StoreInfo
+
+__all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
+
+
+def open_store(location: str | Path, *, create: bool = True) -> SessionStore:
+    """Open the store a `--store` value names: a file path, or a `postgresql://` DSN."""
+    text = str(location)
+    if text.startswith(("postgresql://", "postgres://")):
+        raise StoreError("PostgreSQL stores are not available in this version of tracehouse")
+    from tracehouse.sinks.sqlite.store import SqliteStore
+
+    return SqliteStore(Path(text), create=create)

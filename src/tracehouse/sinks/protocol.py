@@ -1,0 +1,61 @@
+"""The one door into a session store (DESIGN §4), shared by SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tracehouse.model.contract import ImportBatch, ImportResponse
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    location: str  # a path, or a DSN with the password masked
+    backend: str
+    schema_version: int
+    row_counts: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class RunTotals:
+    """What the pipeline adds to a run's row when it finishes (the store adds item counts)."""
+
+    bytes_read: int = 0
+    rejects: int = 0
+    dedupe_hits: int = 0
+    retries: int = 0
+    tail_lag_ms: int | None = None
+    error: str | None = None
+
+
+class SessionStore(Protocol):
+    location: str
+
+    def import_batch(self, batch: ImportBatch) -> ImportResponse:
+        """Apply a batch: each item atomic and alone, watermarks with their rows (DESIGN §4)."""
+        ...
+
+    def watermarks(self, provider: str) -> dict[str, dict[str, Any]]:
+        """unit_key → cursor for every unit of a provider."""
+        ...
+
+    def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
+        """Flag the sessions read from vanished units; deletes nothing. Returns sessions flagged."""
+        ...
+
+    def start_run(self, run_id: str, mode: str) -> None: ...
+
+    def finish_run(self, run_id: str, totals: RunTotals) -> None: ...
+
+    def info(self) -> StoreInfo: ...
+
+    def rows(self, table: str) -> Iterator[dict[str, Any]]:
+        """Every row of a table in primary-key order (tests, copies, verification)."""
+        ...
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        """A read-only query with parameters, for the read side (sessions list/show)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,70 @@
+"""Numbered schema migrations for the SQLite store, applied on open (sqlite-utils `Migrations`).
+
+The first migration creates every table from the declarations in `model/tables.py` as they stood
+when it was written; later migrations only append columns, tables and indexes. A ledger that has
+applied a migration this code does not know was written by a newer tracehouse and is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from tracehouse.errors import StoreError
+from tracehouse.model.tables import ALL_TABLES, Kind, Table
+
+MIGRATIONS = Migrations("tracehouse")
+
+_SQL_TYPE = {Kind.TEXT: "TEXT", Kind.INT: "INTEGER", Kind.BOOL: "INTEGER", Kind.JSON: "TEXT"}
+
+
+def create_table_sql(table: Table) -> str:
+    columns = [f"{c.name} {_SQL_TYPE[c.kind]}" for c in table.columns]
+    required = {c.name for c in table.columns if c.required}
+    columns = [f"{col} NOT NULL" if col.split()[0] in required else col for col in columns]
+    pk = ", ".join(table.primary_key)
+    return f"CREATE TABLE IF NOT EXISTS {table.name} ({', '.join(columns)}, PRIMARY KEY ({pk}))"
+
+
+@MIGRATIONS(name="m001_ledger")
+def m001_ledger(db: Database) -> None:
+    for table in ALL_TABLES:
+        db.execute(create_table_sql(table))
+    for sql in (
+        "CREATE INDEX idx_sessions_provider ON sessions (source_provider, source_session_id)",
+        "CREATE INDEX idx_sessions_label ON sessions (label)",
+        "CREATE INDEX idx_sessions_parent ON sessions (parent_session_id)",
+        "CREATE INDEX idx_sessions_source_path ON sessions (source_path)",
+        "CREATE INDEX idx_turns_session ON turns (session_id, seq)",
+        "CREATE INDEX idx_messages_session ON messages (session_id, seq)",
+        "CREATE INDEX idx_tool_calls_session ON tool_calls (session_id, seq)",
+        "CREATE INDEX idx_tool_calls_spawned ON tool_calls (spawned_session_id)",
+        "CREATE INDEX idx_sources_session ON message_sources (session_id)",
+        "CREATE INDEX idx_rejects_run ON rejects (run_id)",
+    ):
+        db.execute(sql)
+
+
+def known_migrations() -> list[str]:
+    return [m.name for m in MIGRATIONS._migrations]
+
+
+def schema_version(db: Database) -> int:
+    return len(MIGRATIONS.applied(db))
+
+
+def upgrade(db: Database, path: Any) -> int:
+    """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
+    applied = [m.name for m in MIGRATIONS.applied(db)]
+    unknown = [name for name in applied if name not in known_migrations()]
+    if unknown:
+        raise StoreError(
+            f"{path}: this ledger was written by a newer tracehouse (schema version {len(applied)},"
+            f" this one knows {len(known_migrations())}: unknown migration {unknown[0]});"
+            " upgrade tracehouse to use it"
+        )
+    if len(applied) < len(known_migrations()):
+        MIGRATIONS.apply(db)
+    return schema_version(db)

@@ -1,0 +1,164 @@
+"""The SQLite session store: the default ledger, one file in the user's data directory."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlite_utils import Database
+
+from tracehouse.errors import StoreError, StoreLockedError
+from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
+from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
+from tracehouse.sinks.protocol import RunTotals, StoreInfo
+from tracehouse.sinks.sqlite import writer
+from tracehouse.sinks.sqlite.migrations import schema_version, upgrade
+
+LOCK_RETRIES = 8
+CACHE_KIB = 64 * 1024
+
+
+class SqliteStore:
+    backend = "sqlite"
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        self.path = Path(path).expanduser()
+        self.location = str(self.path)
+        if not self.path.exists():
+            if not create:
+                raise StoreError(f"{self.path}: no ledger here (run `tracehouse store init`)")
+            _create_private(self.path)
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA busy_timeout = 5000")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            # Ids are hashes, so inserts land all over each B-tree: a larger page cache keeps
+            # the hot part of the indexes in memory during a batch.
+            self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            self.conn.execute("PRAGMA foreign_keys = OFF")
+            self.db = Database(self.conn)
+            self.schema_version = upgrade(self.db, self.path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a tracehouse ledger ({exc})") from None
+        self._statements = writer.Statements()
+
+    # -- transactions -----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE, retried with backoff while another writer holds the lock."""
+        delay = 0.05
+        for attempt in range(LOCK_RETRIES + 1):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if attempt == LOCK_RETRIES:
+                    raise StoreLockedError(
+                        f"{self.path}: the ledger stayed locked by another writer; try again"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def import_batch(self, batch: ImportBatch) -> ImportResponse:
+        with self.transaction() as conn:
+            return writer.import_batch(conn, self._statements, batch)
+
+    def start_run(self, run_id: str, mode: str) -> None:
+        with self.transaction() as conn:
+            writer.ensure_run(conn, run_id, mode)
+
+    def finish_run(self, run_id: str, totals: RunTotals) -> None:
+        with self.transaction() as conn:
+            writer.ensure_run(conn, run_id, "backfill")
+            conn.execute(
+                "UPDATE import_runs SET finished_at = ?, bytes_read = bytes_read + ?,"
+                " rejects = ?, dedupe_hits = dedupe_hits + ?, retries = retries + ?,"
+                " tail_lag_ms = ?, error = ? WHERE run_id = ?",
+                (
+                    now_iso(),
+                    totals.bytes_read,
+                    totals.rejects,
+                    totals.dedupe_hits,
+                    totals.retries,
+                    totals.tail_lag_ms,
+                    totals.error,
+                    run_id,
+                ),
+            )
+
+    def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
+        keys = list(unit_keys)
+        flagged = 0
+        with self.transaction() as conn:
+            for key in keys:
+                flagged += conn.execute(
+                    "UPDATE sessions SET source_missing_at = ? WHERE source_provider = ?"
+                    " AND source_path = ? AND source_missing_at IS NULL",
+                    (at, provider, key),
+                ).rowcount
+                row = conn.execute(
+                    "SELECT cursor FROM watermarks WHERE source_provider = ? AND unit_key = ?",
+                    (provider, key),
+                ).fetchone()
+                cursor = orjson.loads(row[0]) if row and row[0] else {}
+                if not cursor.get("missing"):
+                    cursor["missing"] = True
+                    writer.save_watermark(conn, provider, key, cursor, run_id)
+        return flagged
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def watermarks(self, provider: str) -> dict[str, dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?", (provider,)
+        )
+        return {key: orjson.loads(cursor) if cursor else {} for key, cursor in rows}
+
+    def info(self) -> StoreInfo:
+        counts = {
+            t.name: self.conn.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
+            for t in ALL_TABLES
+        }
+        return StoreInfo(self.location, self.backend, schema_version(self.db), counts)
+
+    def rows(self, table: str) -> Iterator[dict[str, Any]]:
+        spec = TABLES_BY_NAME[table]
+        cursor = self.conn.execute(
+            f"SELECT {', '.join(spec.names)} FROM {table} ORDER BY {', '.join(spec.primary_key)}"
+        )
+        for values in cursor:
+            yield dict(zip(spec.names, values, strict=True))
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.conn.execute(sql, tuple(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _create_private(path: Path) -> None:
+    """The ledger holds whole conversations: 0600 file in a 0700 directory (DESIGN §9)."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
