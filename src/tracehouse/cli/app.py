@@ -1,0 +1,21 @@
+"""The `tracehouse` command: a thin layer of typer commands over the library."""
+
+from __future__ import annotations
+
+import typer
+
+from tracehouse.cli import import_cmd, store_cmds
+
+app = typer.Typer(
+    name="tracehouse",
+    help="One durable ledger of every AI coding-agent session.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(store_cmds.app, name="store")
+app.command("import")(import_cmd.import_request)
+
+
+def main() -> None:
+    app()

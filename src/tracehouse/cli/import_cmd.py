@@ -1,0 +1,80 @@
+"""`tracehouse import FILE|-`: apply a `sessions.import` JSON request (DESIGN §4)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tracehouse.cli.common import (
+    ConfigOpt,
+    Context,
+    JsonOpt,
+    QuietOpt,
+    StoreOpt,
+    VerboseOpt,
+    context,
+    handle_errors,
+)
+from tracehouse.errors import RequestError
+from tracehouse.model.codec import decode_request
+from tracehouse.model.contract import ImportResponse
+
+
+@handle_errors
+def import_request(
+    file: Annotated[str, typer.Argument(help="A JSON request file, or - for standard input.")],
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Import a batch written in the sessions.import JSON contract and print the response."""
+    ctx = context(store, config, json, quiet, verbose)
+    if file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise RequestError(f"{file}: cannot read ({exc.strerror})") from None
+    try:
+        batch = decode_request(data)
+    except RequestError as exc:
+        raise RequestError(f"{'stdin' if file == '-' else file}: {exc}") from None
+    ledger = ctx.store()
+    try:
+        response = ledger.import_batch(batch)
+    finally:
+        ledger.close()
+    render_response(ctx, response)
+    if not response.ok:
+        raise typer.Exit(1)
+
+
+def render_response(ctx: Context, response: ImportResponse) -> None:
+    if ctx.json:
+        ctx.print_json({**response.to_json(), "replayed": response.replayed})
+        return
+    if ctx.quiet and response.ok:
+        return
+    if response.replayed:
+        ctx.out.print("idempotency key seen before: the stored response, nothing written")
+    table = Table("status", "session", "provider", "rows", "reason", box=None, pad_edge=False)
+    for r in response.results:
+        table.add_row(
+            r.status,
+            r.session_label or r.source_session_id,
+            r.source_provider,
+            str(r.rows_written),
+            r.reason or "",
+        )
+    ctx.out.print(table)
+    counts = ", ".join(
+        f"{response.count(s)} {s}" for s in ("imported", "upserted", "skipped", "failed")
+    )
+    ctx.out.print(f"{counts} (run {response.run_id})")

@@ -1,0 +1,183 @@
+"""Settings: defaults < config file < `TRACEHOUSE_*` environment < flags, validated once.
+
+The config file is found through `--config`, then `TRACEHOUSE_CONFIG`, then `config.toml` in the
+platform's config directory. Every setting is declared once below, with its type, default and the
+line that documents it; `config/tracehouse.toml` is checked against these declarations by a test.
+A bad value is one error naming the setting and where it came from.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from tracehouse.errors import ConfigError
+from tracehouse.model.tables import PROVIDERS
+
+APP = "tracehouse"
+
+
+def default_store_path() -> Path:
+    return Path(platformdirs.user_data_dir(APP)) / "ledger.db"
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP)) / "config.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    store: str = field(default_factory=lambda: str(default_store_path()))
+    home: str = field(default_factory=lambda: str(Path.home()))
+    # provider → roots given explicitly; a provider listed with no roots uses its default roots.
+    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    batch_bytes: int = 32 * 1024 * 1024
+    batch_sessions: int = 500
+    workers: int = 0
+    quiet_seconds: float = 2.0
+    max_field_bytes: int = 1024 * 1024
+    progress: bool = True
+
+    def with_flags(self, **flags: Any) -> Settings:
+        """Flags win over everything; a flag left at None changes nothing."""
+        given = {k: v for k, v in flags.items() if v is not None}
+        merged = _validate({**self.__dict__, **given}, "the command line")
+        return replace(self, **merged)
+
+    def worker_count(self) -> int:
+        return self.workers or max(1, os.cpu_count() or 1)
+
+
+DOCS: dict[str, str] = {
+    "store": "Where the ledger lives: a SQLite file path, or a postgresql:// DSN.",
+    "home": "The home directory whose agent logs are read (default: yours).",
+    "sources": "Per source, the roots to read instead of the defaults under `home`.",
+    "batch_bytes": "Source bytes parsed into one import batch (one transaction).",
+    "batch_sessions": "Sessions at most in one import batch.",
+    "workers": "Parser processes; 0 means one per CPU core.",
+    "quiet_seconds": "A last line with no newline counts once the file has been quiet this long.",
+    "max_field_bytes": "Longer text fields are cut to this size with a marker and the full hash.",
+    "progress": "Show a progress bar on stderr when it is a terminal.",
+}
+
+
+def _int(minimum: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if isinstance(value, str):
+            value = int(value.strip())
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise ValueError(f"expected a whole number ≥ {minimum}")
+        return value
+
+    return convert
+
+
+def _float(value: Any) -> float:
+    result = float(value)
+    if result < 0:
+        raise ValueError("expected a number ≥ 0")
+    return result
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def _sources(value: Any) -> dict[str, tuple[str, ...]]:
+    if isinstance(value, str):  # environment: "claude-code=/a,codex"
+        value = dict(_split_source(part) for part in value.split(",") if part.strip())
+    if not isinstance(value, Mapping):
+        raise ValueError("expected a table of source = [paths]")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, roots in value.items():
+        if name not in PROVIDERS:
+            raise ValueError(f"unknown source {name!r} (known: {', '.join(PROVIDERS)})")
+        if isinstance(roots, str):
+            roots = [roots] if roots else []
+        if not isinstance(roots, list | tuple) or not all(isinstance(r, str) for r in roots):
+            raise ValueError(f"{name}: expected a list of paths")
+        out[name] = tuple(roots)
+    return out
+
+
+def _split_source(text: str) -> tuple[str, tuple[str, ...]]:
+    name, _, path = text.strip().partition("=")
+    return name.strip(), (path.strip(),) if path.strip() else ()
+
+
+CONVERT: dict[str, Callable[[Any], Any]] = {
+    "store": _str,
+    "home": _str,
+    "sources": _sources,
+    "batch_bytes": _int(1),
+    "batch_sessions": _int(1),
+    "workers": _int(0),
+    "quiet_seconds": _float,
+    "max_field_bytes": _int(1024),
+    "progress": _bool,
+}
+
+
+def _validate(values: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    out = {}
+    for name, value in values.items():
+        convert = CONVERT.get(name)
+        if convert is None:
+            raise ConfigError(f"unknown setting `{name}` in {origin}")
+        try:
+            out[name] = convert(value)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"setting `{name}` in {origin}: {exc} (got {value!r})") from None
+    return out
+
+
+def parse_source_flags(flags: list[str] | None) -> dict[str, tuple[str, ...]] | None:
+    """`--source claude-code=PATH` (repeatable) → {provider: roots}."""
+    if not flags:
+        return None
+    merged: dict[str, list[str]] = {}
+    for flag in flags:
+        name, roots = _split_source(flag)
+        merged.setdefault(name, []).extend(roots)
+    return {name: tuple(roots) for name, roots in merged.items()}
+
+
+def load_settings(config: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    path = config or (Path(env["TRACEHOUSE_CONFIG"]) if env.get("TRACEHOUSE_CONFIG") else None)
+    if path is not None and not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    if path is None and default_config_path().exists():
+        path = default_config_path()
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"config file {path} cannot be read: {exc}") from None
+        values.update(_validate(data, str(path)))
+    for f in fields(Settings):
+        name = f"TRACEHOUSE_{f.name.upper()}"
+        if env.get(name):
+            values.update(_validate({f.name: env[name]}, f"environment variable {name}"))
+    settings = Settings(**values)
+    return replace(settings, store=str(Path(settings.store).expanduser()))
