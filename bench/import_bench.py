@@ -1,0 +1,165 @@
+"""import_batch throughput against a bare executemany floor, measured in the same run.
+
+    uv run python bench/import_bench.py [--messages 200000] [--per-session 100]
+
+Builds ~200k synthetic messages across many sessions as in-process batches (polars frames, the
+parsers' form), then prints:
+  * floor: a bare `executemany` of the very same rows into empty tables with the same columns and
+    primary keys, one transaction, no ON CONFLICT;
+  * first import through `SessionStore.import_batch` (rows/s and the ratio to the floor);
+  * a no-change re-import (rows offered/s and the ratio to the first import).
+Targets (issue #2): first import ≥ 50% of the floor; no-change re-import ≥ 3× the first import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+from tracehouse.model import ids
+from tracehouse.model.contract import ImportBatch, ImportItem
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import TableBuffer, row_fingerprint
+from tracehouse.model.tables import CONTENT_TABLES, MESSAGES, SESSIONS, TOOL_CALLS, TURNS
+from tracehouse.sinks.sqlite.migrations import create_table_sql
+from tracehouse.sinks.sqlite.store import CACHE_KIB, SqliteStore
+
+BATCH_SESSIONS = 200
+
+
+def build_batches(n_messages: int, per_session: int) -> list[ImportBatch]:
+    batches = []
+    n_sessions = n_messages // per_session
+    for start in range(0, n_sessions, BATCH_SESSIONS):
+        buffers = {t.name: TableBuffer(t) for t in (TURNS, MESSAGES, TOOL_CALLS)}
+        items = []
+        for s in range(start, min(start + BATCH_SESSIONS, n_sessions)):
+            sid = f"bench-{s:06d}"
+            session_id = ids.session_id("claude-code", sid)
+            for m in range(per_session):
+                turn = m // 4
+                buffers["messages"].add(
+                    {
+                        "message_id": ids.message_id("claude-code", sid, f"u{m}"),
+                        "session_id": session_id,
+                        "turn_id": ids.turn_id("claude-code", sid, f"t{turn}"),
+                        "source_message_id": f"u{m}",
+                        "seq": m,
+                        "role": "user" if m % 2 == 0 else "assistant",
+                        "message_type": "user" if m % 2 == 0 else "assistant",
+                        "content": f"message {m} of {sid}: " + "lorem ipsum dolor sit amet " * 12,
+                        "created_at": "2026-01-01T00:00:00.000Z",
+                        "metadata": {"n": m},
+                        "source_ref": f"{sid}.jsonl:{m * 900}",
+                    }
+                )
+                if m % 4 == 0:
+                    buffers["turns"].add(
+                        {
+                            "turn_id": ids.turn_id("claude-code", sid, f"t{turn}"),
+                            "session_id": session_id,
+                            "seq": turn,
+                            "status": "completed",
+                            "input_tokens": 100,
+                            "output_tokens": 50,
+                            "total_tokens": 150,
+                        }
+                    )
+                if m % 2 == 1:
+                    buffers["tool_calls"].add(
+                        {
+                            "tool_call_id": ids.tool_call_id("claude-code", sid, f"c{m}"),
+                            "session_id": session_id,
+                            "seq": m,
+                            "tool_name": "Read",
+                            "params": {"file_path": f"/src/{m}.py"},
+                            "result": "ok " * 40,
+                            "status": "completed",
+                        }
+                    )
+            session = {
+                "session_id": session_id,
+                "source_provider": "claude-code",
+                "source_session_id": sid,
+                "label": ids.session_label("claude-code", sid),
+                "title": sid,
+                "message_count": per_session,
+            }
+            fp = combine([row_fingerprint(SESSIONS, session), sid])
+            items.append(ImportItem("claude-code", sid, fp, 0, {**session, "fingerprint": fp}))
+        frames = {name: buf.frame() for name, buf in buffers.items()}
+        batches.append(ImportBatch(items=tuple(items), frames=frames))
+    return batches
+
+
+def rows_in(batches: list[ImportBatch]) -> int:
+    return sum(len(b.items) + sum(f.height for f in b.frames.values()) for b in batches)
+
+
+def bare_floor(batches: list[ImportBatch], path: Path) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # the store's own settings
+    tables = [SESSIONS, *CONTENT_TABLES.values()]
+    for table in tables:
+        conn.execute(create_table_sql(table))
+    prepared = [
+        (b, [(t, f"INSERT INTO {t.name} VALUES ({', '.join('?' * len(t.names))})") for t in tables])
+        for b in batches
+    ]
+    start = time.perf_counter()
+    for batch, statements in prepared:
+        conn.execute("BEGIN")
+        for table, sql in statements:
+            if table is SESSIONS:
+                rows = [[i.session.get(n) for n in SESSIONS.names] for i in batch.items]
+            else:
+                rows = batch.frame(table.name).rows()
+            conn.executemany(sql, rows)
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--per-session", type=int, default=100)
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    batches = build_batches(args.messages, args.per_session)
+    n_rows = rows_in(batches)
+    print(f"built {len(batches)} batches, {n_rows:,} rows in {time.perf_counter() - t0:.1f}s")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        floor_s = bare_floor(batches, Path(tmp) / "floor.db")
+        store = SqliteStore(Path(tmp) / "ledger.db")
+        start = time.perf_counter()
+        for batch in batches:
+            store.import_batch(batch)
+        first_s = time.perf_counter() - start
+        start = time.perf_counter()
+        skipped = sum(store.import_batch(b).count("skipped") for b in batches)
+        again_s = time.perf_counter() - start
+        store.close()
+
+    floor, first, again = n_rows / floor_s, n_rows / first_s, n_rows / again_s
+    print(f"floor   bare executemany      {floor:>12,.0f} rows/s  ({floor_s:.2f}s)")
+    print(
+        f"import  first import_batch    {first:>12,.0f} rows/s  ({first_s:.2f}s)"
+        f"  = {first / floor:.0%} of floor (target ≥ 50%)"
+    )
+    print(
+        f"import  no-change re-import   {again:>12,.0f} rows/s  ({again_s:.2f}s)"
+        f"  = {again / first:.1f}x first import (target ≥ 3x); {skipped:,} sessions skipped"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The store contract (DESIGN §4), written against the SessionStore protocol.
+
+Every backend runs this suite through the `make_store` fixture.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.store.factory import CONTENT, WHEN, batch, item, snapshot
+from tracehouse.errors import IdempotencyConflict
+from tracehouse.model import ids
+
+
+def test_first_import_writes_every_row(store):
+    response = store.import_batch(batch([item("a"), item("b", 5)]))
+    assert [r.status for r in response.results] == ["imported", "imported"]
+    counts = store.info().row_counts
+    assert counts["sessions"] == 2
+    assert counts["messages"] == 8
+    assert counts["turns"] == 2
+    assert counts["tool_calls"] == 2
+    assert counts["message_sources"] == 2
+    row = next(r for r in store.rows("sessions") if r["source_session_id"] == "a")
+    assert row["session_id"] == ids.session_id("claude-code", "a")
+    assert row["label"] == "cc-a"
+    assert row["first_imported_at"] == row["last_imported_at"] is not None
+
+
+def test_same_batch_twice_skips_and_changes_nothing(store):
+    store.import_batch(batch([item("a"), item("b")]))
+    before = snapshot(store, (*CONTENT, "watermarks"))
+    response = store.import_batch(batch([item("a"), item("b")]))
+    assert [r.status for r in response.results] == ["skipped", "skipped"]
+    assert response.rows_written == 0
+    assert snapshot(store, (*CONTENT, "watermarks")) == before
+
+
+def test_a_session_repeated_in_one_batch_is_written_once(store):
+    response = store.import_batch(batch([item("a"), item("a"), item("b")]))
+    assert [r.status for r in response.results] == ["imported", "skipped", "imported"]
+
+
+def test_changed_fingerprint_upserts_only_changed_rows(store):
+    store.import_batch(batch([item("a", 6)]))
+    before = snapshot(store)
+    changed = item("a", 6)
+    changed["messages"][3]["content"] = "edited"
+    response = store.import_batch(batch([changed]))
+    (result,) = response.results
+    assert result.status == "upserted"
+    # the session row and the one edited message: nothing else is rewritten
+    assert result.rows_written == 2
+    after = snapshot(store)
+    diff = {
+        t: [r for r in after[t] if r not in before[t]] for t in CONTENT if after[t] != before[t]
+    }
+    assert set(diff) == {"sessions", "messages"}
+    assert [m["content"] for m in diff["messages"]] == ["edited"]
+
+
+def test_unchanged_rows_are_not_rewritten_sqlite_trigger(tmp_path):
+    from tracehouse.sinks.sqlite.store import SqliteStore
+
+    store = SqliteStore(tmp_path / "l.db")
+    store.import_batch(batch([item("a", 6)]))
+    store.conn.execute("CREATE TABLE writes (tbl TEXT, id TEXT)")
+    for table, key in (
+        ("messages", "message_id"),
+        ("turns", "turn_id"),
+        ("tool_calls", "tool_call_id"),
+        ("message_sources", "source_id"),
+    ):
+        store.conn.execute(
+            f"CREATE TRIGGER w_{table} AFTER UPDATE ON {table} "
+            f"BEGIN INSERT INTO writes VALUES ('{table}', new.{key}); END"
+        )
+    changed = item("a", 7)
+    changed["messages"][0]["content"] = "edited"
+    store.import_batch(batch([changed]))
+    writes = store.conn.execute("SELECT tbl FROM writes").fetchall()
+    assert writes == [("messages",)]  # the edited message; the 7th message is an insert
+    assert store.info().row_counts["messages"] == 7
+    store.close()
+
+
+def test_rows_are_never_deleted_by_an_import(store):
+    store.import_batch(batch([item("a", 6)]))
+    store.import_batch(batch([item("a", 2, text="other")]))
+    assert store.info().row_counts["messages"] == 6
+
+
+def test_one_malformed_item_fails_alone(store):
+    items = [item(f"s{i}") for i in range(10)]
+    items[4]["messages"][1]["role"] = "robot"
+    response = store.import_batch(batch(items))
+    statuses = [r.status for r in response.results]
+    assert statuses.count("imported") == 9
+    failed = [r for r in response.results if r.status == "failed"]
+    assert len(failed) == 1
+    assert failed[0].source_session_id == "s4"
+    assert "messages[1].role" in failed[0].reason
+    assert "robot" in failed[0].reason
+    assert store.info().row_counts["sessions"] == 9
+    assert not response.ok
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda i: i["messages"][0].pop("role"), "messages[0].role"),
+        (lambda i: i["messages"][0].update(seq="one"), "messages[0].seq"),
+        (lambda i: i["toolCalls"][0].update(colour="red"), "toolCalls[0].colour"),
+        (lambda i: i["session"].update(isSubagent="yes"), "session.isSubagent"),
+        (lambda i: i.pop("sourceSessionId"), "sourceSessionId"),
+        (lambda i: i["turns"][0].update(status="done"), "turns[0].status"),
+    ],
+)
+def test_validation_names_the_field(store, mutate, field):
+    bad = item("bad")
+    mutate(bad)
+    response = store.import_batch(batch([item("good"), bad]))
+    failed = [r for r in response.results if r.status == "failed"]
+    assert len(failed) == 1
+    assert field in failed[0].reason
+    assert response.count("imported") == 1
+
+
+def test_idempotency_key_replay_returns_stored_response(store):
+    first = store.import_batch(batch([item("a"), item("b")], idempotencyKey="k1"))
+    before = snapshot(store, (*CONTENT, "import_runs", "import_requests"))
+    replay = store.import_batch(batch([item("a"), item("b")], idempotencyKey="k1"))
+    assert replay.replayed
+    assert replay.to_json() == first.to_json()
+    assert [r.status for r in replay.results] == ["imported", "imported"]
+    assert snapshot(store, (*CONTENT, "import_runs", "import_requests")) == before
+
+
+def test_idempotency_key_with_a_different_request_is_an_error(store):
+    store.import_batch(batch([item("a")], idempotencyKey="k1"))
+    with pytest.raises(IdempotencyConflict, match="k1"):
+        store.import_batch(batch([item("a", 4)], idempotencyKey="k1"))
+
+
+def lineage_items() -> list[dict]:
+    child_sid = "parent-1:agent-x"
+    parent = item("parent-1", 4)
+    parent["toolCalls"][0].update(
+        toolName="Task", spawnedSessionId=ids.session_id("claude-code", child_sid)
+    )
+    parent["toolCalls"][0]["messageId"] = ids.message_id("claude-code", "parent-1", "m1")
+    child = item(
+        child_sid,
+        2,
+        isSubagent=True,
+        parentSessionId=ids.session_id("claude-code", "parent-1"),
+        taskDescription="look around",
+    )
+    return [parent, child]
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_lineage_round_trips_in_either_order(make_store, order):
+    store = make_store()
+    items = lineage_items()
+    for index in order:
+        store.import_batch(batch([copy.deepcopy(items[index])]))
+    child = next(r for r in store.rows("sessions") if r["is_subagent"])
+    parent_id = ids.session_id("claude-code", "parent-1")
+    tool_call_id = ids.tool_call_id("claude-code", "parent-1", "c0")
+    assert child["parent_session_id"] == parent_id
+    assert child["parent_message_id"] == ids.message_id("claude-code", "parent-1", "m1")
+    assert child["spawn_tool_call_id"] == tool_call_id
+    assert child["task_description"] == "look around"
+    call = next(r for r in store.rows("tool_calls") if r["tool_call_id"] == tool_call_id)
+    assert call["spawned_session_id"] == child["session_id"]
+
+
+def test_lineage_order_gives_the_same_ledger(make_store):
+    a, b = make_store(), make_store()
+    parent, child = lineage_items()
+    a.import_batch(batch([copy.deepcopy(parent)]))
+    a.import_batch(batch([copy.deepcopy(child)]))
+    b.import_batch(batch([copy.deepcopy(child)]))
+    b.import_batch(batch([copy.deepcopy(parent)]))
+    assert snapshot(a, drop=WHEN) == snapshot(b, drop=WHEN)
+    # re-importing the child after its link was resolved keeps the link
+    b.import_batch(batch([copy.deepcopy(child)]))
+    assert snapshot(a, drop=WHEN) == snapshot(b, drop=WHEN)
+
+
+POOL = [item(f"p{i}", 1 + i % 4) for i in range(6)] + lineage_items()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    order=st.permutations(range(len(POOL))),
+    repeats=st.lists(st.integers(0, len(POOL) - 1), max_size=8),
+    cuts=st.lists(st.integers(1, 4), min_size=1, max_size=6),
+)
+def test_any_order_subsets_and_repeats_end_in_the_same_tables(make_store, order, repeats, cuts):
+    reference = make_store()
+    reference.import_batch(batch([copy.deepcopy(i) for i in POOL]))
+    expected = snapshot(reference, drop=WHEN)
+
+    sequence = list(order)
+    for position, index in enumerate(repeats):
+        sequence.insert(position * 2 % (len(sequence) + 1), index)
+    store = make_store()
+    start = 0
+    for size in cuts * len(sequence):
+        if start >= len(sequence):
+            break
+        chunk = sequence[start : start + size]
+        start += size
+        store.import_batch(batch([copy.deepcopy(POOL[i]) for i in chunk]))
+    assert snapshot(store, drop=WHEN) == expected

@@ -1,0 +1,76 @@
+"""Settings: defaults < config file < environment < flags; one clear error per bad value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracehouse.config import DOCS, Settings, load_settings, parse_source_flags
+from tracehouse.errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_precedence(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('store = "/from/file.db"\nworkers = 3\nbatch_sessions = 7\n')
+    env = {"TRACEHOUSE_CONFIG": str(config), "TRACEHOUSE_WORKERS": "5"}
+    settings = load_settings(env=env)
+    assert settings.store == "/from/file.db"
+    assert settings.workers == 5
+    assert settings.batch_sessions == 7
+    assert settings.with_flags(workers=1, store=None).workers == 1
+
+
+def test_defaults_without_a_file(tmp_path):
+    settings = load_settings(env={})
+    assert settings == Settings()
+    assert settings.store.endswith("ledger.db")
+
+
+@pytest.mark.parametrize(
+    ("text", "setting"),
+    [
+        ("workers = 'many'\n", "workers"),
+        ("colour = 1\n", "colour"),
+        ("sources = { vim = [] }\n", "sources"),
+        ("progress = 'perhaps'\n", "progress"),
+    ],
+)
+def test_bad_values_name_setting_and_file(tmp_path, text, setting):
+    config = tmp_path / "c.toml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(config)
+    assert setting in str(info.value) and str(config) in str(info.value)
+
+
+def test_bad_environment_names_the_variable():
+    with pytest.raises(ConfigError, match="TRACEHOUSE_BATCH_BYTES"):
+        load_settings(env={"TRACEHOUSE_BATCH_BYTES": "0"})
+
+
+def test_a_missing_config_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.toml")
+
+
+def test_source_flags():
+    assert parse_source_flags(["claude-code=/a", "claude-code=/b", "codex"]) == {
+        "claude-code": ("/a", "/b"),
+        "codex": (),
+    }
+
+
+def test_documented_config_matches_the_settings():
+    """config/tracehouse.toml documents every setting, with its default, and nothing else."""
+    import re
+    import tomllib
+
+    text = (REPO / "config" / "tracehouse.toml").read_text()
+    settings = re.findall(r"^# (\w+) = (.+)$", text, flags=re.MULTILINE)
+    assert {name for name, _ in settings} == set(DOCS)
+    defaults = tomllib.loads("\n".join(f"{n} = {v}" for n, v in settings))
+    assert defaults["batch_bytes"] == Settings().batch_bytes
+    assert defaults["workers"] == Settings().workers
