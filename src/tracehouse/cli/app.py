@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tracehouse.cli import import_cmd, store_cmds
+from tracehouse.cli import import_cmd, sessions_cmds, store_cmds, sync_cmds
 
 app = typer.Typer(
     name="tracehouse",
@@ -13,6 +13,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.add_typer(sync_cmds.app, name="sync")
+app.add_typer(sessions_cmds.app, name="sessions")
 app.add_typer(store_cmds.app, name="store")
 app.command("import")(import_cmd.import_request)
 

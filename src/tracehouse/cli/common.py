@@ -40,11 +40,13 @@ class Context:
 
     @property
     def out(self) -> Console:
-        return Console(highlight=False, soft_wrap=True)
+        # Piped output keeps whole lines rather than rich's 80-column default.
+        console = Console(highlight=False)
+        return console if console.is_terminal else Console(highlight=False, width=160)
 
     @property
     def err(self) -> Console:
-        return Console(stderr=True, highlight=False, quiet=self.quiet)
+        return Console(stderr=True, highlight=False, quiet=self.quiet, soft_wrap=True)
 
     def store(self, *, create: bool = True) -> SessionStore:
         return open_store(self.settings.store, create=create)

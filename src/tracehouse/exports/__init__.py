@@ -1,1 +1,1 @@
-"""exports."""
+"""Exports: the ledger rendered as transcripts, JSON and other formats."""

@@ -41,12 +41,14 @@ _LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu"}
 
 
 def session_label(provider: str, source_session_id: str) -> str:
-    """A short, stable, human-typable handle: `cc-6a963594` (provider prefix + source id head)."""
+    """A short, stable, human-typable handle: `cc-6a963594` (provider prefix + id head).
+
+    A subagent's source id is `<project>/agent-<id>`: its own agent id is the distinctive part.
+    Labels are for people and may collide; ids never do.
+    """
     prefix = _LABEL_PREFIX.get(provider, provider[:2])
-    compact = "".join(ch for ch in source_session_id if ch.isalnum())
-    # A subagent's source id is "<parent>:agent-<id>"; its own id is the distinctive part.
-    tail = source_session_id.rsplit(":", 1)[-1] if ":" in source_session_id else ""
-    head = "".join(ch for ch in tail if ch.isalnum()) if tail else compact
+    tail = source_session_id.replace(":", "/").rsplit("/", 1)[-1].removeprefix("agent-")
+    head = "".join(ch for ch in tail if ch.isalnum()).lower()
     if not head:
         head = xxhash.xxh3_64_hexdigest(source_session_id.encode("utf-8", "surrogatepass"))
-    return f"{prefix}-{head[:16].lower()}"
+    return f"{prefix}-{head[:8]}"

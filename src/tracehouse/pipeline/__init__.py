@@ -1,1 +1,1 @@
-"""pipeline."""
+"""Pipeline: discover → plan → parse → batch → sink; one sync path for backfill and live."""

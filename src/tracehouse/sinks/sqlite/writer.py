@@ -29,8 +29,10 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Table
+from tracehouse.model.rows import json_text
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
 
+_SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
 _LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
 _INSERT_ONLY = ("first_imported_at",)
 
@@ -192,6 +194,8 @@ def _apply_item(
             last_imported_at=now,
             source_missing_at=None,
         )
+        for name in _SESSION_JSON:
+            row[name] = json_text(row.get(name))
         conn.execute(sql.session, [row.get(n) for n in SESSIONS.names])
         for name, partition in partitions.items():
             rows = partition.get(item.session_id)

@@ -1,0 +1,112 @@
+"""`tracehouse sessions …`: read the ledger."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import orjson
+import typer
+from rich.table import Table
+
+from tracehouse.cli.common import (
+    ConfigOpt,
+    JsonOpt,
+    QuietOpt,
+    StoreOpt,
+    VerboseOpt,
+    context,
+    handle_errors,
+)
+from tracehouse.exports.transcript import render
+from tracehouse.sinks.reads import find_session, list_sessions, session_detail
+
+app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
+
+
+@app.command("list")
+@handle_errors
+def list_(
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 50,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Sessions, most recently active first."""
+    ctx = context(store, config, json, quiet, verbose)
+    ledger = ctx.store(create=False)
+    try:
+        rows = list_sessions(ledger, provider, limit)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(rows)
+        return
+    table = Table(box=None, pad_edge=False)
+    for name, justify in (
+        ("label", "left"),
+        ("provider", "left"),
+        ("updated", "left"),
+        ("msgs", "right"),
+        ("tokens", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=70)
+    for r in rows:
+        title = r["title"] or r["task_description"] or r["project"] or ""
+        if r["is_subagent"]:
+            title = f"↳ {title}"
+        if r["source_missing_at"]:
+            title = f"{title} (source gone)"
+        table.add_row(
+            r["label"],
+            r["source_provider"],
+            (r["updated_at"] or "")[:16],
+            str(r["message_count"]),
+            f"{r['total_tokens'] or 0:,}",
+            title,
+        )
+    ctx.out.print(table)
+
+
+@app.command("show")
+@handle_errors
+def show(
+    ref: Annotated[str, typer.Argument(help="Session id, label (e.g. cc-6a963594) or source id.")],
+    thinking: Annotated[bool, typer.Option("--thinking", help="Unfold thinking.")] = False,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """One session in order: attribution, tool calls and results, sources, subagents."""
+    ctx = context(store, config, json, quiet, verbose)
+    ledger = ctx.store(create=False)
+    try:
+        session = find_session(ledger, ref)
+        detail = session_detail(ledger, session["session_id"])
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(_decoded(detail))
+        return
+    typer.echo(render(detail, show_thinking=thinking, cut=100_000 if verbose else 600))
+
+
+def _decoded(detail: dict) -> dict:  # type: ignore[type-arg]
+    """JSON columns as JSON, not as strings inside JSON."""
+    json_columns = {"metadata", "meta", "params", "query_message_ids"}
+
+    def fix(row: dict) -> dict:  # type: ignore[type-arg]
+        return {
+            k: orjson.loads(v) if k in json_columns and isinstance(v, str) else v
+            for k, v in row.items()
+        }
+
+    return {k: fix(v) if isinstance(v, dict) else [fix(r) for r in v] for k, v in detail.items()}

@@ -1,0 +1,119 @@
+"""`tracehouse sync …`: bring the ledger up to date with the agents' logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import (
+    ConfigOpt,
+    Context,
+    JsonOpt,
+    QuietOpt,
+    StoreOpt,
+    VerboseOpt,
+    context,
+    handle_errors,
+)
+from tracehouse.config import parse_source_flags
+from tracehouse.pipeline.progress import progress_for
+from tracehouse.pipeline.sources import resolve_sources
+from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
+
+app = typer.Typer(help="Import agent logs into the ledger.", no_args_is_help=True)
+
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--home", help="Treat DIR as the home whose agent logs are read.", show_default=False
+    ),
+]
+SourceOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--source",
+        help="Only this source, e.g. claude-code or claude-code=PATH (repeatable).",
+        show_default=False,
+    ),
+]
+
+
+@app.command("backfill")
+@handle_errors
+def backfill(
+    home: HomeOpt = None,
+    source: SourceOpt = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-parse every file from the start.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Parse and report; write nothing.")
+    ] = False,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Import everything new or changed since the last run (reads only appended bytes)."""
+    ctx = context(store, config, json, quiet, verbose, home=str(home) if home else None)
+    settings = ctx.settings
+    sources = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)
+    options = SyncOptions(
+        sources=sources,
+        mode="backfill",
+        full=full,
+        dry_run=dry_run,
+        workers=settings.worker_count(),
+        batch_bytes=settings.batch_bytes,
+        batch_sessions=settings.batch_sessions,
+        max_field=settings.max_field_bytes,
+        quiet_seconds=settings.quiet_seconds,
+    )
+    ledger = ctx.store()
+    try:
+        report = sync(ledger, options, progress_for(settings.progress and not quiet and not json))
+    finally:
+        ledger.close()
+    render_report(ctx, report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def render_report(ctx: Context, report: SyncReport) -> None:
+    if ctx.json:
+        ctx.print_json(report.to_json())
+        return
+    for reject in report.rejects[:20]:
+        ctx.err.print(f"rejected: {reject.unit_key} {reject.location}: {reject.reason}")
+    if len(report.rejects) > 20:
+        ctx.err.print(f"… and {len(report.rejects) - 20} more rejects (table `rejects`)")
+    for failure in report.failures:
+        ctx.err.print(f"failed: {failure}")
+    if ctx.quiet:
+        return
+    s = report.statuses
+    skipped = s["skipped"] + report.unchanged
+    verb = "would import" if report.dry_run else "imported"
+    ctx.out.print(
+        f"files     {report.units} found · {report.parsed} read · {report.unchanged} unchanged"
+        f" · {report.waiting} waiting for a complete line · {report.missing} missing"
+    )
+    ctx.out.print(
+        f"sessions  {s['would import'] if report.dry_run else s['imported']} {verb}"
+        f" · {s['upserted']} upserted · {skipped} skipped · {s['failed']} failed"
+    )
+    ctx.out.print(
+        f"rows      {report.rows_written:,} written · {_size(report.bytes_read)} read"
+        f" · {len(report.rejects)} rejects · {report.seconds:.2f} s"
+    )
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"

@@ -1,0 +1,122 @@
+"""A session as a readable transcript: messages in order with attribution, tool calls with
+their results (long ones cut), thinking folded, sources, and linked subagents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+CUT = 600
+
+
+def render(detail: dict[str, Any], *, show_thinking: bool = False, cut: int = CUT) -> str:
+    return "\n".join(_lines(detail, show_thinking, cut))
+
+
+def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[str]:
+    s = detail["session"]
+    yield f"# {s.get('title') or s.get('task_description') or s['label']}"
+    yield ""
+    yield from _header(s)
+    calls_by_message: dict[str, list[dict[str, Any]]] = {}
+    for call in detail["tool_calls"]:
+        calls_by_message.setdefault(call["message_id"], []).append(call)
+    sources_by_message: dict[str, list[dict[str, Any]]] = {}
+    for source in detail["sources"]:
+        sources_by_message.setdefault(source["message_id"], []).append(source)
+    children = {c["spawn_tool_call_id"]: c for c in detail["children"] if c["spawn_tool_call_id"]}
+    for m in detail["messages"]:
+        if m["message_type"] == "tool_result":
+            # Results are shown under their calls; only what they cited is left to show.
+            for source in sources_by_message.get(m["message_id"], []):
+                yield f"    ↳ source [{source['source_type']}] {source['uri']}"
+            continue
+        yield ""
+        yield _heading(m)
+        if m.get("thinking"):
+            if show_thinking:
+                yield from (f"> {line}" for line in m["thinking"].splitlines())
+            else:
+                yield f"▸ thinking folded ({len(m['thinking']):,} chars; --thinking shows it)"
+        if m.get("content"):
+            yield _cut(m["content"], cut if m["role"] != "user" else cut * 4)
+        for call in calls_by_message.get(m["message_id"], []):
+            yield from _call(call, children.get(call["tool_call_id"]), cut)
+        for source in sources_by_message.get(m["message_id"], []):
+            title = f" — {source['title']}" if source.get("title") else ""
+            yield f"  ↳ source [{source['source_type']}] {source['uri']}{title}"
+    if detail["children"]:
+        yield ""
+        yield "## Subagents"
+        for child in detail["children"]:
+            task = child.get("task_description") or child.get("title") or ""
+            yield (
+                f"- {child['label']}: {task}"
+                f" ({child['message_count']} messages, {child['total_tokens'] or 0:,} tokens,"
+                f" spawned by {child.get('spawn_tool_call_id') or '?'})"
+            )
+
+
+def _header(s: dict[str, Any]) -> Iterator[str]:
+    fields = [
+        ("session", f"{s['label']}  ({s['session_id']})"),
+        ("source", f"{s['source_provider']} {s['source_session_id']}"),
+        ("workspace", s.get("workspace_path")),
+        ("git branch", s.get("git_branch")),
+        ("model", s.get("model")),
+        ("tool", " ".join(x for x in (s.get("tool_version"), s.get("entrypoint")) if x) or None),
+        ("time", f"{s.get('created_at')} → {s.get('updated_at')}"),
+        ("parent", s.get("parent_session_id")),
+        (
+            "counts",
+            f"{s['turn_count']} turns, {s['message_count']} messages,"
+            f" {s['tool_call_count']} tool calls",
+        ),
+        (
+            "tokens",
+            f"{s['total_tokens'] or 0:,} total: {s['input_tokens'] or 0:,} in,"
+            f" {s['output_tokens'] or 0:,} out, {s['cached_input_tokens'] or 0:,} cache read,"
+            f" {s['cache_write_tokens'] or 0:,} cache write",
+        ),
+        ("file", s.get("source_path")),
+        ("missing", s.get("source_missing_at") and f"source gone since {s['source_missing_at']}"),
+    ]
+    for name, value in fields:
+        if value:
+            yield f"{name:<11}{value}"
+
+
+def _heading(m: dict[str, Any]) -> str:
+    title = ROLE_TITLES.get(m["role"], m["role"].title())
+    if m["message_type"] == "host":
+        title = "Notice"
+    meta = orjson.loads(m["meta"]) if m.get("meta") else {}
+    via = []
+    if meta.get("source_agent_id"):
+        via.append(f"from {meta['source_agent_id']}")
+    if meta.get("via"):
+        via.append(f"via {meta['via']}")
+    elif meta.get("source") and meta["source"] not in ("task",):
+        via.append(f"via {meta['source']}")
+    attribution = f" ({' '.join(via)})" if via else ""
+    model = f" · {m['model']}" if m.get("model") else ""
+    return f"## {title}{attribution} [{m.get('created_at') or '?'}]{model}"
+
+
+def _call(call: dict[str, Any], child: dict[str, Any] | None, cut: int) -> Iterator[str]:
+    params = _cut(call.get("params") or "", 200).replace("\n", " ")
+    yield f"  → {call['tool_name']} {params}  [{call['status']}]"
+    if call.get("error"):
+        yield f"    ✗ {_cut(call['error'], cut // 2)}"
+    elif call.get("result"):
+        for line in _cut(call["result"], cut // 2).splitlines()[:12]:
+            yield f"    │ {line}"
+    if child is not None:
+        yield f"    ⇢ subagent {child['label']} ({child['message_count']} messages)"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit:,} more chars]"

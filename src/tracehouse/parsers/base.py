@@ -1,0 +1,64 @@
+"""The source interface (STYLE "Source interface"): discover(roots) → units; parse(unit) → rows.
+
+A parser module provides `default_roots`, `discover` and `parse`; `parsers/registry.py` lists
+them explicitly. Parse results travel between processes, so they hold plain rows and frames.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
+from tracehouse.state.watermark import Action
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing a parser reads and keeps a watermark for: a file, a database composer."""
+
+    provider: str
+    key: str  # the watermark key: the absolute path for files
+    path: Path
+    root: str  # the root it was found under (a unit is only "missing" if its root was scanned)
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    full: bool = False
+    budget_bytes: int = 32 * 1024 * 1024
+    max_field: int = 1024 * 1024
+    quiet_seconds: float = 2.0
+    now: float = 0.0  # wall clock of the run (seconds), for the quiet-line rule
+
+
+@dataclass
+class UnitResult:
+    unit: Unit
+    action: Action
+    item: ImportItem | None = None
+    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
+    watermark: WatermarkUpdate | None = None  # set when there is no item to carry it
+    rejects: list[Reject] = field(default_factory=list)
+    bytes_read: int = 0
+    done: bool = True
+    accounting: Counter[str] = field(default_factory=Counter)
+    cursor: Mapping[str, Any] | None = None  # the new cursor, for the next chunk
+
+
+class SourceParser(Protocol):
+    PROVIDER: str
+
+    def default_roots(self, home: Path, env: Mapping[str, str]) -> list[Path]: ...
+
+    def discover(self, roots: list[Path]) -> list[Unit]: ...
+
+    def parse(
+        self, unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions
+    ) -> UnitResult: ...

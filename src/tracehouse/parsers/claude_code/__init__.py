@@ -1,0 +1,6 @@
+"""Claude Code transcripts (`~/.claude/projects/**.jsonl`): see README.md in this folder."""
+
+from tracehouse.parsers.claude_code.discover import PROVIDER, default_roots, discover
+from tracehouse.parsers.claude_code.parse import parse
+
+__all__ = ["PROVIDER", "default_roots", "discover", "parse"]

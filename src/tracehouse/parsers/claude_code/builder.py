@@ -1,0 +1,524 @@
+"""Turns Claude Code records, in file order, into ledger rows for one session.
+
+The builder is resumable: `state()` captures what a later append needs (the open turn, the last
+assistant messages that more split lines may extend, tool calls still waiting for their result,
+usage already counted, the session's running aggregates), so appended bytes are parsed alone and
+the rows they touch are re-emitted whole. Parsing a file in one go or in any number of appends
+gives the same rows.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracehouse.model import ids
+from tracehouse.model.rows import TableBuffer
+from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.parsers.claude_code import records as rec
+from tracehouse.parsers.claude_code.session import SessionAggregate
+
+PROVIDER = "claude-code"
+STATE_VERSION = 1
+OPEN_MESSAGES = 8  # assistant messages that later split lines may still extend
+USAGE_KEYS = 512  # (message.id, requestId) pairs remembered across appends
+UUID_LINKS = 256  # line uuid → message id, for parent links across an append boundary
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the session is, from the file's place on disk (see discover.py)."""
+
+    path: str
+    source_session_id: str
+    project: str
+    agent_id: str | None = None
+    parent_source_session_id: str | None = None
+    via: str | None = None  # how a subagent was started: Task, workflow
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def session_id(self) -> str:
+        return ids.session_id(PROVIDER, self.source_session_id)
+
+    @property
+    def is_subagent(self) -> bool:
+        return self.agent_id is not None
+
+
+def subagent_source_id(project: str, agent_id: str) -> str:
+    """Agent ids are random and scoped to a project directory; the parent's sessionId is not
+    reliable (a resumed parent spawns children that carry the old id), so it is left out."""
+    return f"{project}/agent-{agent_id}"
+
+
+class SessionBuilder:
+    def __init__(self, ident: Identity, state: dict[str, Any] | None, max_field: int) -> None:
+        self.ident = ident
+        self.sid = ident.source_session_id
+        self.session_id = ident.session_id
+        self.max_field = max_field
+        self.messages = TableBuffer(MESSAGES)
+        self.turns = TableBuffer(TURNS)
+        self.tool_calls = TableBuffer(TOOL_CALLS)
+        self.sources = TableBuffer(MESSAGE_SOURCES)
+        self.seen_uuids: set[str] = set()
+        s = state if state and state.get("v") == STATE_VERSION else {}
+        self.seq: int = s.get("seq", 0)
+        self.turn_seq: int = s.get("turn_seq", 0)
+        self.call_seq: int = s.get("call_seq", 0)
+        self.turn: dict[str, Any] | None = s.get("turn")
+        self.open: OrderedDict[str, dict[str, Any]] = OrderedDict(s.get("open", []))
+        self.pending: dict[str, dict[str, Any]] = s.get("pending", {})
+        self.usage: OrderedDict[str, list[int]] = OrderedDict(s.get("usage", []))
+        self.links: OrderedDict[str, str] = OrderedDict(s.get("links", []))
+        self.prompted: bool = s.get("prompted", False)
+        self.queued: list[str] = s.get("queued", [])
+        self.agg = SessionAggregate.from_state(s.get("session"))
+
+    # -- entry point ------------------------------------------------------------------------
+
+    def feed(self, r: dict[str, Any], offset: int) -> str:
+        """Consume one record; returns how it was accounted for."""
+        kind = r.get("type")
+        self.agg.count_record(kind, r.get("subtype"))
+        uuid = r.get("uuid")
+        if isinstance(uuid, str) and kind in ("user", "assistant", "system", "attachment"):
+            if uuid in self.seen_uuids:
+                return "replayed"
+            self.seen_uuids.add(uuid)
+        self.agg.note_envelope(r)
+        if kind == "assistant":
+            return self._assistant(r, offset)
+        if kind == "user":
+            return self._user(r, offset)
+        if kind == "system":
+            return self._system(r, offset)
+        if kind == "attachment":
+            return self._attachment(r, offset)
+        if kind == "queue-operation":
+            self._queue(r)
+            return "folded"
+        if kind in rec.SESSION_METADATA_TYPES:
+            self.agg.note_session_record(r)
+            return "folded"
+        if kind in rec.IGNORED_TYPES:
+            self._link(r, None)
+            return "ignored"
+        self.agg.keep_unknown(r)
+        return "unknown"
+
+    # -- record kinds -----------------------------------------------------------------------
+
+    def _assistant(self, r: dict[str, Any], offset: int) -> str:
+        m = _dict(r.get("message"))
+        key = str(m.get("id") or r.get("uuid") or f"line:{offset}")
+        model = m.get("model")
+        synthetic = model == "<synthetic>"
+        host = synthetic or bool(r.get("isApiErrorMessage"))
+        if not host:
+            self._ensure_turn(r, offset)
+        entry = self.open.pop(key, None)
+        if entry is None:
+            entry = {
+                "row": self._new_message(
+                    r, offset, f"msg:{key}", "assistant", "host" if host else "assistant"
+                ),
+                "text": [],
+                "thinking": [],
+            }
+        self.open[key] = entry
+        while len(self.open) > OPEN_MESSAGES:
+            self.open.popitem(last=False)
+        row = entry["row"]
+        content = m.get("content")
+        blocks: list[Any] = content if isinstance(content, list) else [content]
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._tool_use(block, row, r)
+            elif isinstance(block, dict) and block.get("type") == "thinking":
+                if block.get("thinking"):
+                    entry["thinking"].append(str(block["thinking"]))
+            else:
+                text = rec.block_text(block)
+                if text:
+                    entry["text"].append(text)
+        row["content"] = rec.cap("\n\n".join(entry["text"]), self.max_field)
+        row["thinking"] = "\n\n".join(entry["thinking"]) or None
+        if model and not synthetic:
+            row["model"] = model
+            self.agg.model = model
+        meta = row["metadata"]
+        meta["lines"] = meta.get("lines", 0) + 1
+        for k in ("stop_reason",):
+            if m.get(k):
+                meta[k] = m[k]
+        if r.get("requestId"):
+            meta["request_id"] = r["requestId"]
+        self._count_usage(key, r.get("requestId"), m.get("usage"), synthetic)
+        if self.turn is not None and not host:
+            self.turn["response_message_id"] = row["message_id"]
+            self.turn["model"] = row.get("model") or self.turn.get("model")
+            if self.turn["status"] == "error":
+                self.turn["status"] = "completed"
+        elif self.turn is not None and r.get("isApiErrorMessage"):
+            self.turn["status"] = "error"
+        self._link(r, row["message_id"])
+        self.messages.add(dict(row))
+        return "row"
+
+    def _user(self, r: dict[str, Any], offset: int) -> str:
+        m = _dict(r.get("message"))
+        content = m.get("content")
+        blocks = content if isinstance(content, list) else []
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        text = rec.content_text(content)
+        kind = rec.classify_user(r, text, bool(results))
+        if kind.message_type == "user":
+            self._start_turn(r, offset)
+        elif kind.message_type != "host":
+            self._ensure_turn(r, offset)
+        row = self._new_message(
+            r, offset, r.get("uuid") or f"line:{offset}", kind.role, kind.message_type
+        )
+        row["content"] = rec.cap(text, self.max_field)
+        row["meta"] = self._attribution(r, kind, text)
+        if kind.source == "interrupt" and self.turn is not None:
+            self.turn["status"] = "aborted"
+        if self.turn is not None and kind.message_type == "user":
+            self.turn["query_message_ids"].append(row["message_id"])
+        for block in results:
+            self._tool_result(block, r, row)
+        self._link(r, row["message_id"])
+        self.messages.add(row)
+        return "row"
+
+    def _system(self, r: dict[str, Any], offset: int) -> str:
+        subtype = r.get("subtype")
+        if subtype == "turn_duration":
+            if self.turn is not None:
+                self.turn["metadata"]["duration_ms"] = r.get("durationMs")
+            self._link(r, None)
+            return "folded"
+        row = self._new_message(r, offset, r.get("uuid") or f"line:{offset}", "system", "host")
+        text = r.get("content") if isinstance(r.get("content"), str) else None
+        error = r.get("error")
+        if not text and isinstance(error, dict):
+            text = str(error.get("message") or error.get("type") or "")
+        row["content"] = rec.cap(text or str(subtype or "system"), self.max_field)
+        meta = row["metadata"]
+        meta["subtype"] = subtype
+        for k in (
+            "level",
+            "compactMetadata",
+            "logicalParentUuid",
+            "hookCount",
+            "stopReason",
+            "retryAttempt",
+            "apiRefusalCategory",
+        ):
+            if r.get(k) is not None:
+                meta[k] = r[k]
+        if subtype in ("api_error", "error", "api_refusal") and self.turn is not None:
+            self.turn["status"] = "error"
+        self._link(r, row["message_id"])
+        self.messages.add(row)
+        return "row"
+
+    def _attachment(self, r: dict[str, Any], offset: int) -> str:
+        a = _dict(r.get("attachment"))
+        kind = a.get("type")
+        self.agg.count_attachment(kind)
+        if kind in rec.FILE_ATTACHMENTS:
+            source = rec.attachment_source(a)
+            target = self._context_target()
+            self._link(r, None)
+            if source and target:
+                self._add_source(target, source)
+                return "source"
+            return "folded"
+        if kind in rec.CONTEXT_ATTACHMENTS:
+            prompt = a.get("prompt") if kind == "queued_command" else a.get("content")
+            text = rec.content_text(prompt)
+            if kind == "queued_command":
+                self._ensure_turn(r, offset)
+                row = self._new_message(
+                    r, offset, r.get("uuid") or f"line:{offset}", "user", "user"
+                )
+                row["meta"] = {"source": "queued", **self._origin(a)}
+            else:
+                row = self._new_message(
+                    r, offset, r.get("uuid") or f"line:{offset}", "system", "system"
+                )
+                row["meta"] = {"source": "hook", "hook": a.get("hookName")}
+            row["content"] = rec.cap(text, self.max_field)
+            row["metadata"]["attachment"] = kind
+            self._link(r, row["message_id"])
+            self.messages.add(row)
+            return "row"
+        self._link(r, None)
+        return "folded"
+
+    def _queue(self, r: dict[str, Any]) -> None:
+        op = r.get("operation")
+        self.agg.count_queue(op)
+        content = r.get("content")
+        if op == "enqueue" and isinstance(content, str) and content:
+            self.queued = [*self.queued[-31:], rec.cap(content, 200)]
+
+    # -- pieces -----------------------------------------------------------------------------
+
+    def _new_message(
+        self, r: dict[str, Any], offset: int, key: str, role: str, mtype: str
+    ) -> dict[str, Any]:
+        message_id = ids.message_id(PROVIDER, self.sid, key)
+        extra = {k: v for k, v in r.items() if k not in rec.KNOWN_KEYS}
+        metadata: dict[str, Any] = {"uuid": r.get("uuid")}
+        if r.get("isSidechain"):
+            metadata["sidechain"] = True
+        if extra:
+            metadata["extra"] = extra
+        row = {
+            "message_id": message_id,
+            "session_id": self.session_id,
+            "turn_id": self.turn["turn_id"] if self.turn else None,
+            "source_message_id": key,
+            "parent_message_id": self._parent(r.get("parentUuid")),
+            "seq": self.seq,
+            "role": role,
+            "message_type": mtype,
+            "content": None,
+            "thinking": None,
+            "created_at": self.agg.timestamp(r),
+            "model": None,
+            "meta": None,
+            "metadata": metadata,
+            "source_ref": f"{self.ident.path}@{offset}",
+        }
+        self.seq += 1
+        self.agg.messages += 1
+        return row
+
+    def _attribution(self, r: dict[str, Any], kind: rec.Kind, text: str) -> dict[str, Any] | None:
+        meta: dict[str, Any] = {}
+        if kind.source:
+            meta["source"] = kind.source
+        if kind.message_type == "user" and self.ident.is_subagent and not self.prompted:
+            source = "workflow" if self.ident.via == "workflow" else "task"
+            meta.update(source=source, source_agent_id=self._parent_session(), via=self.ident.via)
+        if kind.message_type == "user":
+            self.prompted = True
+            if rec.cap(text, 200) in self.queued:
+                meta["queued"] = True
+            meta.update(self._origin(r))
+        return {k: v for k, v in meta.items() if v is not None} or None
+
+    @staticmethod
+    def _origin(r: dict[str, Any]) -> dict[str, Any]:
+        origin = _dict(r.get("origin"))
+        return {
+            "entrypoint": r.get("entrypoint"),
+            "origin": origin.get("kind"),
+            "from": origin.get("from"),
+            "prompt_source": r.get("promptSource"),
+        }
+
+    def _parent_session(self) -> str | None:
+        parent = self.ident.parent_source_session_id
+        return ids.session_id(PROVIDER, parent) if parent else None
+
+    def _tool_use(self, block: dict[str, Any], message: dict[str, Any], r: dict[str, Any]) -> None:
+        tool_use_id = str(block.get("id") or f"{message['source_message_id']}#{self.call_seq}")
+        row = {
+            "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, tool_use_id),
+            "session_id": self.session_id,
+            "turn_id": message["turn_id"],
+            "message_id": message["message_id"],
+            "source_tool_call_id": tool_use_id,
+            "seq": self.call_seq,
+            "tool_name": str(block.get("name") or "?"),
+            "params": block.get("input"),
+            "result": None,
+            "status": "pending",
+            "error": None,
+            "spawned_session_id": None,
+            "started_at": self.agg.timestamp(r),
+            "completed_at": None,
+        }
+        self.call_seq += 1
+        self.agg.tool_calls += 1
+        self.pending[tool_use_id] = self.tool_calls.add(row)
+
+    def _tool_result(self, block: dict[str, Any], r: dict[str, Any], msg: dict[str, Any]) -> None:
+        call = self.pending.pop(str(block.get("tool_use_id")), None)
+        if call is None:
+            msg["metadata"].setdefault("orphan_tool_results", []).append(block.get("tool_use_id"))
+            return
+        call = dict(call)
+        text = rec.content_text(block.get("content"))
+        failed = bool(block.get("is_error")) or bool(r.get("toolDenialKind"))
+        call["result"] = rec.cap(text, self.max_field)
+        call["status"] = "failed" if failed else "completed"
+        call["error"] = rec.cap(text, 2000) if failed else None
+        if r.get("toolDenialKind"):
+            call["error"] = f"denied ({r['toolDenialKind']}): {call['error']}"
+        call["completed_at"] = self.agg.timestamp(r)
+        result = r.get("toolUseResult")
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            child = subagent_source_id(self.ident.project, result["agentId"])
+            call["spawned_session_id"] = ids.session_id(PROVIDER, child)
+        self.tool_calls.add(call)
+        for source in rec.web_sources(call["tool_name"], result):
+            self._add_source(msg["message_id"], source)
+        file = rec.file_source(call["tool_name"], _params(call), result)
+        if file:
+            self._add_source(msg["message_id"], file)
+
+    def _add_source(self, message_id: str, source: dict[str, Any]) -> None:
+        self.sources.add(
+            {
+                "message_id": message_id,
+                "session_id": self.session_id,
+                "source_id": ids.source_id(source["source_type"], source["uri"]),
+                "chunk_number": None,
+                **source,
+            }
+        )
+
+    def _context_target(self) -> str | None:
+        if self.turn and self.turn["query_message_ids"]:
+            return str(self.turn["query_message_ids"][0])
+        return None
+
+    def _count_usage(self, key: str, request_id: Any, usage: Any, synthetic: bool) -> None:
+        """Count each API response once: keep the largest usage seen per (message.id, requestId)."""
+        new = [0, 0, 0, 0, 0] if synthetic else list(rec.usage_tuple(usage))
+        ukey = f"{key}|{request_id or ''}"
+        old = self.usage.get(ukey)
+        if old is not None and sum(new[:4]) <= sum(old[:4]):
+            self.usage.move_to_end(ukey)
+            return
+        delta = [n - o for n, o in zip(new, old or [0] * 5, strict=True)]
+        self.usage[ukey] = new
+        self.usage.move_to_end(ukey)
+        if self.turn is None:
+            return
+        for name, value in zip(_TOKEN_COLUMNS, delta, strict=True):
+            self.turn[name] += value
+        self.agg.add_tokens(delta)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def _start_turn(self, r: dict[str, Any], offset: int) -> None:
+        self._close_turn()
+        key = str(r.get("uuid") or f"line:{offset}")
+        self.turn = {
+            "turn_id": ids.turn_id(PROVIDER, self.sid, key),
+            "session_id": self.session_id,
+            "source_turn_id": key,
+            "parent_turn_id": None,
+            "seq": self.turn_seq,
+            "started_at": self.agg.timestamp(r),
+            "completed_at": None,
+            "model": None,
+            "llm_provider": None,
+            **dict.fromkeys(_TOKEN_COLUMNS, 0),
+            "status": "completed",
+            "response_message_id": None,
+            "query_message_ids": [],
+            "metadata": {},
+        }
+        self.turn_seq += 1
+        self.agg.turns += 1
+
+    def _ensure_turn(self, r: dict[str, Any], offset: int) -> None:
+        """Output before any prompt (a warm-up agent, a resumed tail) still belongs to a turn."""
+        if self.turn is None:
+            self._start_turn(r, offset)
+            assert self.turn is not None
+            self.turn["metadata"]["implicit"] = True
+
+    def _close_turn(self) -> None:
+        if self.turn is not None:
+            self._emit_turn()
+            self.turn = None
+
+    def _emit_turn(self) -> None:
+        assert self.turn is not None
+        turn = dict(self.turn)
+        turn["completed_at"] = self.agg.last_timestamp
+        turn["llm_provider"] = llm_provider(turn.get("model"))
+        turn["total_tokens"] = sum(turn[c] for c in _TOKEN_COLUMNS[:4])
+        self.turn["completed_at"] = turn["completed_at"]
+        self.turns.add(turn)
+
+    # -- DAG links --------------------------------------------------------------------------
+
+    def _link(self, r: dict[str, Any], message_id: str | None) -> None:
+        """Remember which message a line uuid stands for (its own, or its nearest ancestor's)."""
+        uuid = r.get("uuid")
+        if not isinstance(uuid, str):
+            return
+        target = message_id or self._parent(r.get("parentUuid"))
+        if target:
+            self.links[uuid] = target
+            if len(self.links) > UUID_LINKS * 4:
+                for _ in range(len(self.links) - UUID_LINKS):
+                    self.links.popitem(last=False)
+
+    def _parent(self, parent_uuid: Any) -> str | None:
+        if not isinstance(parent_uuid, str):
+            return None
+        return self.links.get(parent_uuid) or ids.message_id(PROVIDER, self.sid, parent_uuid)
+
+    # -- end of a parse ---------------------------------------------------------------------
+
+    def finish(self) -> dict[str, Any]:
+        """Emit the rows still open and return the resume state for the next append."""
+        if self.turn is not None:
+            self._emit_turn()
+        links = list(self.links.items())[-UUID_LINKS:]
+        return {
+            "v": STATE_VERSION,
+            "seq": self.seq,
+            "turn_seq": self.turn_seq,
+            "call_seq": self.call_seq,
+            "turn": self.turn,
+            "open": list(self.open.items()),
+            "pending": self.pending,
+            "usage": list(self.usage.items())[-USAGE_KEYS:],
+            "links": links,
+            "prompted": self.prompted,
+            "queued": self.queued,
+            "session": self.agg.to_state(),
+        }
+
+    def session_row(self) -> dict[str, Any]:
+        return self.agg.session_row(self.ident)
+
+
+_TOKEN_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def _params(call: dict[str, Any]) -> Any:
+    import orjson
+
+    params = call.get("params")
+    return orjson.loads(params) if isinstance(params, str) else params
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def llm_provider(model: str | None) -> str | None:
+    if not model:
+        return None
+    return "anthropic" if model.startswith("claude") else None

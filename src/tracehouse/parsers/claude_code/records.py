@@ -1,0 +1,252 @@
+"""Pure helpers over Claude Code records: what a line is, its text, its sources (FORMATS §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import xxhash
+
+# Record types that only describe the session: folded into the session row's metadata.
+SESSION_METADATA_TYPES = frozenset(
+    {
+        "summary",
+        "ai-title",
+        "custom-title",
+        "agent-name",
+        "last-prompt",
+        "permission-mode",
+        "mode",
+        "pr-link",
+        "frame-link",
+        "worktree-state",
+        "relocated",
+        "bridge-session",
+        "atis-latch",
+        "started",
+        "result",
+    }
+)
+# Record types ignored by a named rule (counted in the session metadata, no row).
+IGNORED_TYPES = {
+    "file-history-snapshot": "editor backup bookkeeping, not conversation",
+    "progress": "structural hook progress, carries no content",
+}
+# Attachments that put a file into the model's context: message_sources of the turn's prompt.
+FILE_ATTACHMENTS = frozenset(
+    {"file", "nested_memory", "compact_file_reference", "edited_text_file"}
+)
+# Attachments whose text the model sees as part of the conversation.
+CONTEXT_ATTACHMENTS = frozenset({"hook_additional_context", "queued_command"})
+
+# Envelope keys every conversational line may carry; anything else is kept in metadata.
+KNOWN_KEYS = frozenset(
+    {
+        "type",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "sessionId",
+        "session_id",
+        "timestamp",
+        "cwd",
+        "gitBranch",
+        "version",
+        "isSidechain",
+        "agentId",
+        "userType",
+        "entrypoint",
+        "isMeta",
+        "slug",
+        "message",
+        "requestId",
+        "toolUseResult",
+        "sourceToolAssistantUUID",
+        "sourceToolUseID",
+        "promptId",
+        "permissionMode",
+        "isCompactSummary",
+        "isVisibleInTranscriptOnly",
+        "isApiErrorMessage",
+        "subtype",
+        "content",
+        "level",
+        "attachment",
+        "todos",
+        "thinkingMetadata",
+        "origin",
+        "promptSource",
+        "effort",
+        "teamName",
+        "toolDenialKind",
+        "sessionKind",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Kind:
+    role: str
+    message_type: str
+    source: str | None = None  # attribution: how the message arrived
+
+
+PROMPT = Kind("user", "user")
+TOOL_RESULT = Kind("tool", "tool_result")
+
+
+def classify_user(record: dict[str, Any], text: str, has_tool_result: bool) -> Kind:
+    """Typed prompts are `user`; harness context `system`; operational notices `host`."""
+    if has_tool_result:
+        return TOOL_RESULT
+    if record.get("isCompactSummary"):
+        return Kind("system", "system", "compaction-summary")
+    if record.get("isMeta"):
+        return Kind("system", "system", "harness")
+    head = text.lstrip()[:40]
+    if head.startswith("[Request interrupted by user"):
+        return Kind("user", "host", "interrupt")
+    if head.startswith(("<local-command-stdout>", "<local-command-stderr>")):
+        return Kind("user", "host", "local-command")
+    if head.startswith(("<command-name>", "<command-message>")):
+        return Kind("user", "user", "slash-command")
+    if head.startswith("<bash-input>"):
+        return Kind("user", "user", "bash")
+    if head.startswith(("<bash-stdout>", "<bash-stderr>")):
+        return Kind("system", "system", "bash-output")
+    if head.startswith("<task-notification>"):
+        return Kind("system", "system", "task-notification")
+    if head.startswith("<teammate-message"):
+        return Kind("user", "user", "teammate")
+    return PROMPT
+
+
+def block_text(block: Any) -> str:
+    """Readable text of one content block; images become a short placeholder with their hash."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text") or "")
+    if kind == "image":
+        source = block.get("source") or {}
+        data = source.get("data") or ""
+        digest = xxhash.xxh3_64_hexdigest(str(data).encode()) if data else "-"
+        return f"[image {source.get('media_type', '?')}, {len(data)} b64 chars, xxh3 {digest}]"
+    if kind == "tool_result":
+        return content_text(block.get("content"))
+    return ""
+
+
+def content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(t for t in (block_text(b) for b in content) if t)
+    return str(content)
+
+
+def usage_tuple(usage: Any) -> tuple[int, int, int, int, int]:
+    """(input, output, cache read, cache write, thinking ⊂ output) from an API usage object."""
+    if not isinstance(usage, dict):
+        return (0, 0, 0, 0, 0)
+
+    def num(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    details = usage.get("output_tokens_details")
+    thinking = num(details.get("thinking_tokens")) if isinstance(details, dict) else 0
+    return (
+        num(usage.get("input_tokens")),
+        num(usage.get("output_tokens")),
+        num(usage.get("cache_read_input_tokens")),
+        num(usage.get("cache_creation_input_tokens")),
+        thinking,
+    )
+
+
+def web_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:
+    """URLs a WebSearch / WebFetch result cited, as message_sources rows (without ids)."""
+    if not isinstance(result, dict):
+        return []
+    out: list[dict[str, Any]] = []
+    if tool_name == "WebFetch" or (result.get("url") and "code" in result):
+        url = result.get("url")
+        if isinstance(url, str) and url:
+            out.append(
+                {
+                    "source_type": "url",
+                    "uri": url,
+                    "title": None,
+                    "content_preview": _preview(result.get("result")),
+                }
+            )
+    if tool_name == "WebSearch" or "query" in result:
+        for entry in result.get("results") or []:
+            for hit in (entry.get("content") or []) if isinstance(entry, dict) else []:
+                if isinstance(hit, dict) and isinstance(hit.get("url"), str):
+                    out.append(
+                        {
+                            "source_type": "web_search",
+                            "uri": hit["url"],
+                            "title": hit.get("title"),
+                            "content_preview": None,
+                            "metadata": {"query": result.get("query")},
+                        }
+                    )
+    return out
+
+
+def file_source(tool_name: str, params: Any, result: Any) -> dict[str, Any] | None:
+    """A file the model read (Read tool): a `file` source of the tool result message."""
+    path = None
+    if isinstance(result, dict) and isinstance(result.get("file"), dict):
+        path = result["file"].get("filePath")
+    if path is None and tool_name == "Read" and isinstance(params, dict):
+        path = params.get("file_path")
+    if not isinstance(path, str) or not path:
+        return None
+    preview = (
+        result["file"].get("content")
+        if isinstance(result, dict) and isinstance(result.get("file"), dict)
+        else None
+    )
+    return {"source_type": "file", "uri": path, "title": None, "content_preview": _preview(preview)}
+
+
+def attachment_source(attachment: dict[str, Any]) -> dict[str, Any] | None:
+    path = attachment.get("filename") or attachment.get("path") or attachment.get("displayPath")
+    content = attachment.get("content")
+    if isinstance(content, dict):
+        file = content.get("file")
+        inner: dict[str, Any] = file if isinstance(file, dict) else content
+        path = path or inner.get("filePath") or inner.get("path")
+        content = inner.get("content")
+    if not isinstance(path, str) or not path:
+        return None
+    return {
+        "source_type": "file",
+        "uri": path,
+        "title": attachment.get("displayPath"),
+        "content_preview": _preview(content if isinstance(content, str) else None),
+        "metadata": {"attachment": attachment.get("type")},
+    }
+
+
+def _preview(text: Any, limit: int = 280) -> str | None:
+    if not isinstance(text, str) or not text:
+        return None
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def cap(text: str, limit: int) -> str:
+    """Cut an over-long field, keeping a marker with the full length and hash (DESIGN §9)."""
+    if len(text) <= limit:
+        return text
+    full = text.encode("utf-8", "surrogatepass")
+    digest = xxhash.xxh3_128_hexdigest(full)
+    return f"{text[:limit]}\n…[cut: {len(full)} bytes in full, xxh3-128 {digest}]"

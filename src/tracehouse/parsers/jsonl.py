@@ -1,0 +1,72 @@
+"""Reading the complete lines of an append-only JSONL file from an offset (DESIGN §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import orjson
+
+READ_BLOCK = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Chunk:
+    data: bytes  # complete lines only
+    start: int
+    end: int  # offset just past the last consumed line
+    eof: bool  # everything up to the stat size was consumed
+
+
+def read_chunk(
+    f: BinaryIO, start: int, limit: int, budget: int, *, final_line_complete: bool
+) -> Chunk:
+    """Bytes [start, end) ending on a newline, about `budget` long (longer for one huge line).
+
+    `limit` is the size seen by stat: bytes written after it wait for the next pass. A last line
+    without a newline is taken only when `final_line_complete` (the file is quiet) and it parses.
+    """
+    f.seek(start)
+    data = f.read(max(0, min(budget, limit - start)))
+    while b"\n" not in data and start + len(data) < limit:
+        more = f.read(min(READ_BLOCK, limit - start - len(data)))
+        if not more:
+            break
+        data += more
+    reached_limit = start + len(data) >= limit
+    cut = data.rfind(b"\n") + 1
+    if reached_limit and cut < len(data) and final_line_complete and _parses(data[cut:]):
+        cut = len(data)
+    return Chunk(data[:cut], start, start + cut, reached_limit and cut == len(data))
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def lines(chunk: Chunk) -> Iterator[tuple[int, int, bytes]]:
+    """(offset, index, line) for each line; blank lines are counted but not yielded."""
+    data = chunk.data
+    pos = 0
+    index = 0
+    n = len(data)
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        end = n if nl < 0 else nl
+        line = data[pos:end]
+        if line.strip():
+            yield chunk.start + pos, index, line
+        index += 1
+        pos = end + 1
+
+
+def last_line_span(data: bytes, start: int) -> tuple[int, bytes]:
+    """Where the last complete line of `data` starts (as a file offset) and its bytes."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    begin = body.rfind(b"\n") + 1
+    return start + begin, data[begin:]

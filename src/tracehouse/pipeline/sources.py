@@ -1,0 +1,34 @@
+"""Which roots a sync scans, from the settings and the `--source` / `--home` flags."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from tracehouse.config import Settings
+from tracehouse.errors import ConfigError
+from tracehouse.parsers.registry import PARSERS
+
+
+def resolve_sources(
+    settings: Settings,
+    selected: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    home_given: bool = False,
+) -> dict[str, list[Path]]:
+    """provider → roots. `--source` wins over the config's `sources`; a source named without a
+    path uses its default roots under `home`. With an explicit `--home`, the environment's own
+    overrides (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, …) describe another home and are ignored."""
+    chosen = dict(selected or settings.sources or dict.fromkeys(PARSERS, ()))
+    home = Path(settings.home).expanduser()
+    env: Mapping[str, str] = {} if home_given else os.environ
+    out: dict[str, list[Path]] = {}
+    for provider, roots in chosen.items():
+        parser = PARSERS.get(provider)
+        if parser is None:
+            known = ", ".join(PARSERS)
+            raise ConfigError(f"unknown source {provider!r}: this version reads {known}")
+        paths = [Path(r).expanduser() for r in roots] or parser.default_roots(home, env)
+        out[provider] = paths
+    return out

@@ -1,0 +1,269 @@
+"""The one sync path (DESIGN §2, §5): discover → plan → parse → batch → import.
+
+Backfill runs it over every unit; live mode (later) runs it over the units that changed. A
+no-change run costs one `stat` per file: units whose size and mtime match their watermark are
+never opened. Parsing fans out to worker processes when there is enough to parse; the main
+process writes each batch, rows and watermarks together, in one transaction.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracehouse.model.contract import ImportResponse, Reject, new_run_id, now_iso
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.registry import PARSERS
+from tracehouse.pipeline.batcher import PendingBatch
+from tracehouse.pipeline.progress import NullProgress, ProgressSink
+from tracehouse.sinks.protocol import RunTotals, SessionStore
+from tracehouse.state.watermark import Action, FileCursor, quick_plan
+
+POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    sources: Mapping[str, list[Path]]  # provider → roots to scan
+    mode: str = "backfill"
+    full: bool = False
+    dry_run: bool = False
+    workers: int = 1
+    batch_bytes: int = 32 * 1024 * 1024
+    batch_sessions: int = 500
+    chunk_bytes: int = 16 * 1024 * 1024
+    max_field: int = 1024 * 1024
+    quiet_seconds: float = 2.0
+    # Called after each committed batch with its number: the crash-safety tests stop here.
+    on_batch: Callable[[int], None] | None = None
+
+
+@dataclass
+class SyncReport:
+    run_id: str
+    units: int = 0
+    unchanged: int = 0
+    parsed: int = 0
+    waiting: int = 0
+    missing: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    rows_written: int = 0
+    bytes_read: int = 0
+    rejects: list[Reject] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    accounting: Counter[str] = field(default_factory=Counter)
+    batches: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejects and not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "dryRun": self.dry_run,
+            "units": self.units,
+            "unchanged": self.unchanged,
+            "parsed": self.parsed,
+            "waiting": self.waiting,
+            "missing": self.missing,
+            "sessions": {
+                s: self.statuses.get(s, 0) for s in ("imported", "upserted", "skipped", "failed")
+            },
+            "rowsWritten": self.rows_written,
+            "bytesRead": self.bytes_read,
+            "rejects": [
+                {
+                    "provider": r.source_provider,
+                    "unit": r.unit_key,
+                    "location": r.location,
+                    "reason": r.reason,
+                }
+                for r in self.rejects
+            ],
+            "failures": self.failures,
+            "batches": self.batches,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def sync(
+    store: SessionStore, options: SyncOptions, progress: ProgressSink | None = None
+) -> SyncReport:
+    started = time.monotonic()
+    progress = progress or NullProgress()
+    report = SyncReport(run_id=new_run_id(), dry_run=options.dry_run)
+    if not options.dry_run:
+        store.start_run(report.run_id, options.mode)
+    tasks: list[tuple[Unit, Mapping[str, Any] | None]] = []
+    total = 0
+    for provider, roots in options.sources.items():
+        parser = PARSERS[provider]
+        units = parser.discover(roots)
+        cursors = store.watermarks(provider)
+        report.units += len(units)
+        report.missing += _flag_missing(store, provider, roots, units, cursors, report, options)
+        for unit, cursor, size in _plan(units, cursors, options.full):
+            if size is None:
+                report.unchanged += 1
+                continue
+            tasks.append((unit, cursor))
+            total += size
+    progress.start(total, len(tasks))
+    try:
+        _run(store, options, tasks, total, report, progress)
+    finally:
+        progress.finish()
+        report.seconds = time.monotonic() - started
+        if not options.dry_run:
+            store.finish_run(
+                report.run_id,
+                RunTotals(bytes_read=report.bytes_read, rejects=len(report.rejects)),
+            )
+    return report
+
+
+def _plan(
+    units: list[Unit], cursors: Mapping[str, Mapping[str, Any]], full: bool
+) -> Iterator[tuple[Unit, Mapping[str, Any] | None, int | None]]:
+    """Each unit with its cursor and the bytes it may read; None bytes: unchanged, skip it."""
+    for unit in units:
+        raw = cursors.get(unit.key)
+        try:
+            st = os.stat(unit.path)
+        except OSError:
+            continue  # vanished since discovery: the next run flags it missing
+        cursor = FileCursor.from_json(raw) if raw else None
+        if not full and quick_plan(st, cursor) is Action.SKIP:
+            yield unit, raw, None
+            continue
+        offset = cursor.offset if cursor and not full else 0
+        yield unit, raw, max(0, st.st_size - offset)
+
+
+def _flag_missing(
+    store: SessionStore,
+    provider: str,
+    roots: list[Path],
+    units: list[Unit],
+    cursors: Mapping[str, Mapping[str, Any]],
+    report: SyncReport,
+    options: SyncOptions,
+) -> int:
+    """Units with a watermark under a scanned root that no longer exist: flag, delete nothing."""
+    present = {u.key for u in units}
+    prefixes = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots)
+    gone = [
+        key
+        for key, cursor in cursors.items()
+        if key not in present
+        and key.startswith(prefixes)
+        and not cursor.get("missing")
+        and not os.path.exists(key)
+    ]
+    if gone and not options.dry_run:
+        store.mark_missing(provider, gone, now_iso(), report.run_id)
+    return len(gone)
+
+
+def _run(
+    store: SessionStore,
+    options: SyncOptions,
+    tasks: list[tuple[Unit, Mapping[str, Any] | None]],
+    total: int,
+    report: SyncReport,
+    progress: ProgressSink,
+) -> None:
+    parse_options = ParseOptions(
+        full=options.full,
+        budget_bytes=options.chunk_bytes,
+        max_field=options.max_field,
+        quiet_seconds=options.quiet_seconds,
+        now=time.time(),
+    )
+    pending = PendingBatch()
+
+    def accept(result: UnitResult) -> None:
+        nonlocal pending
+        report.bytes_read += result.bytes_read
+        report.accounting.update(result.accounting)
+        progress.advance(result.bytes_read)
+        if result.action is Action.WAIT:
+            report.waiting += 1
+        pending.add(result)
+        if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
+            _flush(store, options, pending, report)
+            pending = PendingBatch()
+
+    workers = options.workers if total >= POOL_MIN_BYTES else 1
+    if workers <= 1:
+        for unit, cursor in tasks:
+            report.parsed += 1
+            while True:
+                result = _parse(unit, cursor, parse_options)
+                accept(result)
+                if result.done:
+                    break
+                cursor = result.cursor
+    else:
+        _run_pool(tasks, parse_options, workers, accept, report)
+    if not pending.empty:
+        _flush(store, options, pending, report)
+
+
+def _run_pool(
+    tasks: list[tuple[Unit, Mapping[str, Any] | None]],
+    parse_options: ParseOptions,
+    workers: int,
+    accept: Callable[[UnitResult], None],
+    report: SyncReport,
+) -> None:
+    """Parse in worker processes; a unit's next chunk is submitted only after the previous one
+    came back, so a unit's results always arrive, and are committed, in file order."""
+    queue = list(reversed(tasks))
+    context = multiprocessing.get_context("spawn")  # polars' threads make fork unsafe
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        running: set[Future[UnitResult]] = set()
+        while queue or running:
+            while queue and len(running) < workers * 2:
+                unit, cursor = queue.pop()
+                report.parsed += 1
+                running.add(pool.submit(_parse, unit, cursor, parse_options))
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = future.result()
+                accept(result)
+                if not result.done:
+                    running.add(pool.submit(_parse, result.unit, result.cursor, parse_options))
+
+
+def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    return PARSERS[unit.provider].parse(unit, cursor, options)
+
+
+def _flush(
+    store: SessionStore, options: SyncOptions, pending: PendingBatch, report: SyncReport
+) -> None:
+    report.rejects.extend(pending.rejects)
+    if options.dry_run:
+        report.statuses["would import"] += len(pending.items)
+        return
+    batch = pending.build(report.run_id, options.mode)
+    response: ImportResponse = store.import_batch(batch)
+    report.batches += 1
+    report.rows_written += response.rows_written
+    for result in response.results:
+        report.statuses[result.status] += 1
+        if result.status == "failed":
+            report.failures.append(f"{result.source_session_id}: {result.reason}")
+    if options.on_batch is not None:
+        options.on_batch(report.batches)

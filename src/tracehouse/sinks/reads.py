@@ -1,0 +1,77 @@
+"""The read side: listing sessions and loading one in full, over any store's `query`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracehouse.errors import TracehouseError
+from tracehouse.sinks.protocol import SessionStore
+
+LIST_COLUMNS = (
+    "session_id, label, source_provider, title, created_at, updated_at, model, project,"
+    " is_subagent, parent_session_id, message_count, turn_count, tool_call_count, total_tokens,"
+    " source_missing_at, task_description"
+)
+
+
+class SessionNotFound(TracehouseError):
+    exit_code = 2
+
+
+def list_sessions(
+    store: SessionStore, provider: str | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
+    where, params = ("WHERE source_provider = ?", [provider]) if provider else ("", [])
+    return store.query(
+        f"SELECT {LIST_COLUMNS} FROM sessions {where}"
+        " ORDER BY coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
+        [*params, limit],
+    )
+
+
+def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
+    """A session by id, label, or source session id (a unique prefix of a label will do)."""
+    rows = store.query(
+        "SELECT * FROM sessions WHERE session_id = ? OR label = ? OR source_session_id = ?",
+        [ref, ref, ref],
+    )
+    if not rows:
+        rows = store.query(
+            "SELECT * FROM sessions WHERE label LIKE ? OR source_session_id LIKE ? LIMIT 2",
+            [f"{ref}%", f"{ref}%"],
+        )
+    if len(rows) != 1:
+        problem = "no session matches" if not rows else "more than one session matches"
+        raise SessionNotFound(f"{problem} {ref!r} (see `tracehouse sessions list`)")
+    return rows[0]
+
+
+def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
+    by_session = [session_id]
+    return {
+        "session": find_session(store, session_id),
+        "turns": store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY seq", by_session),
+        "messages": store.query(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", by_session
+        ),
+        "tool_calls": store.query(
+            "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY seq", by_session
+        ),
+        "sources": store.query(
+            "SELECT * FROM message_sources WHERE session_id = ? ORDER BY message_id, source_id",
+            by_session,
+        ),
+        "children": store.query(
+            f"SELECT {LIST_COLUMNS}, spawn_tool_call_id, parent_message_id"
+            " FROM sessions WHERE parent_session_id = ? ORDER BY created_at, session_id",
+            by_session,
+        ),
+    }
+
+
+def context_messages(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
+    """What the model would be sent: every message except operational `host` notices."""
+    return store.query(
+        "SELECT * FROM messages WHERE session_id = ? AND message_type != 'host' ORDER BY seq",
+        [session_id],
+    )
