@@ -101,6 +101,8 @@ def _heading(m: dict[str, Any]) -> str:
         via.append(f"via {meta['via']}")
     elif meta.get("source") and meta["source"] not in ("task",):
         via.append(f"via {meta['source']}")
+    if meta.get("queued"):
+        via.append("queued while the agent worked")
     attribution = f" ({' '.join(via)})" if via else ""
     model = f" · {m['model']}" if m.get("model") else ""
     return f"## {title}{attribution} [{m.get('created_at') or '?'}]{model}"

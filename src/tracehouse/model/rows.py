@@ -24,7 +24,14 @@ def json_text(value: Any) -> str | None:
 
 
 def row_fingerprint(table: Table, row: Mapping[str, Any]) -> str:
-    return fingerprint_values([row.get(c.name) for c in table.columns if c.content])
+    """Over the content columns; JSON columns in their canonical text, whatever their key order."""
+    return fingerprint_values(
+        [
+            json_text(row.get(c.name)) if c.kind is Kind.JSON else row.get(c.name)
+            for c in table.columns
+            if c.content
+        ]
+    )
 
 
 class TableBuffer:

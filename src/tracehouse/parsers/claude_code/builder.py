@@ -48,8 +48,9 @@ class Identity:
 
 
 def subagent_source_id(project: str, agent_id: str) -> str:
-    """Agent ids are random and scoped to a project directory; the parent's sessionId is not
-    reliable (a resumed parent spawns children that carry the old id), so it is left out."""
+    """A subagent's id as both sides can derive it: the parent's Task result names only the
+    agentId, and the v2.0 layout keeps agent files beside every session of the project, so the
+    agent id (random hex) is scoped by the project directory rather than by a parent session."""
     return f"{project}/agent-{agent_id}"
 
 
@@ -89,14 +90,12 @@ class SessionBuilder:
                 return "replayed"
             self.seen_uuids.add(uuid)
         self.agg.note_envelope(r)
-        if kind == "assistant":
-            return self._assistant(r, offset)
-        if kind == "user":
-            return self._user(r, offset)
-        if kind == "system":
-            return self._system(r, offset)
-        if kind == "attachment":
-            return self._attachment(r, offset)
+        if kind in _CONVERSATION:
+            disposition = _CONVERSATION[kind](self, r, offset)
+            ts = self.agg.timestamp(r)
+            if self.turn is not None and ts:
+                self.turn["completed_at"] = ts  # the turn's last line so far
+            return disposition
         if kind == "queue-operation":
             self._queue(r)
             return "folded"
@@ -220,7 +219,9 @@ class SessionBuilder:
         ):
             if r.get(k) is not None:
                 meta[k] = r[k]
-        if subtype in ("api_error", "error", "api_refusal") and self.turn is not None:
+        # An interrupt explains what follows it: an aborted turn stays aborted.
+        failed = subtype in ("api_error", "error", "api_refusal")
+        if failed and self.turn is not None and self.turn["status"] != "aborted":
             self.turn["status"] = "error"
         self._link(r, row["message_id"])
         self.messages.add(row)
@@ -325,7 +326,7 @@ class SessionBuilder:
         }
 
     def _parent_session(self) -> str | None:
-        parent = self.ident.parent_source_session_id
+        parent = self.ident.parent_source_session_id or self.agg.line_session_id
         return ids.session_id(PROVIDER, parent) if parent else None
 
     def _tool_use(self, block: dict[str, Any], message: dict[str, Any], r: dict[str, Any]) -> None:
@@ -447,10 +448,8 @@ class SessionBuilder:
     def _emit_turn(self) -> None:
         assert self.turn is not None
         turn = dict(self.turn)
-        turn["completed_at"] = self.agg.last_timestamp
         turn["llm_provider"] = llm_provider(turn.get("model"))
         turn["total_tokens"] = sum(turn[c] for c in _TOKEN_COLUMNS[:4])
-        self.turn["completed_at"] = turn["completed_at"]
         self.turns.add(turn)
 
     # -- DAG links --------------------------------------------------------------------------
@@ -512,6 +511,14 @@ def _params(call: dict[str, Any]) -> Any:
 
     params = call.get("params")
     return orjson.loads(params) if isinstance(params, str) else params
+
+
+_CONVERSATION = {
+    "assistant": SessionBuilder._assistant,
+    "user": SessionBuilder._user,
+    "system": SessionBuilder._system,
+    "attachment": SessionBuilder._attachment,
+}
 
 
 def _dict(value: Any) -> dict[str, Any]:

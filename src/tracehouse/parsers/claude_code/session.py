@@ -24,7 +24,6 @@ class SessionAggregate:
     tool_calls: int = 0
     tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])
     first_timestamp: str | None = None
-    last_timestamp: str | None = None
     max_timestamp: str | None = None
     cwd: str | None = None
     cwds: list[str] = field(default_factory=list)
@@ -81,7 +80,6 @@ class SessionAggregate:
                 self.first_timestamp = ts
             if self.max_timestamp is None or ts > self.max_timestamp:
                 self.max_timestamp = ts
-            self.last_timestamp = ts
         cwd = r.get("cwd")
         if isinstance(cwd, str) and cwd:
             self.cwd = self.cwd or cwd
@@ -166,11 +164,7 @@ class SessionAggregate:
             "tool_version": self.version,
             "entrypoint": self.entrypoint,
             "is_subagent": ident.is_subagent,
-            "parent_session_id": (
-                ids.session_id(PROVIDER, ident.parent_source_session_id)
-                if ident.parent_source_session_id
-                else None
-            ),
+            "parent_session_id": _parent(ident, self.line_session_id),
             "parent_message_id": None,
             "spawn_tool_call_id": None,
             "task_description": ident.meta.get("description"),
@@ -187,6 +181,17 @@ class SessionAggregate:
             "metadata": {k: v for k, v in metadata.items() if v is not None},
             "source_path": ident.path,
         }
+
+
+def _parent(ident: Identity, line_session_id: str | None) -> str | None:
+    """A v2.1 subagent's parent is its directory; a v2.0 agent file only names it in its lines.
+    The store replaces this with the session whose Task call spawned it, where that is known."""
+    if not ident.is_subagent:
+        return None
+    from tracehouse.parsers.claude_code.builder import PROVIDER
+
+    parent = ident.parent_source_session_id or line_session_id
+    return ids.session_id(PROVIDER, parent) if parent else None
 
 
 def _project_name(workspace: str | None) -> str | None:

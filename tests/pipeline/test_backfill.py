@@ -1,0 +1,189 @@
+"""Backfill on a temp home: re-runs write nothing, appends write only new rows, partial lines
+wait, deleted sources keep their sessions, sources stay byte-identical."""
+
+from __future__ import annotations
+
+import orjson
+
+from tests.pipeline.helpers import backfill, main_file, make_home, snapshot, tree_state
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+
+def open_store(tmp_path, name="ledger.db"):
+    return SqliteStore(tmp_path / name)
+
+
+def test_first_backfill_imports_sessions(tmp_path):
+    home = make_home(tmp_path)
+    store = open_store(tmp_path)
+    report = backfill(store, home)
+    assert report.ok
+    assert report.statuses["imported"] == 3
+    assert report.units == 5
+    assert store.info().row_counts["sessions"] == 3
+
+
+def test_a_rerun_opens_nothing_and_writes_nothing(tmp_path):
+    home = make_home(tmp_path)
+    store = open_store(tmp_path)
+    backfill(store, home)
+    before = snapshot(store)
+    report = backfill(store, home)
+    assert report.unchanged == report.units == 5
+    assert report.parsed == 0 and report.bytes_read == 0 and report.rows_written == 0
+    assert snapshot(store) == before
+
+
+def test_a_full_rerun_rewrites_nothing(tmp_path):
+    home = make_home(tmp_path)
+    store = open_store(tmp_path)
+    backfill(store, home)
+    before = snapshot(store)
+    report = backfill(store, home, full=True)
+    assert report.statuses["skipped"] == 3 and report.rows_written == 0
+    assert snapshot(store) == before
+
+
+NEW_LINES = [
+    {
+        "type": "user",
+        "uuid": "u9",
+        "parentUuid": "u7",
+        "sessionId": "s",
+        "timestamp": "2026-03-01T11:00:00.000Z",
+        "message": {"role": "user", "content": "one more"},
+    },
+    {
+        "type": "assistant",
+        "uuid": "a9",
+        "parentUuid": "u9",
+        "sessionId": "s",
+        "requestId": "r9",
+        "timestamp": "2026-03-01T11:00:01.000Z",
+        "message": {
+            "id": "msg_9",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "sure"}],
+            "usage": {"input_tokens": 1, "output_tokens": 2},
+        },
+    },
+]
+
+
+def append(path, records, tail=b""):
+    with path.open("ab") as f:
+        for record in records:
+            f.write(orjson.dumps(record) + b"\n")
+        f.write(tail)
+
+
+def test_appending_lines_writes_only_the_new_rows(tmp_path):
+    home = make_home(tmp_path)
+    store = open_store(tmp_path)
+    backfill(store, home)
+    before = snapshot(store)
+    append(main_file(home), NEW_LINES)
+    report = backfill(store, home)
+    assert report.parsed == 1 and report.statuses["upserted"] == 1
+    assert report.bytes_read == sum(len(orjson.dumps(r)) + 1 for r in NEW_LINES)
+    after = snapshot(store)
+    assert [m for m in after["messages"] if m not in before["messages"]] == [
+        m for m in after["messages"] if m["content"] in ("one more", "sure")
+    ]
+    assert len(after["messages"]) == len(before["messages"]) + 2
+    assert len(after["turns"]) == len(before["turns"]) + 1
+    changed_turns = [t for t in before["turns"] if t not in after["turns"]]
+    assert changed_turns == []
+    # the session row (totals, counts) and the two messages and the new turn: nothing else
+    assert report.rows_written == 4
+
+
+def test_append_then_sync_equals_a_fresh_backfill_of_the_final_files(tmp_path):
+    home = make_home(tmp_path)
+    incremental = open_store(tmp_path, "a.db")
+    backfill(incremental, home)
+    append(main_file(home), NEW_LINES[:1])
+    backfill(incremental, home)
+    append(main_file(home), NEW_LINES[1:])
+    backfill(incremental, home)
+    fresh = open_store(tmp_path, "b.db")
+    backfill(fresh, home)
+    assert snapshot(incremental) == snapshot(fresh)
+
+
+def test_a_partial_line_is_imported_only_once_complete(tmp_path):
+    home = make_home(tmp_path)
+    store = open_store(tmp_path)
+    backfill(store, home)
+    line = orjson.dumps(NEW_LINES[0]) + b"\n"
+    append(main_file(home), [], tail=line[:25])
+    report = backfill(store, home)
+    assert report.waiting == 1 and report.rows_written == 0
+    assert not [m for m in store.rows("messages") if m["content"] == "one more"]
+    append(main_file(home), [], tail=line[25:])
+    report = backfill(store, home)
+    assert [m["content"] for m in store.rows("messages") if m["content"] == "one more"]
+    assert report.rows_written > 0
+
+
+def test_a_deleted_source_keeps_its_session_and_is_flagged(tmp_path):
+    home = make_home(tmp_path)
+    store = open_store(tmp_path)
+    backfill(store, home)
+    messages = store.info().row_counts["messages"]
+    saved = main_file(home).read_bytes()
+    main_file(home).unlink()
+    report = backfill(store, home)
+    assert report.missing == 1
+    session = next(s for s in store.rows("sessions") if s["source_path"] == str(main_file(home)))
+    assert session["source_missing_at"] is not None
+    assert store.info().row_counts["messages"] == messages
+    assert backfill(store, home).missing == 0  # flagged once
+    main_file(home).write_bytes(saved)
+    backfill(store, home)
+    session = next(s for s in store.rows("sessions") if s["source_path"] == str(main_file(home)))
+    assert session["source_missing_at"] is None
+
+
+def test_sources_are_never_written_to_or_beside(tmp_path):
+    home = make_home(tmp_path)
+    before = tree_state(home)
+    store = open_store(tmp_path)
+    backfill(store, home)
+    backfill(store, home, full=True)
+    assert tree_state(home) == before
+
+
+def test_malformed_lines_are_rejects_and_the_rest_imports(tmp_path):
+    home = make_home(tmp_path)
+    append(main_file(home), NEW_LINES[:1], tail=b'{"type": "user", "broken\n')
+    append(main_file(home), NEW_LINES[1:])
+    store = open_store(tmp_path)
+    report = backfill(store, home)
+    assert not report.ok
+    (reject,) = report.rejects
+    assert reject.unit_key == str(main_file(home))
+    lines = main_file(home).read_bytes().splitlines()
+    assert reject.location.startswith(f"line {len(lines) - 1} ")
+    assert [r["location"] for r in store.rows("rejects")] == [reject.location]
+    assert any(m["content"] == "sure" for m in store.rows("messages"))
+
+
+def test_import_order_does_not_matter(tmp_path):
+    """A child subagent imported before its parent gives the same ledger."""
+    home = make_home(tmp_path)
+    project = home / ".claude" / "projects" / "-tmp-demo"
+    children_first = open_store(tmp_path, "a.db")
+    backfill(children_first, home, full=False, batch_sessions=1)
+    parent_last = open_store(tmp_path, "b.db")
+    sub = project / "11111111-1111-4111-8111-111111111111" / "subagents"
+    hidden = tmp_path / "hidden"
+    main_file(home).rename(hidden)
+    backfill(parent_last, home)
+    hidden.rename(main_file(home))
+    backfill(parent_last, home)
+    assert sub.exists()
+    a, b = snapshot(children_first), snapshot(parent_last)
+    assert a["sessions"] == b["sessions"]
+    assert a["tool_calls"] == b["tool_calls"]

@@ -1,0 +1,91 @@
+"""Crash safety (DESIGN §5 invariant 1): SIGKILL a backfill between batches and at random
+moments, run it again, and the ledger equals a clean run's, row for row."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.conftest import REPO
+from tests.pipeline.helpers import backfill, make_home, snapshot
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+pytestmark = pytest.mark.slow
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def clean_ledger(tmp_path, home):
+    store = SqliteStore(tmp_path / "clean.db")
+    backfill(store, home)
+    expected = snapshot(store)
+    store.close()
+    return expected
+
+
+@pytest.mark.parametrize("kill_after", [1, 2, 3])
+def test_killed_between_batches_then_rerun_equals_a_clean_run(tmp_path, kill_after):
+    home = make_home(tmp_path, copies=3)
+    ledger = tmp_path / "crashed.db"
+    script = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from tracehouse.pipeline.sync import SyncOptions, sync
+        from tracehouse.sinks.sqlite.store import SqliteStore
+
+        def hook(n):
+            if n == {kill_after}:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        store = SqliteStore(Path({str(ledger)!r}))
+        sync(store, SyncOptions(sources={{"claude-code": [Path({str(home / ".claude")!r})]}},
+                                batch_sessions=1, on_batch=hook))
+    """)
+    run = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr.decode()
+    store = SqliteStore(ledger)
+    partial = store.info().row_counts["sessions"]
+    assert 0 < partial < 9
+    report = backfill(store, home)
+    assert report.ok
+    assert snapshot(store) == clean_ledger(tmp_path, home)
+    store.close()
+
+
+def test_killed_at_random_moments_then_rerun_equals_a_clean_run(tmp_path):
+    home = make_home(tmp_path, copies=150)
+    ledger = tmp_path / "crashed.db"
+    command = [
+        sys.executable,
+        "-c",
+        "from tracehouse.cli.app import main; main()",
+        "sync",
+        "backfill",
+        "--home",
+        str(home),
+        "--store",
+        str(ledger),
+        "-q",
+    ]
+    env = {**ENV, "TRACEHOUSE_BATCH_SESSIONS": "1", "TRACEHOUSE_WORKERS": "1"}
+    rng = random.Random(20261122)
+    kills = 0
+    for _ in range(4):
+        process = subprocess.Popen(command, env=env)
+        time.sleep(rng.uniform(0.6, 2.0))
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            kills += 1
+        process.wait()
+    assert kills >= 2, "the runs were too short to be interrupted"
+    done = subprocess.run(command, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    store = SqliteStore(ledger)
+    assert snapshot(store) == clean_ledger(tmp_path, home)
+    store.close()

@@ -1,0 +1,250 @@
+"""Claude Code parser: the source contract on tests/data fixtures, then its own rules."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.conftest import DATA
+from tests.sources.contract import SourceContract, parse_all
+from tracehouse.model import ids
+from tracehouse.parsers import claude_code
+from tracehouse.parsers.base import ParseOptions
+from tracehouse.state.watermark import Action
+
+HOME = DATA / "claude" / "home"
+PROJECT = HOME / ".claude" / "projects" / "-tmp-demo"
+MAIN = "11111111-1111-4111-8111-111111111111"
+
+
+@pytest.fixture
+def parser():
+    return claude_code
+
+
+@pytest.fixture
+def units():
+    return claude_code.discover([HOME / ".claude"])
+
+
+@pytest.fixture
+def bad_unit(tmp_path):
+    project = tmp_path / ".claude" / "projects" / "-tmp-bad"
+    project.mkdir(parents=True)
+    good = (PROJECT / f"{MAIN}.jsonl").read_bytes().splitlines(keepends=True)
+    body = [
+        *good[:4],
+        b"{not json at all\n",
+        b"[1, 2, 3]\n",
+        b'{"type": "totally-new-record", "x": 1}\n',
+        *good[4:],
+    ]
+    (project / "44444444-4444-4444-8444-444444444444.jsonl").write_bytes(b"".join(body))
+    (unit,) = claude_code.discover([tmp_path / ".claude"])
+    return unit
+
+
+class TestClaudeCodeContract(SourceContract):
+    pass
+
+
+def parsed(name: str):
+    units = {Path(u.key).name: u for u in claude_code.discover([HOME / ".claude"])}
+    return parse_all(claude_code, units[name])
+
+
+def rows(frames, table):
+    """Rows in source order (frames from parse_all are sorted by primary key)."""
+    found = frames[table].to_dicts() if table in frames else []
+    return sorted(found, key=lambda r: (r.get("seq") is None, r.get("seq") or 0))
+
+
+def test_discovery_finds_both_subagent_layouts_and_meta():
+    units = claude_code.discover([HOME / ".claude"])
+    by_name = {Path(u.key).name: u for u in units}
+    assert set(by_name) == {
+        f"{MAIN}.jsonl",
+        "agent-a0fix0001.jsonl",
+        "agent-7e57ab1e.jsonl",
+        "22222222-2222-4222-8222-222222222222.jsonl",
+        "33333333-3333-4333-8333-333333333333.jsonl",
+    }
+    child = by_name["agent-a0fix0001.jsonl"].info
+    assert child["parent"] == MAIN and child["meta"]["description"] == "Fix the division"
+    assert by_name["agent-7e57ab1e.jsonl"].info["via"] == "Task"
+
+
+def test_roots_include_claude_config_dir_and_xdg(tmp_path):
+    roots = claude_code.default_roots(
+        tmp_path, {"CLAUDE_CONFIG_DIR": "/a, /b/projects", "XDG_CONFIG_HOME": "/x"}
+    )
+    assert [str(r) for r in roots] == [
+        str(tmp_path / ".claude"),
+        "/x/claude",
+        "/a",
+        "/b/projects",
+    ]
+
+
+def test_workflow_subagents_are_found(tmp_path):
+    run = tmp_path / ".claude/projects/-p/s1/subagents/workflows/wf_1"
+    run.mkdir(parents=True)
+    (run / "agent-ag1.jsonl").write_text('{"type":"user","uuid":"x","message":{"content":"go"}}\n')
+    (run / "journal.jsonl").write_text('{"type":"started","key":"k","agentId":"ag1"}\n')
+    (unit,) = claude_code.discover([tmp_path / ".claude"])
+    assert unit.info["via"] == "workflow" and unit.info["parent"] == "s1"
+
+
+def test_message_types_follow_the_design_rule():
+    _item, frames, _ = parsed(f"{MAIN}.jsonl")
+    kinds = [
+        (m["role"], m["message_type"], (m["content"] or "")[:30]) for m in rows(frames, "messages")
+    ]
+    by_text = {text: (role, mtype) for role, mtype, text in kinds}
+    assert by_text["Find the bug in app.py and loo"] == ("user", "user")
+    assert by_text["     1\tprint(1/0)\n"] == ("tool", "tool_result")
+    assert by_text["[Request interrupted by user]"] == ("user", "host")
+    assert by_text["overloaded"] == ("system", "host")
+    assert by_text["Conversation compacted"] == ("system", "host")
+    assert by_text["This session is being continue"] == ("system", "system")
+    assert by_text["No response requested."] == ("assistant", "host")
+    assert by_text["<local-command-stdout>Total co"] == ("user", "host")
+
+
+def test_split_lines_make_one_assistant_message_with_thinking():
+    _item, frames, _ = parsed(f"{MAIN}.jsonl")
+    first = next(m for m in rows(frames, "messages") if m["source_message_id"] == "msg:msg_1")
+    assert first["content"] == "Reading app.py and searching the docs."
+    assert first["thinking"] == "Let me read the file."
+    assert orjson.loads(first["metadata"])["lines"] == 4
+
+
+def test_usage_counted_once_per_response_and_totals_are_sums_of_turns():
+    item, frames, _ = parsed(f"{MAIN}.jsonl")
+    turns = rows(frames, "turns")
+    # msg_1 (4 lines, one usage) + msg_2 + msg_3; the Task echo of the child's usage is not counted
+    assert turns[0]["input_tokens"] == 10 + 5 + 3
+    assert turns[0]["reasoning_tokens"] == 12
+    assert turns[0]["total_tokens"] == (10 + 40 + 100 + 1000) + (5 + 20 + 1200) + (
+        3 + 7 + 50 + 1300
+    )
+    for column in (
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "total_tokens",
+    ):
+        assert item.session[column] == sum(t[column] for t in turns)
+    statuses = [t["status"] for t in sorted(turns, key=lambda t: t["seq"])]
+    assert statuses == ["completed", "aborted", "completed", "completed"]
+
+
+def test_tool_calls_carry_results_errors_and_the_spawned_session():
+    _item, frames, _ = parsed(f"{MAIN}.jsonl")
+    calls = {c["tool_name"]: c for c in rows(frames, "tool_calls")}
+    assert calls["Read"]["status"] == "completed" and "print(1/0)" in calls["Read"]["result"]
+    assert orjson.loads(calls["Read"]["params"]) == {"file_path": "/tmp/demo/app.py"}
+    assert calls["Bash"]["status"] == "failed" and "Exit code 1" in calls["Bash"]["error"]
+    child = claude_code.parse  # noqa: F841 - the id is derived, not looked up
+    assert calls["Task"]["spawned_session_id"] == ids.session_id(
+        "claude-code", "-tmp-demo/agent-a0fix0001"
+    )
+
+
+def test_sources_from_web_search_read_and_attachments():
+    _item, frames, _ = parsed(f"{MAIN}.jsonl")
+    sources = {(s["source_type"], s["uri"]) for s in rows(frames, "message_sources")}
+    assert ("web_search", "https://docs.python.org/3/library/exceptions.html") in sources
+    assert ("file", "/tmp/demo/app.py") in sources
+
+
+def test_session_metadata_and_title():
+    item, _frames, _ = parsed(f"{MAIN}.jsonl")
+    s = item.session
+    assert s["title"] == "Fix division by zero in app.py"  # ai-title over summary
+    assert s["workspace_path"] == "/tmp/demo" and s["project"] == "demo"
+    assert (s["git_branch"], s["tool_version"], s["entrypoint"]) == ("main", "2.1.114", "cli")
+    assert s["model"] == "claude-sonnet-4-5"
+    assert s["metadata"]["records"]["file-history-snapshot"] == 1
+    assert "brand-new-record" in s["metadata"]["unknown_records"][0]
+
+
+def test_subagent_session_is_linked_and_its_prompt_attributed():
+    item, frames, _ = parsed("agent-a0fix0001.jsonl")
+    s = item.session
+    assert s["is_subagent"] and s["task_description"] == "Fix the division"
+    assert s["parent_session_id"] == ids.session_id("claude-code", MAIN)
+    prompt = rows(frames, "messages")[0]
+    assert orjson.loads(prompt["meta"]) == {
+        "source": "task",
+        "source_agent_id": ids.session_id("claude-code", MAIN),
+        "via": "Task",
+        "entrypoint": "cli",
+    }
+
+
+def test_queued_prompt_is_attributed():
+    _item, frames, _ = parsed(f"{MAIN}.jsonl")
+    queued = next(m for m in rows(frames, "messages") if m["content"] == "now add a test")
+    assert orjson.loads(queued["meta"])["queued"] is True
+
+
+def test_warm_up_agent_output_belongs_to_a_turn():
+    item, frames, _ = parsed("agent-7e57ab1e.jsonl")
+    assert item.session["total_tokens"] == 5
+    assert rows(frames, "turns")[0]["total_tokens"] == 5
+
+
+def test_files_without_conversation_only_move_their_watermark():
+    for name in (
+        "22222222-2222-4222-8222-222222222222.jsonl",
+        "33333333-3333-4333-8333-333333333333.jsonl",
+    ):
+        item, frames, rejects = parsed(name)
+        assert item is None and not frames and not rejects
+
+
+def _copy(tmp_path) -> Path:
+    dest = tmp_path / "home"
+    shutil.copytree(HOME, dest)
+    return dest / ".claude" / "projects" / "-tmp-demo" / f"{MAIN}.jsonl"
+
+
+def test_a_partial_last_line_waits_until_complete(tmp_path):
+    path = _copy(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][:20])
+    (unit,) = [u for u in claude_code.discover([path.parents[2]]) if u.key == str(path)]
+    fresh = ParseOptions(now=time.time())  # the file was just written: not quiet
+    first = claude_code.parse(unit, None, fresh)
+    assert first.cursor["offset"] == sum(len(x) for x in lines[:-1])
+    again = claude_code.parse(unit, first.cursor, fresh)
+    assert again.action is Action.WAIT and again.item is None
+    with path.open("ab") as f:
+        f.write(lines[-1][20:])
+    done = claude_code.parse(unit, again.cursor, fresh)
+    assert done.action is Action.APPEND and done.cursor["offset"] == path.stat().st_size
+    assert done.frames["messages"].height >= 1
+
+
+def test_a_quiet_final_line_without_newline_is_complete(tmp_path):
+    path = _copy(tmp_path)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    (unit,) = [u for u in claude_code.discover([path.parents[2]]) if u.key == str(path)]
+    result = claude_code.parse(unit, None, ParseOptions(now=time.time() + 60))
+    assert result.cursor["offset"] == path.stat().st_size
+
+
+def test_a_rewritten_file_is_parsed_again_from_the_start(tmp_path):
+    path = _copy(tmp_path)
+    (unit,) = [u for u in claude_code.discover([path.parents[2]]) if u.key == str(path)]
+    options = ParseOptions(now=time.time() + 60)
+    first = claude_code.parse(unit, None, options)
+    path.write_bytes(path.read_bytes().replace(b"Find the bug", b"Find the BUG") + b"\n")
+    second = claude_code.parse(unit, first.cursor, options)
+    assert second.action is Action.FULL
