@@ -59,33 +59,40 @@ def test_killed_between_batches_then_rerun_equals_a_clean_run(tmp_path, kill_aft
 
 
 def test_killed_at_random_moments_then_rerun_equals_a_clean_run(tmp_path):
-    home = make_home(tmp_path, copies=150)
-    ledger = tmp_path / "crashed.db"
-    command = [
-        sys.executable,
-        "-c",
-        "from tracehouse.cli.app import main; main()",
-        "sync",
-        "backfill",
-        "--home",
-        str(home),
-        "--store",
-        str(ledger),
-        "-q",
-    ]
+    home = make_home(tmp_path, copies=120)
     env = {**ENV, "TRACEHOUSE_BATCH_SESSIONS": "1", "TRACEHOUSE_WORKERS": "1"}
+
+    def command(ledger):
+        return [
+            sys.executable,
+            "-c",
+            "from tracehouse.cli.app import main; main()",
+            "sync",
+            "backfill",
+            "--home",
+            str(home),
+            "--store",
+            str(ledger),
+            "-q",
+        ]
+
+    started = time.monotonic()
+    subprocess.run(command(tmp_path / "timing.db"), env=env, check=True)
+    duration = time.monotonic() - started
+    expected = clean_ledger(tmp_path, home)
     rng = random.Random(20261122)
-    kills = 0
-    for _ in range(4):
-        process = subprocess.Popen(command, env=env)
-        time.sleep(rng.uniform(0.6, 2.0))
+    interrupted = 0
+    for attempt in range(3):
+        ledger = tmp_path / f"crashed-{attempt}.db"
+        process = subprocess.Popen(command(ledger), env=env)
+        time.sleep(rng.uniform(0.35, 0.9) * duration)
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
-            kills += 1
+            interrupted += 1
         process.wait()
-    assert kills >= 2, "the runs were too short to be interrupted"
-    done = subprocess.run(command, env=env, capture_output=True)
-    assert done.returncode == 0, done.stderr.decode()
-    store = SqliteStore(ledger)
-    assert snapshot(store) == clean_ledger(tmp_path, home)
-    store.close()
+        done = subprocess.run(command(ledger), env=env, capture_output=True)
+        assert done.returncode == 0, done.stderr.decode()
+        store = SqliteStore(ledger)
+        assert snapshot(store) == expected, f"attempt {attempt}"
+        store.close()
+    assert interrupted >= 2, "the runs were too short to be interrupted"

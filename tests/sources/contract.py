@@ -38,7 +38,7 @@ def parse_all(
         rejects.extend(result.rejects)
         if result.item is not None:
             item = result.item
-            for name, frame in result.frames.items():
+            for name, frame in result.frames().items():
                 parts.setdefault(name, []).append(frame)
         cursor = result.cursor
         if result.done:

@@ -11,12 +11,13 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, Literal
 
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.tables import CONTENT_TABLES
+
+if TYPE_CHECKING:
+    import polars as pl
 
 Status = Literal["imported", "upserted", "skipped", "failed"]
 MODES = ("backfill", "tail", "live", "import", "migration")
@@ -38,6 +39,7 @@ class WatermarkUpdate:
     source_provider: str
     unit_key: str
     cursor: Mapping[str, Any]
+    state: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,15 @@ of each row is computed as it is added, over the table's content columns in decl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import polars as pl
 
 from tracehouse.model.fingerprint import canonical_json, fingerprint_values
 from tracehouse.model.tables import Kind, Table
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def json_text(value: Any) -> str | None:
@@ -35,38 +37,57 @@ def row_fingerprint(table: Table, row: Mapping[str, Any]) -> str:
 
 
 class TableBuffer:
-    """Rows of one table by primary key: a later row with the same key replaces the earlier."""
+    """Rows of one table by primary key: a later row with the same key replaces the earlier.
+
+    Rows are kept as given (the caller hands them over and must not change them afterwards);
+    JSON columns are canonicalized and fingerprints computed once, for the final version of each
+    row, when the tuples are taken.
+    """
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        self._json = [c.name for c in table.columns if c.kind is Kind.JSON]
+        names = table.names
+        self._names = names
+        self._pk = table.primary_key
+        self._json = [i for i, c in enumerate(table.columns) if c.kind is Kind.JSON]
+        self._content = [i for i, c in enumerate(table.columns) if c.content]
+        self._fingerprint = names.index("fingerprint") if "fingerprint" in names else None
         self._rows: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def add(self, row: dict[str, Any]) -> dict[str, Any]:
-        for name in self._json:
-            value = row.get(name)
-            if value is not None and not isinstance(value, str):
-                row[name] = json_text(value)
-        if "fingerprint" in self.table.names:
-            row["fingerprint"] = row_fingerprint(self.table, row)
-        self._rows[tuple(row.get(k) for k in self.table.primary_key)] = row
+        self._rows[tuple(row.get(k) for k in self._pk)] = row
         return row
-
-    def extend(self, rows: Iterable[dict[str, Any]]) -> None:
-        for row in rows:
-            self.add(row)
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def rows(self) -> list[dict[str, Any]]:
-        return list(self._rows.values())
+    def tuples(self) -> list[tuple[Any, ...]]:
+        """Rows in the table's column order, ready for a frame or an `executemany`."""
+        out = []
+        for row in self._rows.values():
+            values = [row.get(n) for n in self._names]
+            for i in self._json:
+                value = values[i]
+                if value is not None and not isinstance(value, str):
+                    values[i] = json_text(value)
+            if self._fingerprint is not None:
+                values[self._fingerprint] = fingerprint_values([values[i] for i in self._content])
+            out.append(tuple(values))
+        return out
 
     def frame(self) -> pl.DataFrame:
-        return to_frame(self.table, self._rows.values())
+        return tuples_to_frame(self.table, self.tuples())
+
+
+def tuples_to_frame(table: Table, rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(rows, schema=table.schema, orient="row")
 
 
 def to_frame(table: Table, rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    import polars as pl
+
     names = table.names
     columns: dict[str, list[Any]] = {n: [] for n in names}
     for row in rows:

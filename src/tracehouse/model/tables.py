@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class Kind(Enum):
@@ -22,6 +25,9 @@ class Kind(Enum):
 
     @property
     def dtype(self) -> type[pl.DataType]:
+        # polars is imported where frames are built, not by every command that reads a table
+        import polars as pl
+
         return {
             Kind.TEXT: pl.String,
             Kind.INT: pl.Int64,
@@ -49,11 +55,11 @@ class Table:
     # Tables that hold a session's content: imported through items, owned by one session.
     session_content: bool = True
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    @property
+    @cached_property
     def schema(self) -> dict[str, type[pl.DataType]]:
         return {c.name: c.kind.dtype for c in self.columns}
 
@@ -64,6 +70,8 @@ class Table:
         raise KeyError(name)
 
     def empty(self) -> pl.DataFrame:
+        import polars as pl
+
         return pl.DataFrame(schema=self.schema)
 
 
@@ -220,6 +228,9 @@ WATERMARKS = Table(
         Column("cursor", JSON),
         Column("updated_at"),
         Column("run_id"),
+        # The parser's resume state, apart from the cursor: planning reads every cursor, but a
+        # state only for the units it is about to parse.
+        Column("state", JSON),
     ),
     ("source_provider", "unit_key"),
     session_content=False,

@@ -10,12 +10,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.rows import tuples_to_frame
+from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.state.watermark import Action
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True)
@@ -43,13 +46,19 @@ class UnitResult:
     unit: Unit
     action: Action
     item: ImportItem | None = None
-    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
+    # table name → rows in the table's column order; frames are built once per batch
+    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     watermark: WatermarkUpdate | None = None  # set when there is no item to carry it
     rejects: list[Reject] = field(default_factory=list)
     bytes_read: int = 0
     done: bool = True
     accounting: Counter[str] = field(default_factory=Counter)
     cursor: Mapping[str, Any] | None = None  # the new cursor, for the next chunk
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        return {
+            name: tuples_to_frame(TABLES_BY_NAME[name], rows) for name, rows in self.rows.items()
+        }
 
 
 class SourceParser(Protocol):

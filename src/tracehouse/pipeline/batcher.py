@@ -7,34 +7,33 @@ row and watermark win, and rows re-emitted by the later chunk replace the earlie
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import polars as pl
+from typing import Any
 
 from tracehouse.model.contract import ImportBatch, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.tables import CONTENT_TABLES
+from tracehouse.model.rows import tuples_to_frame
+from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.parsers.base import UnitResult
-
-_TABLES = {t.name: t for t in CONTENT_TABLES.values()}
 
 
 @dataclass
 class PendingBatch:
     items: dict[str, ImportItem] = field(default_factory=dict)  # by unit key
-    frames: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     watermarks: dict[str, WatermarkUpdate] = field(default_factory=dict)
     rejects: list[Reject] = field(default_factory=list)
     bytes: int = 0
+    repeated: bool = False  # a unit gave more than one chunk: rows may repeat by key
 
     def add(self, result: UnitResult) -> None:
         key = result.unit.key
         self.bytes += result.bytes_read
         self.rejects.extend(result.rejects)
         if result.item is not None:
+            self.repeated |= key in self.items
             self.items[key] = result.item
             self.watermarks.pop(key, None)
-            for name, frame in result.frames.items():
-                if frame.height:
-                    self.frames.setdefault(name, []).append(frame)
+            for name, rows in result.rows.items():
+                self.rows.setdefault(name, []).extend(rows)
         elif result.watermark is not None:
             if key in self.items:  # an earlier chunk's item carries the unit's cursor
                 item = self.items[key]
@@ -55,11 +54,12 @@ class PendingBatch:
 
     def build(self, run_id: str, mode: str) -> ImportBatch:
         frames = {}
-        for name, parts in self.frames.items():
-            frame = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
-            if len(parts) > 1:
+        for name, rows in self.rows.items():
+            table = TABLES_BY_NAME[name]
+            frame = tuples_to_frame(table, rows)
+            if self.repeated:  # the later chunk's version of a row wins
                 frame = frame.unique(
-                    subset=list(_TABLES[name].primary_key), keep="last", maintain_order=True
+                    subset=list(table.primary_key), keep="last", maintain_order=True
                 )
             frames[name] = frame
         return ImportBatch(

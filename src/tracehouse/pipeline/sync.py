@@ -112,12 +112,17 @@ def sync(
         cursors = store.watermarks(provider)
         report.units += len(units)
         report.missing += _flag_missing(store, provider, roots, units, cursors, report, options)
+        planned = []
         for unit, cursor, size in _plan(units, cursors, options.full):
             if size is None:
                 report.unchanged += 1
                 continue
-            tasks.append((unit, cursor))
+            planned.append((unit, cursor))
             total += size
+        states = store.watermark_states(provider, [u.key for u, c in planned if c])
+        for unit, cursor in planned:
+            state = states.get(unit.key)
+            tasks.append((unit, {**cursor, "state": state} if cursor and state else cursor))
     progress.start(total, len(tasks))
     try:
         _run(store, options, tasks, total, report, progress)

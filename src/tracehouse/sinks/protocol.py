@@ -37,7 +37,11 @@ class SessionStore(Protocol):
         ...
 
     def watermarks(self, provider: str) -> dict[str, dict[str, Any]]:
-        """unit_key → cursor for every unit of a provider."""
+        """unit_key → cursor for every unit of a provider (without the parser states)."""
+        ...
+
+    def watermark_states(self, provider: str, unit_keys: Iterable[str]) -> dict[str, Any]:
+        """unit_key → the parser's resume state, for the units about to be parsed."""
         ...
 
     def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:

@@ -140,11 +140,10 @@ def _parse_chunk(
         {**session, "fingerprint": fingerprint},
         (watermark,),
     )
-    result.frames = {
-        "messages": builder.messages.frame(),
-        "turns": builder.turns.frame(),
-        "tool_calls": builder.tool_calls.frame(),
-        "message_sources": builder.sources.frame(),
+    result.rows = {
+        buffer.table.name: buffer.tuples()
+        for buffer in (builder.messages, builder.turns, builder.tool_calls, builder.sources)
+        if len(buffer)
     }
     return result
 
@@ -181,7 +180,9 @@ def _cursor(
 
 
 def _wm(unit: Unit, cursor: FileCursor) -> WatermarkUpdate:
-    return WatermarkUpdate(PROVIDER, unit.key, cursor.to_json())
+    position = cursor.to_json()
+    state = position.pop("state")
+    return WatermarkUpdate(PROVIDER, unit.key, position, state)
 
 
 def _reject(unit: Unit, line: int, offset: int, reason: str, raw: bytes) -> Reject:

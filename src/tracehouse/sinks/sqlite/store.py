@@ -114,14 +114,12 @@ class SqliteStore:
                     " AND source_path = ? AND source_missing_at IS NULL",
                     (at, provider, key),
                 ).rowcount
-                row = conn.execute(
-                    "SELECT cursor FROM watermarks WHERE source_provider = ? AND unit_key = ?",
-                    (provider, key),
-                ).fetchone()
-                cursor = orjson.loads(row[0]) if row and row[0] else {}
-                if not cursor.get("missing"):
-                    cursor["missing"] = True
-                    writer.save_watermark(conn, provider, key, cursor, run_id)
+                conn.execute(
+                    "UPDATE watermarks SET cursor = json_set(coalesce(cursor, '{}'),"
+                    " '$.missing', json('true')), run_id = ? WHERE source_provider = ?"
+                    " AND unit_key = ?",
+                    (run_id, provider, key),
+                )
         return flagged
 
     # -- reads --------------------------------------------------------------------------------
@@ -131,6 +129,19 @@ class SqliteStore:
             "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?", (provider,)
         )
         return {key: orjson.loads(cursor) if cursor else {} for key, cursor in rows}
+
+    def watermark_states(self, provider: str, unit_keys: Iterable[str]) -> dict[str, Any]:
+        keys = list(unit_keys)
+        out: dict[str, Any] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = self.conn.execute(
+                "SELECT unit_key, state FROM watermarks WHERE source_provider = ? AND state IS NOT"
+                f" NULL AND unit_key IN ({', '.join('?' * len(chunk))})",
+                (provider, *chunk),
+            )
+            out.update((key, orjson.loads(state)) for key, state in rows)
+        return out
 
     def info(self) -> StoreInfo:
         counts = {

@@ -10,10 +10,9 @@ from __future__ import annotations
 import socket
 import sqlite3
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import polars as pl
 
 from tracehouse import __version__
 from tracehouse.errors import IdempotencyConflict
@@ -31,6 +30,9 @@ from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
 from tracehouse.model.rows import json_text
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
+
+if TYPE_CHECKING:
+    import polars as pl
 
 _SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
 _LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
@@ -113,7 +115,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         results.append(result)
 
     for wm in batch.watermarks:
-        save_watermark(conn, wm.source_provider, wm.unit_key, wm.cursor, batch.run_id)
+        save_watermark(conn, wm, batch.run_id)
     for reject in batch.rejects:
         save_reject(conn, batch.run_id, reject, now)
 
@@ -152,6 +154,8 @@ def _partition(
     if frame.columns != list(table.names):
         frame = frame.select(table.names)
     if frame.get_column("session_id").n_unique() > len(sessions):
+        import polars as pl
+
         frame = frame.filter(pl.col("session_id").is_in(sessions))
     out: dict[str, list[tuple[Any, ...]]] = {}
     idx = frame.columns.index("session_id")
@@ -243,17 +247,24 @@ def _save_watermarks(
     conn: sqlite3.Connection, watermarks: tuple[WatermarkUpdate, ...], run_id: str
 ) -> None:
     for wm in watermarks:
-        save_watermark(conn, wm.source_provider, wm.unit_key, wm.cursor, run_id)
+        save_watermark(conn, wm, run_id)
 
 
-def save_watermark(
-    conn: sqlite3.Connection, provider: str, unit_key: str, cursor: Mapping[str, Any], run_id: str
-) -> None:
+def save_watermark(conn: sqlite3.Connection, wm: WatermarkUpdate, run_id: str) -> None:
+    state = None if wm.state is None else canonical_json(dict(wm.state)).decode()
     conn.execute(
-        "INSERT INTO watermarks VALUES (?, ?, ?, ?, ?) ON CONFLICT (source_provider, unit_key)"
+        "INSERT INTO watermarks VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_provider, unit_key)"
         " DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at,"
-        " run_id = excluded.run_id WHERE watermarks.cursor IS NOT excluded.cursor",
-        (provider, unit_key, canonical_json(dict(cursor)).decode(), now_iso(), run_id),
+        " run_id = excluded.run_id, state = excluded.state"
+        " WHERE watermarks.cursor IS NOT excluded.cursor OR watermarks.state IS NOT excluded.state",
+        (
+            wm.source_provider,
+            wm.unit_key,
+            canonical_json(dict(wm.cursor)).decode(),
+            now_iso(),
+            run_id,
+            state,
+        ),
     )
 
 

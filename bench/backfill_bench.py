@@ -1,0 +1,159 @@
+"""Backfill throughput against its floors, measured in one run.
+
+    uv run python bench/backfill_bench.py [--copies 95] [--corpus ../shared/fixtures]
+
+Replicates every Claude Code home of the fixture corpus `--copies` times (about 11 MB each, so
+95 copies ≈ 1 GB) into bench/out/corpus/, each copy under a fresh project directory and fresh
+session file names, so every copy is a distinct set of sessions with fresh ledger ids. Then:
+
+  raw read        read every file's bytes (page cache warm)                  → MB/s
+  bare parse      orjson.loads over every line of the same files             → MB/s
+  backfill        `tracehouse sync backfill` into a new ledger (a subprocess) → MB/s, ratios
+  peak RSS        the backfill's whole process tree (main + workers), sampled
+  no-change       the same command again: wall time of the command, and of the sync itself
+  append          10 lines appended to the largest transcript, the command again
+
+Targets (issue #3): backfill ≥ 100 MB/s; peak RSS ≤ 250 MB; no-change ≤ 0.5 s;
+append ≤ no-change + 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import psutil
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+
+
+def build_corpus(source: Path, copies: int) -> Path:
+    target = OUT / "corpus" / f"x{copies}"
+    marker = target / ".complete"
+    if marker.exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    homes = sorted(p for p in (source / "homes").glob("*/.claude") if (p / "projects").is_dir())
+    projects = target / ".claude" / "projects"
+    for n in range(copies):
+        for home in homes:
+            for project in (home / "projects").iterdir():
+                dest = projects / f"{project.name}-c{n:03d}"
+                for path in project.rglob("*"):
+                    if not path.is_file():
+                        continue
+                    rel = path.relative_to(project)
+                    # Session ids are file stems (and the subagent dir names): give each copy
+                    # its own by rewriting the first uuid group.
+                    parts = [_fresh(part, n) for part in rel.parts]
+                    out = dest.joinpath(*parts)
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, out)
+    marker.write_text("ok")
+    return target
+
+
+def _fresh(name: str, n: int) -> str:
+    if len(name) >= 36 and name[8] == "-" and name[13] == "-":
+        return f"{n:08x}" + name[8:]
+    return name
+
+
+def files_of(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*.jsonl"))
+
+
+def raw_read(files: list[Path]) -> tuple[int, float]:
+    start = time.perf_counter()
+    total = 0
+    for path in files:
+        with path.open("rb") as f:
+            total += len(f.read())
+    return total, time.perf_counter() - start
+
+
+def bare_parse(files: list[Path]) -> float:
+    start = time.perf_counter()
+    loads = orjson.loads
+    for path in files:
+        for line in path.read_bytes().splitlines():
+            if line:
+                loads(line)
+    return time.perf_counter() - start
+
+
+def run_cli(args: list[str]) -> tuple[float, int, dict[str, object]]:
+    """Wall time, peak RSS of the process tree (sampled every 20 ms), and the --json report."""
+    command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
+    start = time.perf_counter()
+    # As on a user's machine, bytecode caches are written and reused between runs.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    root = psutil.Process(process.pid)
+    peak = 0
+    while process.poll() is None:
+        try:
+            tree = [root, *root.children(recursive=True)]
+            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    out, err = process.communicate()
+    elapsed = time.perf_counter() - start
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"backfill failed ({process.returncode}): {err.decode()[-2000:]}")
+    return elapsed, peak, json.loads(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=95)
+    parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    corpus = build_corpus(args.corpus, args.copies)
+    files = files_of(corpus)
+    print(f"corpus: {len(files):,} files in {corpus} (ready in {time.perf_counter() - t0:.1f}s)")
+    size, read_s = raw_read(files)
+    mb = size / 1e6
+    parse_s = bare_parse(files)
+    print(f"floor    raw read            {mb / read_s:8.0f} MB/s   ({mb:,.0f} MB in {read_s:.2f}s)")
+    print(f"floor    bare orjson.loads   {mb / parse_s:8.0f} MB/s   ({parse_s:.2f}s)")
+
+    ledger = OUT / "bench-ledger.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{ledger}{suffix}").unlink(missing_ok=True)
+    common = ["sync", "backfill", "--home", str(corpus), "--store", str(ledger), "--json", "-q"]
+    wall, peak, report = run_cli(common)
+    sync_s = float(report["seconds"])  # type: ignore[arg-type]
+    print(f"backfill sync backfill       {mb / wall:8.0f} MB/s   ({wall:.2f}s wall, "
+          f"{sync_s:.2f}s in sync) = {mb / wall / (mb / parse_s):.0%} of bare parse,"
+          f" {mb / wall / (mb / read_s):.1%} of raw read")
+    print(f"         sessions {report['sessions']}, rows {report['rowsWritten']:,},"
+          f" rejects {len(report['rejects'])}")  # type: ignore[arg-type]
+    print(f"memory   peak RSS            {peak / 2**20:8.0f} MB    (main + workers, sampled)")
+
+    wall0, _, again = run_cli(common)
+    print(f"rerun    no change           {wall0:8.2f} s     (command; {again['seconds']}s in sync,"
+          f" {again['unchanged']:,} files unchanged)")
+    largest = max(files, key=lambda p: p.stat().st_size)
+    lines = largest.read_bytes().splitlines(keepends=True)
+    with largest.open("ab") as f:
+        f.writelines(line if line.endswith(b"\n") else line + b"\n" for line in lines[-10:])
+    wall1, _, appended = run_cli(common)
+    print(f"rerun    10 lines appended   {wall1:8.2f} s     (command; {appended['seconds']}s in"
+          f" sync, {appended['bytesRead']:,} bytes read) = no-change + {wall1 - wall0:.2f}s")
+    os.truncate(largest, sum(len(x) for x in lines))  # leave the corpus as built
+
+
+if __name__ == "__main__":
+    main()
