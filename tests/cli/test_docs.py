@@ -1,0 +1,28 @@
+"""The README documents every CLI command (STYLE: a CLI reference kept in sync by a test)."""
+
+from __future__ import annotations
+
+import typer
+
+from tests.conftest import REPO
+from tracehouse.cli.app import app
+
+
+def command_paths(group: typer.Typer, prefix: str = "tracehouse") -> list[str]:
+    paths = [f"{prefix} {c.name or c.callback.__name__}" for c in group.registered_commands]
+    for sub in group.registered_groups:
+        paths.extend(command_paths(sub.typer_instance, f"{prefix} {sub.name}"))
+    return paths
+
+
+def test_every_command_is_in_the_readme():
+    readme = (REPO / "README.md").read_text()
+    commands = command_paths(app)
+    assert "tracehouse sync backfill" in commands
+    missing = [c for c in commands if c not in readme]
+    assert missing == []
+
+
+def test_the_readme_starts_with_the_two_setup_commands():
+    head = (REPO / "README.md").read_text()[:400]
+    assert "uv run tracehouse sync backfill" in head and "uv run pytest" in head
