@@ -187,3 +187,15 @@ def test_import_order_does_not_matter(tmp_path):
     a, b = snapshot(children_first), snapshot(parent_last)
     assert a["sessions"] == b["sessions"]
     assert a["tool_calls"] == b["tool_calls"]
+
+
+def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path):
+    home = make_home(tmp_path, copies=4)
+    inline = open_store(tmp_path, "inline.db")
+    backfill(inline, home, workers=1)
+    shared = open_store(tmp_path, "workers.db")
+    report = backfill(shared, home, workers=2, pool_min_bytes=0, batch_sessions=3)
+    assert report.ok and report.parsed == report.units == 20
+    assert report.statuses["imported"] == 12
+    assert snapshot(shared) == snapshot(inline)
+    assert backfill(shared, home, workers=2, pool_min_bytes=0).unchanged == 20

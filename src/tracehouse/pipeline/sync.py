@@ -2,18 +2,17 @@
 
 Backfill runs it over every unit; live mode (later) runs it over the units that changed. A
 no-change run costs one `stat` per file: units whose size and mtime match their watermark are
-never opened. Parsing fans out to worker processes when there is enough to parse; the main
-process writes each batch, rows and watermarks together, in one transaction.
+never opened. With enough to parse, the units are shared out to worker processes that each run
+the same parse → batch → import loop (`run_tasks`) against the store; every batch commits its
+rows and watermarks in one transaction wherever it runs.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,9 @@ from tracehouse.state.watermark import Action, FileCursor, quick_plan
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
 
+# A unit to parse, its cursor (None: from the start) and the bytes it may read.
+Task = tuple[Unit, Mapping[str, Any] | None, int]
+
 
 @dataclass(frozen=True)
 class SyncOptions:
@@ -41,7 +43,9 @@ class SyncOptions:
     chunk_bytes: int = 16 * 1024 * 1024
     max_field: int = 1024 * 1024
     quiet_seconds: float = 2.0
-    # Called after each committed batch with its number: the crash-safety tests stop here.
+    pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
+    # Called after each committed batch with its number (inline runs only: it does not travel
+    # to worker processes). The crash-safety tests stop here.
     on_batch: Callable[[int], None] | None = None
 
 
@@ -66,6 +70,18 @@ class SyncReport:
     @property
     def ok(self) -> bool:
         return not self.rejects and not self.failures
+
+    def merge(self, other: SyncReport) -> None:
+        """Add a worker's share of the run."""
+        self.parsed += other.parsed
+        self.waiting += other.waiting
+        self.statuses.update(other.statuses)
+        self.rows_written += other.rows_written
+        self.bytes_read += other.bytes_read
+        self.rejects.extend(other.rejects)
+        self.failures.extend(other.failures)
+        self.accounting.update(other.accounting)
+        self.batches += other.batches
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,7 +120,7 @@ def sync(
     report = SyncReport(run_id=new_run_id(), dry_run=options.dry_run)
     if not options.dry_run:
         store.start_run(report.run_id, options.mode)
-    tasks: list[tuple[Unit, Mapping[str, Any] | None]] = []
+    tasks: list[Task] = []
     total = 0
     for provider, roots in options.sources.items():
         parser = PARSERS[provider]
@@ -117,12 +133,12 @@ def sync(
             if size is None:
                 report.unchanged += 1
                 continue
-            planned.append((unit, cursor))
+            planned.append((unit, cursor, size))
             total += size
-        states = store.watermark_states(provider, [u.key for u, c in planned if c])
-        for unit, cursor in planned:
+        states = store.watermark_states(provider, [u.key for u, c, _ in planned if c])
+        for unit, cursor, size in planned:
             state = states.get(unit.key)
-            tasks.append((unit, {**cursor, "state": state} if cursor and state else cursor))
+            tasks.append((unit, {**cursor, "state": state} if cursor and state else cursor, size))
     progress.start(total, len(tasks))
     try:
         _run(store, options, tasks, total, report, progress)
@@ -183,11 +199,29 @@ def _flag_missing(
 def _run(
     store: SessionStore,
     options: SyncOptions,
-    tasks: list[tuple[Unit, Mapping[str, Any] | None]],
+    tasks: list[Task],
     total: int,
     report: SyncReport,
     progress: ProgressSink,
 ) -> None:
+    workers = min(options.workers, len(tasks)) if total >= options.pool_min_bytes else 1
+    if workers <= 1:
+        run_tasks(store, options, tasks, report, progress.advance)
+    else:
+        from tracehouse.pipeline.workers import run_in_workers
+
+        run_in_workers(store.location, options, tasks, workers, report, progress.advance)
+
+
+def run_tasks(
+    store: SessionStore,
+    options: SyncOptions,
+    tasks: list[Task],
+    report: SyncReport,
+    advance: Callable[[int], None],
+) -> None:
+    """Parse units in order and import them batch by batch: the one ingest path, run inline or
+    in each worker process. A unit's chunks follow one another, so they commit in file order."""
     parse_options = ParseOptions(
         full=options.full,
         budget_bytes=options.chunk_bytes,
@@ -196,59 +230,24 @@ def _run(
         now=time.time(),
     )
     pending = PendingBatch()
-
-    def accept(result: UnitResult) -> None:
-        nonlocal pending
-        report.bytes_read += result.bytes_read
-        report.accounting.update(result.accounting)
-        progress.advance(result.bytes_read)
-        if result.action is Action.WAIT:
-            report.waiting += 1
-        pending.add(result)
-        if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
-            _flush(store, options, pending, report)
-            pending = PendingBatch()
-
-    workers = options.workers if total >= POOL_MIN_BYTES else 1
-    if workers <= 1:
-        for unit, cursor in tasks:
-            report.parsed += 1
-            while True:
-                result = _parse(unit, cursor, parse_options)
-                accept(result)
-                if result.done:
-                    break
-                cursor = result.cursor
-    else:
-        _run_pool(tasks, parse_options, workers, accept, report)
+    for unit, cursor, _size in tasks:
+        report.parsed += 1
+        while True:
+            result = _parse(unit, cursor, parse_options)
+            report.bytes_read += result.bytes_read
+            report.accounting.update(result.accounting)
+            advance(result.bytes_read)
+            if result.action is Action.WAIT:
+                report.waiting += 1
+            pending.add(result)
+            if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
+                _flush(store, options, pending, report)
+                pending = PendingBatch()
+            if result.done:
+                break
+            cursor = result.cursor
     if not pending.empty:
         _flush(store, options, pending, report)
-
-
-def _run_pool(
-    tasks: list[tuple[Unit, Mapping[str, Any] | None]],
-    parse_options: ParseOptions,
-    workers: int,
-    accept: Callable[[UnitResult], None],
-    report: SyncReport,
-) -> None:
-    """Parse in worker processes; a unit's next chunk is submitted only after the previous one
-    came back, so a unit's results always arrive, and are committed, in file order."""
-    queue = list(reversed(tasks))
-    context = multiprocessing.get_context("spawn")  # polars' threads make fork unsafe
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        running: set[Future[UnitResult]] = set()
-        while queue or running:
-            while queue and len(running) < workers * 2:
-                unit, cursor = queue.pop()
-                report.parsed += 1
-                running.add(pool.submit(_parse, unit, cursor, parse_options))
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                result = future.result()
-                accept(result)
-                if not result.done:
-                    running.add(pool.submit(_parse, result.unit, result.cursor, parse_options))
 
 
 def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
