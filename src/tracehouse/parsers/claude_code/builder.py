@@ -65,6 +65,7 @@ class SessionBuilder:
         self.tool_calls = TableBuffer(TOOL_CALLS)
         self.sources = TableBuffer(MESSAGE_SOURCES)
         self.seen_uuids: set[str] = set()
+        self.ts: str | None = None  # the timestamp of the record being fed
         s = state if state and state.get("v") == STATE_VERSION else {}
         self.seq: int = s.get("seq", 0)
         self.turn_seq: int = s.get("turn_seq", 0)
@@ -84,15 +85,15 @@ class SessionBuilder:
         """Consume one record; returns how it was accounted for."""
         kind = r.get("type")
         self.agg.count_record(kind, r.get("subtype"))
+        handler = _CONVERSATION.get(kind)  # type: ignore[arg-type]
         uuid = r.get("uuid")
-        if isinstance(uuid, str) and kind in ("user", "assistant", "system", "attachment"):
+        if handler is not None and isinstance(uuid, str):
             if uuid in self.seen_uuids:
                 return "replayed"
             self.seen_uuids.add(uuid)
-        self.agg.note_envelope(r)
-        if kind in _CONVERSATION:
-            disposition = _CONVERSATION[kind](self, r, offset)
-            ts = self.agg.timestamp(r)
+        self.ts = ts = self.agg.note_envelope(r)
+        if handler is not None:
+            disposition = handler(self, r, offset)
             if self.turn is not None and ts:
                 self.turn["completed_at"] = ts  # the turn's last line so far
             return disposition
@@ -291,7 +292,7 @@ class SessionBuilder:
             "message_type": mtype,
             "content": None,
             "thinking": None,
-            "created_at": self.agg.timestamp(r),
+            "created_at": self.ts,
             "model": None,
             "meta": None,
             "metadata": metadata,
@@ -344,7 +345,7 @@ class SessionBuilder:
             "status": "pending",
             "error": None,
             "spawned_session_id": None,
-            "started_at": self.agg.timestamp(r),
+            "started_at": self.ts,
             "completed_at": None,
         }
         self.call_seq += 1
@@ -364,7 +365,7 @@ class SessionBuilder:
         call["error"] = rec.cap(text, 2000) if failed else None
         if r.get("toolDenialKind"):
             call["error"] = f"denied ({r['toolDenialKind']}): {call['error']}"
-        call["completed_at"] = self.agg.timestamp(r)
+        call["completed_at"] = self.ts
         result = r.get("toolUseResult")
         if isinstance(result, dict) and isinstance(result.get("agentId"), str):
             child = subagent_source_id(self.ident.project, result["agentId"])
@@ -420,7 +421,7 @@ class SessionBuilder:
             "source_turn_id": key,
             "parent_turn_id": None,
             "seq": self.turn_seq,
-            "started_at": self.agg.timestamp(r),
+            "started_at": self.ts,
             "completed_at": None,
             "model": None,
             "llm_provider": None,

@@ -27,6 +27,7 @@ class SessionAggregate:
     max_timestamp: str | None = None
     cwd: str | None = None
     cwds: list[str] = field(default_factory=list)
+    cwds_last: str | None = None
     git_branch: str | None = None
     version: str | None = None
     entrypoint: str | None = None
@@ -64,7 +65,7 @@ class SessionAggregate:
         return None
 
     def count_record(self, kind: Any, subtype: Any) -> None:
-        name = str(kind) if subtype is None else f"{kind}/{subtype}"
+        name = kind if subtype is None and isinstance(kind, str) else f"{kind}/{subtype}"
         self.records[name] = self.records.get(name, 0) + 1
 
     def count_attachment(self, kind: Any) -> None:
@@ -73,7 +74,8 @@ class SessionAggregate:
     def count_queue(self, op: Any) -> None:
         self.queue[str(op)] = self.queue.get(str(op), 0) + 1
 
-    def note_envelope(self, r: dict[str, Any]) -> None:
+    def note_envelope(self, r: dict[str, Any]) -> str | None:
+        """Fold a record's envelope into the session; returns its timestamp (None if invalid)."""
         ts = self.timestamp(r)
         if ts:
             if self.first_timestamp is None or ts < self.first_timestamp:
@@ -81,20 +83,25 @@ class SessionAggregate:
             if self.max_timestamp is None or ts > self.max_timestamp:
                 self.max_timestamp = ts
         cwd = r.get("cwd")
-        if isinstance(cwd, str) and cwd:
+        if cwd and cwd != self.cwds_last and isinstance(cwd, str):  # usually the same as before
+            self.cwds_last = cwd
             self.cwd = self.cwd or cwd
             if cwd not in self.cwds and len(self.cwds) < 16:
                 self.cwds.append(cwd)
         branch = r.get("gitBranch")
-        if isinstance(branch, str) and branch:
+        if branch and isinstance(branch, str):
             self.git_branch = branch
-        for attr, key in (("version", "version"), ("slug", "slug")):
-            if isinstance(r.get(key), str) and r[key]:
-                setattr(self, attr, r[key])
+        version = r.get("version")
+        if version and isinstance(version, str):
+            self.version = version
+        slug = r.get("slug")
+        if slug and isinstance(slug, str):
+            self.slug = slug
         if self.entrypoint is None and isinstance(r.get("entrypoint"), str):
             self.entrypoint = r["entrypoint"]
         if self.line_session_id is None and isinstance(r.get("sessionId"), str):
             self.line_session_id = r["sessionId"]
+        return ts
 
     def note_session_record(self, r: dict[str, Any]) -> None:
         kind = r.get("type")
