@@ -32,7 +32,6 @@ def all_units(corpus: Path) -> list[Unit]:
             Unit(
                 "claude-code",
                 str(path),
-                path,
                 str(path.parent),
                 {"session": path.stem, "project": "excerpts"},
             )

@@ -14,6 +14,7 @@ from tests.sources.contract import SourceContract, parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions
+from tracehouse.parsers.claude_code.discover import read_meta
 from tracehouse.state.watermark import Action
 
 HOME = DATA / "claude" / "home"
@@ -74,7 +75,9 @@ def test_discovery_finds_both_subagent_layouts_and_meta():
         "33333333-3333-4333-8333-333333333333.jsonl",
     }
     child = by_name["agent-a0fix0001.jsonl"].info
-    assert child["parent"] == MAIN and child["meta"]["description"] == "Fix the division"
+    assert child["parent"] == MAIN
+    # the meta file is read when the unit is parsed, not on every discovery
+    assert read_meta(child["meta_path"])["description"] == "Fix the division"
     assert by_name["agent-7e57ab1e.jsonl"].info["via"] == "Task"
 
 

@@ -26,10 +26,14 @@ class Unit:
     """One thing a parser reads and keeps a watermark for: a file, a database composer."""
 
     provider: str
-    key: str  # the watermark key: the absolute path for files
-    path: Path
+    key: str  # the watermark key: the absolute, normalized path for files
     root: str  # the root it was found under (a unit is only "missing" if its root was scanned)
     info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        # Derived, not stored: discovery makes thousands of units and pathlib objects are costly.
+        return Path(self.key)
 
 
 @dataclass(frozen=True)

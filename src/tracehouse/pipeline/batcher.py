@@ -54,9 +54,10 @@ class PendingBatch:
 
     def build(self, run_id: str, mode: str) -> ImportBatch:
         frames = {}
-        for name, rows in self.rows.items():
+        for name in list(self.rows):
             table = TABLES_BY_NAME[name]
-            frame = tuples_to_frame(table, rows)
+            # Each table's tuples are released as its frame is built: one copy at a time.
+            frame = tuples_to_frame(table, self.rows.pop(name))
             if self.repeated:  # the later chunk's version of a row wins
                 frame = frame.unique(
                     subset=list(table.primary_key), keep="last", maintain_order=True

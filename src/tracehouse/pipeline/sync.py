@@ -160,7 +160,7 @@ def _plan(
     for unit in units:
         raw = cursors.get(unit.key)
         try:
-            st = os.stat(unit.path)
+            st = os.stat(unit.key)
         except OSError:
             continue  # vanished since discovery: the next run flags it missing
         cursor = FileCursor.from_json(raw) if raw else None

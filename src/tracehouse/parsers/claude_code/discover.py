@@ -39,70 +39,66 @@ def projects_dir(root: Path) -> Path | None:
 
 
 def discover(roots: list[Path]) -> list[Unit]:
+    """Every transcript under the roots. Plain strings and `os.scandir` throughout: a no-change
+    sync of thousands of files is mostly this walk."""
     units: dict[str, Unit] = {}
     for root in roots:
         projects = projects_dir(root)
         if projects is None:
             continue
-        for project in sorted(_subdirs(projects)):
-            for unit in _project_units(project, str(root)):
-                units.setdefault(unit.key, unit)  # the same dir reached through two roots
+        top = os.path.abspath(root)
+        for project in _entries(os.path.abspath(projects)):
+            if project.is_dir(follow_symlinks=False):
+                for unit in _project_units(project.path, project.name, top):
+                    units.setdefault(unit.key, unit)  # the same dir reached through two roots
     return sorted(units.values(), key=lambda u: u.key)
 
 
-def _subdirs(path: Path) -> list[Path]:
+def _entries(path: str) -> list[os.DirEntry[str]]:
     try:
-        return [Path(e.path) for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+        return list(os.scandir(path))
     except OSError:
         return []
 
 
-def _project_units(project: Path, root: str) -> list[Unit]:
+def _project_units(project: str, name: str, root: str) -> list[Unit]:
     out: list[Unit] = []
-    try:
-        entries = list(os.scandir(project))
-    except OSError:
-        return out
-    for entry in entries:
-        name = entry.name
-        if entry.is_file() and name.endswith(".jsonl"):
-            stem = name[: -len(".jsonl")]
+    for entry in _entries(project):
+        if entry.name.endswith(".jsonl") and entry.is_file():
+            stem = entry.name[: -len(".jsonl")]
             if stem.startswith("agent-"):
-                out.append(_unit(entry.path, root, project.name, agent_id=stem[6:], via="Task"))
+                out.append(_unit(entry.path, root, name, agent_id=stem[6:], via="Task"))
             else:
-                out.append(_unit(entry.path, root, project.name, session=stem))
+                out.append(_unit(entry.path, root, name, session=stem))
         elif entry.is_dir(follow_symlinks=False):
-            subagents = Path(entry.path) / "subagents"
-            if subagents.is_dir():
-                out.extend(_subagent_units(subagents, root, project.name, parent=name))
+            subagents = os.path.join(entry.path, "subagents")
+            if os.path.isdir(subagents):
+                out.extend(_subagent_units(subagents, root, name, parent=entry.name))
     return out
 
 
-def _subagent_units(subagents: Path, root: str, project: str, parent: str) -> list[Unit]:
+def _subagent_units(subagents: str, root: str, project: str, parent: str) -> list[Unit]:
     out = []
     for dirpath, _dirs, files in os.walk(subagents):
-        workflow = "workflows" in Path(dirpath).relative_to(subagents).parts
+        workflow = "workflows" in os.path.relpath(dirpath, subagents).split(os.sep)
         for name in files:
             if name.startswith("agent-") and name.endswith(".jsonl"):
-                path = Path(dirpath) / name
-                meta = _read_meta(path.with_suffix(".meta.json"))
+                path = os.path.join(dirpath, name)
                 out.append(
-                    _unit(
-                        str(path),
-                        root,
-                        project,
-                        agent_id=name[6:-6],
-                        parent=parent,
-                        via="workflow" if workflow else "Task",
-                        meta=meta,
-                    )
-                )
+                    _unit(path, root, project, agent_id=name[6:-6], parent=parent,
+                          via="workflow" if workflow else "Task",
+                          meta_path=path[: -len(".jsonl")] + ".meta.json")
+                )  # fmt: skip
     return out
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
+def read_meta(path: str | None) -> dict[str, Any]:
+    """`agent-<id>.meta.json` (agentType, description, worktreePath), read at parse time."""
+    if not path:
+        return {}
     try:
-        value = orjson.loads(path.read_bytes())
+        with open(path, "rb") as f:
+            value = orjson.loads(f.read())
     except (OSError, orjson.JSONDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -111,5 +107,4 @@ def _read_meta(path: Path) -> dict[str, Any]:
 def _unit(path: str, root: str, project: str, **info: Any) -> Unit:
     info["project"] = project
     # Keys are absolute and normalized (no `..`), but symlinks are kept as the user named them.
-    key = os.path.abspath(path)
-    return Unit(PROVIDER, key, Path(key), os.path.abspath(root), info)
+    return Unit(PROVIDER, os.path.abspath(path), root, info)

@@ -20,6 +20,7 @@ from tracehouse.parsers.claude_code.builder import (
     SessionBuilder,
     subagent_source_id,
 )
+from tracehouse.parsers.claude_code.discover import read_meta
 from tracehouse.parsers.jsonl import Chunk, last_line_span, lines, read_chunk
 from tracehouse.state.watermark import (
     HEAD_BYTES,
@@ -45,7 +46,7 @@ def identity(unit: Unit) -> Identity:
             agent_id=str(agent_id),
             parent_source_session_id=info.get("parent"),
             via=info.get("via"),
-            meta=dict(info.get("meta") or {}),
+            meta=read_meta(info.get("meta_path")),
         )
     return Identity(path=unit.key, source_session_id=str(info["session"]), project=project)
 
@@ -53,8 +54,8 @@ def identity(unit: Unit) -> Identity:
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     cursor = FileCursor.from_json(cursor_json) if cursor_json else None
     try:
-        st = os.stat(unit.path)
-        f = open(unit.path, "rb")  # noqa: SIM115 - closed below, after the planning reads
+        st = os.stat(unit.key)
+        f = open(unit.key, "rb")  # noqa: SIM115 - closed below, after the planning reads
     except OSError as exc:
         return _unreadable(unit, exc)
     with f:

@@ -3,19 +3,24 @@
 The first migration creates every table from the declarations in `model/tables.py` as they stood
 when it was written; later migrations only append columns, tables and indexes. A ledger that has
 applied a migration this code does not know was written by a newer tracehouse and is refused.
+sqlite-utils records what was applied; it is imported only when something is pending, since
+every command opens the store and the import alone costs ~0.1 s.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tracehouse.errors import StoreError
 from tracehouse.model.tables import ALL_TABLES, Kind, Table
 
-MIGRATIONS = Migrations("tracehouse")
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+SET_NAME = "tracehouse"
+RECORD_TABLE = "_sqlite_migrations"  # sqlite-utils' record of applied migrations
 
 _SQL_TYPE = {Kind.TEXT: "TEXT", Kind.INT: "INTEGER", Kind.BOOL: "INTEGER", Kind.JSON: "TEXT"}
 
@@ -28,7 +33,6 @@ def create_table_sql(table: Table) -> str:
     return f"CREATE TABLE IF NOT EXISTS {table.name} ({', '.join(columns)}, PRIMARY KEY ({pk}))"
 
 
-@MIGRATIONS(name="m001_ledger")
 def m001_ledger(db: Database) -> None:
     for table in ALL_TABLES:
         db.execute(create_table_sql(table))
@@ -47,24 +51,42 @@ def m001_ledger(db: Database) -> None:
         db.execute(sql)
 
 
+# In order; a name is never reused or renumbered.
+STEPS: list[tuple[str, Callable[[Database], None]]] = [
+    ("m001_ledger", m001_ledger),
+]
+
+
 def known_migrations() -> list[str]:
-    return [m.name for m in MIGRATIONS._migrations]
+    return [name for name, _ in STEPS]
 
 
-def schema_version(db: Database) -> int:
-    return len(MIGRATIONS.applied(db))
+def applied(conn: sqlite3.Connection) -> list[str]:
+    try:
+        rows = conn.execute(
+            f"SELECT name FROM {RECORD_TABLE} WHERE migration_set = ? ORDER BY rowid", (SET_NAME,)
+        ).fetchall()
+    except sqlite3.OperationalError:  # no migration has ever been applied
+        return []
+    return [row[0] for row in rows]
 
 
-def upgrade(db: Database, path: Any) -> int:
+def upgrade(conn: sqlite3.Connection, path: Any) -> int:
     """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
-    applied = [m.name for m in MIGRATIONS.applied(db)]
-    unknown = [name for name in applied if name not in known_migrations()]
+    done = applied(conn)
+    unknown = [name for name in done if name not in known_migrations()]
     if unknown:
         raise StoreError(
-            f"{path}: this ledger was written by a newer tracehouse (schema version {len(applied)},"
+            f"{path}: this ledger was written by a newer tracehouse (schema version {len(done)},"
             f" this one knows {len(known_migrations())}: unknown migration {unknown[0]});"
             " upgrade tracehouse to use it"
         )
-    if len(applied) < len(known_migrations()):
-        MIGRATIONS.apply(db)
-    return schema_version(db)
+    if len(done) < len(STEPS):
+        from sqlite_utils import Database
+        from sqlite_utils.migrations import Migrations
+
+        migrations = Migrations(SET_NAME)
+        for name, step in STEPS:
+            migrations(name=name)(step)
+        migrations.apply(Database(conn))
+    return len(applied(conn))

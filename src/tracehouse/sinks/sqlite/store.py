@@ -11,17 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlite_utils import Database
 
 from tracehouse.errors import StoreError, StoreLockedError
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
 from tracehouse.sinks.protocol import RunTotals, StoreInfo
 from tracehouse.sinks.sqlite import writer
-from tracehouse.sinks.sqlite.migrations import schema_version, upgrade
+from tracehouse.sinks.sqlite.migrations import applied, upgrade
 
 LOCK_RETRIES = 8
-CACHE_KIB = 64 * 1024
+CACHE_KIB = 16 * 1024
 
 
 class SqliteStore:
@@ -43,8 +42,7 @@ class SqliteStore:
             # the hot part of the indexes in memory during a batch.
             self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
             self.conn.execute("PRAGMA foreign_keys = OFF")
-            self.db = Database(self.conn)
-            self.schema_version = upgrade(self.db, self.path)
+            self.schema_version = upgrade(self.conn, self.path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a tracehouse ledger ({exc})") from None
         self._statements = writer.Statements()
@@ -148,7 +146,7 @@ class SqliteStore:
             t.name: self.conn.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
             for t in ALL_TABLES
         }
-        return StoreInfo(self.location, self.backend, schema_version(self.db), counts)
+        return StoreInfo(self.location, self.backend, len(applied(self.conn)), counts)
 
     def rows(self, table: str) -> Iterator[dict[str, Any]]:
         spec = TABLES_BY_NAME[table]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -99,7 +99,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         if existing.get(item.session_id, (None,))[0] != item.fingerprint
     }
     partitions = {
-        name: _partition(table, batch.frame(table.name), to_write)
+        name: Slices(table, batch.frame(table.name), to_write)
         for name, table in _TABLES_BY_FRAME.items()
     }
     results: list[ItemResult] = list(batch.invalid)
@@ -145,23 +145,34 @@ def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, tup
     return found
 
 
-def _partition(
-    table: Table, frame: pl.DataFrame, sessions: set[str]
-) -> dict[str, list[tuple[Any, ...]]]:
-    """Rows per session, as tuples in the table's column order (the upsert's parameter order)."""
-    if frame.is_empty() or not sessions:
-        return {}
-    if frame.columns != list(table.names):
-        frame = frame.select(table.names)
-    if frame.get_column("session_id").n_unique() > len(sessions):
+class Slices:
+    """One table's rows grouped by session, handed to `executemany` as a stream of tuples."""
+
+    def __init__(self, table: Table, frame: pl.DataFrame, sessions: set[str]) -> None:
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.frame = frame
+        if frame.is_empty() or not sessions:
+            return
         import polars as pl
 
-        frame = frame.filter(pl.col("session_id").is_in(sessions))
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    idx = frame.columns.index("session_id")
-    for row in frame.iter_rows():
-        out.setdefault(row[idx], []).append(row)
-    return out
+        if frame.columns != list(table.names):
+            frame = frame.select(table.names)
+        ids = frame.get_column("session_id")
+        if ids.n_unique() > len(sessions):
+            frame = frame.filter(pl.col("session_id").is_in(sessions))
+        # Sessions arrive in contiguous runs (a unit's rows are appended together); sorting
+        # makes that certain and is stable, so each session's rows keep their order.
+        self.frame = frame.sort("session_id", maintain_order=True)
+        offset = 0
+        for run in self.frame.get_column("session_id").rle().to_list():
+            self.spans[run["value"]] = (offset, run["len"])
+            offset += run["len"]
+
+    def rows(self, session_id: str) -> Iterator[tuple[Any, ...]] | None:
+        span = self.spans.get(session_id)
+        if span is None:
+            return None
+        return self.frame.slice(*span).iter_rows()
 
 
 def _apply_item(
@@ -170,7 +181,7 @@ def _apply_item(
     batch: ImportBatch,
     item: ImportItem,
     existing: tuple[Any, ...] | None,
-    partitions: Mapping[str, Mapping[str, list[tuple[Any, ...]]]],
+    partitions: Mapping[str, Slices],
     host: str,
     now: str,
 ) -> ItemResult:
@@ -201,9 +212,9 @@ def _apply_item(
         for name in _SESSION_JSON:
             row[name] = json_text(row.get(name))
         conn.execute(sql.session, [row.get(n) for n in SESSIONS.names])
-        for name, partition in partitions.items():
-            rows = partition.get(item.session_id)
-            if rows:
+        for name, slices in partitions.items():
+            rows = slices.rows(item.session_id)
+            if rows is not None:
                 conn.executemany(sql.content[name], rows)
         _resolve_links(conn, item.session_id)
         written = conn.total_changes - before
