@@ -37,7 +37,7 @@ class Settings:
     home: str = field(default_factory=lambda: str(Path.home()))
     # provider → roots given explicitly; a provider listed with no roots uses its default roots.
     sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    batch_bytes: int = 32 * 1024 * 1024
+    batch_bytes: int = 8 * 1024 * 1024
     batch_sessions: int = 500
     workers: int = 0
     quiet_seconds: float = 2.0

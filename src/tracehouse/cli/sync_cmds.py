@@ -69,6 +69,7 @@ def backfill(
         workers=settings.worker_count(),
         batch_bytes=settings.batch_bytes,
         batch_sessions=settings.batch_sessions,
+        chunk_bytes=settings.batch_bytes,
         max_field=settings.max_field_bytes,
         quiet_seconds=settings.quiet_seconds,
     )

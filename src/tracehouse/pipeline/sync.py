@@ -38,9 +38,9 @@ class SyncOptions:
     full: bool = False
     dry_run: bool = False
     workers: int = 1
-    batch_bytes: int = 32 * 1024 * 1024
+    batch_bytes: int = 8 * 1024 * 1024
     batch_sessions: int = 500
-    chunk_bytes: int = 16 * 1024 * 1024
+    chunk_bytes: int = 8 * 1024 * 1024
     max_field: int = 1024 * 1024
     quiet_seconds: float = 2.0
     pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
