@@ -26,3 +26,16 @@ def test_every_command_is_in_the_readme():
 def test_the_readme_starts_with_the_two_setup_commands():
     head = (REPO / "README.md").read_text()[:400]
     assert "uv run tracehouse sync backfill" in head and "uv run pytest" in head
+
+
+def test_every_command_takes_the_common_options_and_keeps_its_own_help():
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    for path in command_paths(app):
+        result = runner.invoke(app, [*path.split()[1:], "--help"])
+        assert result.exit_code == 0, path
+        for option in ("--store", "--config", "--json", "--quiet", "--verbose"):
+            assert option in result.stdout, (path, option)
+    backfill = runner.invoke(app, ["sync", "backfill", "--help"]).stdout
+    assert "Treat DIR as the home" in backfill and "--dry-run" in backfill

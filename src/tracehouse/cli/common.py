@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,28 +57,40 @@ class Context:
         sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def context(
-    store: str | None,
-    config: Path | None,
-    json: bool,
-    quiet: bool,
-    verbose: int,
-    **flags: Any,
-) -> Context:
-    settings = load_settings(config).with_flags(store=store, **flags)
-    return Context(settings, json, quiet, verbose)
-
-
 F = TypeVar("F", bound=Callable[..., Any])
 
+# The options every command takes, added to its signature by `command`.
+COMMON = (
+    ("store", StoreOpt, None),
+    ("config", ConfigOpt, None),
+    ("json", JsonOpt, False),
+    ("quiet", QuietOpt, False),
+    ("verbose", VerboseOpt, 0),
+)
 
-def handle_errors(func: F) -> F:
-    """User errors become one line on stderr and their exit code, never a traceback."""
+
+def command(func: F) -> F:
+    """A CLI command: its first argument is the `Context` built from the common options (which
+    this adds to the signature typer reads), and user errors become one line on stderr with
+    their exit code, never a traceback."""
+    signature = inspect.signature(func)
+    # Annotations are strings here (postponed evaluation); typer needs the Annotated objects.
+    hints = typing.get_type_hints(func, include_extras=True)
+    own = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in list(signature.parameters.values())[1:]  # without the Context
+    ]
+    common = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+        for name, kind, default in COMMON
+    ]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        options = {name: kwargs.pop(name, default) for name, _kind, default in COMMON}
         try:
-            return func(*args, **kwargs)
+            ctx = context(**options)
+            return func(ctx, *args, **kwargs)
         except TracehouseError as exc:
             typer.echo(f"tracehouse: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
@@ -84,4 +98,12 @@ def handle_errors(func: F) -> F:
             typer.echo("tracehouse: interrupted", err=True)
             raise typer.Exit(130) from None
 
+    wrapper.__signature__ = signature.replace(parameters=own + common)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def context(
+    store: str | None, config: Path | None, json: bool, quiet: bool, verbose: int
+) -> Context:
+    settings = load_settings(config).with_flags(store=store)
+    return Context(settings, json, quiet, verbose)

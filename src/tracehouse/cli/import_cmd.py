@@ -9,32 +9,18 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tracehouse.cli.common import (
-    ConfigOpt,
-    Context,
-    JsonOpt,
-    QuietOpt,
-    StoreOpt,
-    VerboseOpt,
-    context,
-    handle_errors,
-)
+from tracehouse.cli.common import Context, command
 from tracehouse.errors import RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import ImportResponse
 
 
-@handle_errors
+@command
 def import_request(
+    ctx: Context,
     file: Annotated[str, typer.Argument(help="A JSON request file, or - for standard input.")],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
 ) -> None:
     """Import a batch written in the sessions.import JSON contract and print the response."""
-    ctx = context(store, config, json, quiet, verbose)
     if file == "-":
         data = sys.stdin.buffer.read()
     else:

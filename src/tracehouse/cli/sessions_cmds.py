@@ -8,15 +8,7 @@ import orjson
 import typer
 from rich.table import Table
 
-from tracehouse.cli.common import (
-    ConfigOpt,
-    JsonOpt,
-    QuietOpt,
-    StoreOpt,
-    VerboseOpt,
-    context,
-    handle_errors,
-)
+from tracehouse.cli.common import Context, command
 from tracehouse.exports.transcript import render
 from tracehouse.sinks.reads import find_session, list_sessions, session_detail
 
@@ -24,21 +16,16 @@ app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 
 
 @app.command("list")
-@handle_errors
+@command
 def list_(
+    ctx: Context,
     provider: Annotated[
         str | None,
         typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 50,
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
 ) -> None:
     """Sessions, most recently active first."""
-    ctx = context(store, config, json, quiet, verbose)
     ledger = ctx.store(create=False)
     try:
         rows = list_sessions(ledger, provider, limit)
@@ -75,18 +62,13 @@ def list_(
 
 
 @app.command("show")
-@handle_errors
+@command
 def show(
+    ctx: Context,
     ref: Annotated[str, typer.Argument(help="Session id, label (e.g. cc-6a963594) or source id.")],
     thinking: Annotated[bool, typer.Option("--thinking", help="Unfold thinking.")] = False,
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
 ) -> None:
     """One session in order: attribution, tool calls and results, sources, subagents."""
-    ctx = context(store, config, json, quiet, verbose)
     ledger = ctx.store(create=False)
     try:
         session = find_session(ledger, ref)
@@ -96,7 +78,7 @@ def show(
     if ctx.json:
         ctx.print_json(_decoded(detail))
         return
-    typer.echo(render(detail, show_thinking=thinking, cut=100_000 if verbose else 600))
+    typer.echo(render(detail, show_thinking=thinking, cut=100_000 if ctx.verbose else 600))
 
 
 def _decoded(detail: dict) -> dict:  # type: ignore[type-arg]

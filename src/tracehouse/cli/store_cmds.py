@@ -5,30 +5,15 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from tracehouse.cli.common import (
-    ConfigOpt,
-    JsonOpt,
-    QuietOpt,
-    StoreOpt,
-    VerboseOpt,
-    context,
-    handle_errors,
-)
+from tracehouse.cli.common import Context, command
 
 app = typer.Typer(help="Create and inspect the ledger.", no_args_is_help=True)
 
 
 @app.command("init")
-@handle_errors
-def init(
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
-) -> None:
+@command
+def init(ctx: Context) -> None:
     """Create the ledger (or upgrade it in place) and print where it is."""
-    ctx = context(store, config, json, quiet, verbose)
     ledger = ctx.store(create=True)
     info = ledger.info()
     ledger.close()
@@ -39,16 +24,9 @@ def init(
 
 
 @app.command("info")
-@handle_errors
-def info(
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
-) -> None:
+@command
+def info(ctx: Context) -> None:
     """Path, schema version and row counts per table."""
-    ctx = context(store, config, json, quiet, verbose)
     ledger = ctx.store(create=False)
     details = ledger.info()
     ledger.close()

@@ -7,16 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import (
-    ConfigOpt,
-    Context,
-    JsonOpt,
-    QuietOpt,
-    StoreOpt,
-    VerboseOpt,
-    context,
-    handle_errors,
-)
+from tracehouse.cli.common import Context, command
 from tracehouse.config import parse_source_flags
 from tracehouse.pipeline.progress import progress_for
 from tracehouse.pipeline.sources import resolve_sources
@@ -41,8 +32,9 @@ SourceOpt = Annotated[
 
 
 @app.command("backfill")
-@handle_errors
+@command
 def backfill(
+    ctx: Context,
     home: HomeOpt = None,
     source: SourceOpt = None,
     full: Annotated[
@@ -51,15 +43,9 @@ def backfill(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Parse and report; write nothing.")
     ] = False,
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = 0,
 ) -> None:
     """Import everything new or changed since the last run (reads only appended bytes)."""
-    ctx = context(store, config, json, quiet, verbose, home=str(home) if home else None)
-    settings = ctx.settings
+    settings = ctx.settings.with_flags(home=str(home) if home else None)
     sources = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)
     options = SyncOptions(
         sources=sources,
@@ -75,7 +61,9 @@ def backfill(
     )
     ledger = ctx.store()
     try:
-        report = sync(ledger, options, progress_for(settings.progress and not quiet and not json))
+        report = sync(
+            ledger, options, progress_for(settings.progress and not ctx.quiet and not ctx.json)
+        )
     finally:
         ledger.close()
     render_report(ctx, report)
