@@ -114,3 +114,20 @@ def test_show_an_unknown_session_is_a_user_error(home, ledger):
 def test_sessions_list_without_a_ledger(ledger):
     result = run("sessions", "list", "--store", ledger)
     assert result.exit_code == 2 and "no ledger here" in result.stderr
+
+
+def test_a_missing_home_or_source_path_is_a_user_error(tmp_path, ledger):
+    result = run("sync", "backfill", "--home", tmp_path / "nope", "--store", ledger)
+    assert result.exit_code == 2 and "no such directory" in result.stderr
+    result = run(
+        "sync", "backfill", "--source", f"claude-code={tmp_path / 'nope'}", "--store", ledger
+    )
+    assert result.exit_code == 2 and "claude-code=" in result.stderr
+
+
+def test_an_uncreatable_ledger_is_a_user_error(home, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = run("sync", "backfill", "--home", home, "--store", blocker / "sub" / "l.db")
+    assert result.exit_code == 2 and "cannot create the ledger" in result.stderr
+    assert "Traceback" not in result.output

@@ -22,6 +22,8 @@ def resolve_sources(
     overrides (CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, …) describe another home and are ignored."""
     chosen = dict(selected or settings.sources or dict.fromkeys(PARSERS, ()))
     home = Path(settings.home).expanduser()
+    if home_given and not home.is_dir():
+        raise ConfigError(f"--home {settings.home}: no such directory")
     env: Mapping[str, str] = {} if home_given else os.environ
     out: dict[str, list[Path]] = {}
     for provider, roots in chosen.items():
@@ -29,6 +31,9 @@ def resolve_sources(
         if parser is None:
             known = ", ".join(PARSERS)
             raise ConfigError(f"unknown source {provider!r}: this version reads {known}")
-        paths = [Path(r).expanduser() for r in roots] or parser.default_roots(home, env)
-        out[provider] = paths
+        named = [Path(r).expanduser() for r in roots]
+        for path in named:
+            if not path.is_dir():  # a root the user named is a typo if it is not there
+                raise ConfigError(f"source {provider}={path}: no such directory")
+        out[provider] = named or parser.default_roots(home, env)
     return out
