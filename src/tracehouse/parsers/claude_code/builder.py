@@ -9,6 +9,7 @@ gives the same rows.
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
 from tracehouse.parsers.claude_code import records as rec
+from tracehouse.parsers.claude_code import replays
 from tracehouse.parsers.claude_code.session import SessionAggregate
 
 PROVIDER = "claude-code"
@@ -78,6 +80,9 @@ class SessionBuilder:
         self.prompted: bool = s.get("prompted", False)
         self.queued: list[str] = s.get("queued", [])
         self.agg = SessionAggregate.from_state(s.get("session"))
+        # Replays come first in a file: once a line of its own has been seen, stop looking.
+        self.replaying: bool = s.get("replaying", True)
+        self._replays: replays.Replays | None = None
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -88,7 +93,7 @@ class SessionBuilder:
         handler = _CONVERSATION.get(kind)  # type: ignore[arg-type]
         uuid = r.get("uuid")
         if handler is not None and isinstance(uuid, str):
-            if uuid in self.seen_uuids:
+            if uuid in self.seen_uuids or (self.replaying and self._replayed(r, uuid)):
                 return "replayed"
             self.seen_uuids.add(uuid)
         self.ts = ts = self.agg.note_envelope(r)
@@ -108,6 +113,38 @@ class SessionBuilder:
             return "ignored"
         self.agg.keep_unknown(r)
         return "unknown"
+
+    def _replayed(self, r: dict[str, Any], uuid: str) -> bool:
+        """A line copied from another transcript (see replays.py); it stays with its owner."""
+        if self._replays is None:
+            self._replays = self._find_replays(r)
+        owner = self._replays.owners.get(uuid)
+        message = _dict(r.get("message"))
+        if owner is not None:
+            key = (
+                f"msg:{message['id']}"
+                if r.get("type") == "assistant" and message.get("id")
+                else uuid
+            )
+            self.links[uuid] = ids.message_id(PROVIDER, owner, key)
+            return True
+        if r.get("type") == "assistant" and message.get("id") in self._replays.parent_messages:
+            parent = self.ident.parent_source_session_id or self.agg.line_session_id
+            self.links[uuid] = ids.message_id(PROVIDER, str(parent), f"msg:{message['id']}")
+            return True
+        # A resumed file replays its predecessor before anything of its own; a side question
+        # copies its parent's messages in between its own, so a subagent keeps looking.
+        self.replaying = self.ident.is_subagent
+        return False
+
+    def _find_replays(self, r: dict[str, Any]) -> replays.Replays:
+        project = os.path.dirname(self.ident.path)
+        if not self.ident.is_subagent:
+            return replays.for_session(self.ident.path, self.ident.source_session_id)
+        parent = self.ident.parent_source_session_id or r.get("sessionId")
+        if self.ident.parent_source_session_id:  # <project>/<session>/subagents/**/agent-*.jsonl
+            project = self.ident.path.split(f"{os.sep}{parent}{os.sep}subagents")[0]
+        return replays.for_subagent(project, parent if isinstance(parent, str) else None)
 
     # -- record kinds -----------------------------------------------------------------------
 
@@ -490,6 +527,7 @@ class SessionBuilder:
             "usage": list(self.usage.items())[-USAGE_KEYS:],
             "links": links,
             "prompted": self.prompted,
+            "replaying": self.replaying,
             "queued": self.queued,
             "session": self.agg.to_state(),
         }

@@ -1,0 +1,143 @@
+"""Lines one transcript copies from another (FORMATS §1.6, §1.8), found from the files on disk.
+
+* A resumed session's file starts by replaying an earlier session's conversation, line for line
+  with the same uuids. Every session file of a project is indexed by its root: the uuid and
+  timestamp of its first conversational line. A file whose root is also the root of an earlier
+  session (earlier first timestamp, then file name) replays it; lines whose uuid appears in such
+  an earlier file belong to the earliest one and are skipped here.
+* A side-question sidechain copies its parent's assistant messages, sometimes with new request
+  ids: a subagent's assistant line whose `message.id` appears in its parent's file is skipped.
+
+The answer depends only on which files exist, never on what was imported before, so import
+order does not matter. Scans are cached per process by (path, size, mtime).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import orjson
+
+HEAD_BYTES = 256 * 1024
+_UUID = re.compile(rb'"uuid":\s*"([^"]+)"')
+_MESSAGE_ID = re.compile(rb'"id":\s*"(msg_[^"]+)"')
+_CONVERSATIONAL = (
+    b'"type":"user"',
+    b'"type":"assistant"',
+    b'"type": "user"',
+    b'"type": "assistant"',
+)
+
+
+@dataclass(frozen=True)
+class Replays:
+    """What a unit must skip: uuids owned by earlier sessions, message ids its parent holds."""
+
+    owners: dict[str, str]  # line uuid → source session id of the session that owns it
+    parent_messages: frozenset[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.owners or self.parent_messages)
+
+
+NONE = Replays({}, frozenset())
+
+
+def for_session(path: str, session: str) -> Replays:
+    """Replays in a main session file: the uuids of earlier sessions that share its root."""
+    project = os.path.dirname(path)
+    roots = _project_roots(project, _dir_stamp(project))
+    mine = roots.get(session)
+    if mine is None:
+        return NONE
+    earlier = sorted(
+        (first, other)
+        for other, (root, first) in roots.items()
+        if other != session and root == mine[0] and (first, other) < (mine[1], session)
+    )
+    owners: dict[str, str] = {}
+    for _first, other in reversed(earlier):  # the earliest session wins, so it is applied last
+        for uuid in _uuids(os.path.join(project, f"{other}.jsonl")):
+            owners[uuid] = other
+    return Replays(owners, frozenset())
+
+
+def for_subagent(project_dir: str, parent_session: str | None) -> Replays:
+    """Replays in a subagent file: the assistant message ids its parent's file already holds."""
+    if not parent_session:
+        return NONE
+    return Replays({}, _message_ids(os.path.join(project_dir, f"{parent_session}.jsonl")))
+
+
+def _dir_stamp(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+@lru_cache(maxsize=64)
+def _project_roots(project: str, _stamp: int) -> dict[str, tuple[str, str]]:
+    """session → (root uuid, first timestamp) for every session file of a project directory."""
+    roots = {}
+    try:
+        entries = list(os.scandir(project))
+    except OSError:
+        return {}
+    for entry in entries:
+        name = entry.name
+        if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
+            root = _root(entry.path)
+            if root is not None:
+                roots[name[: -len(".jsonl")]] = root
+    return roots
+
+
+def _root(path: str) -> tuple[str, str] | None:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return None
+    for line in head.split(b"\n")[:-1] if b"\n" in head else []:
+        if not any(marker in line for marker in _CONVERSATIONAL):
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        uuid, ts = record.get("uuid"), record.get("timestamp")
+        if isinstance(uuid, str) and isinstance(ts, str):
+            return uuid, ts
+    return None
+
+
+def _uuids(path: str) -> frozenset[str]:
+    return _scan(path, *_stat(path), _UUID)
+
+
+def _message_ids(path: str) -> frozenset[str]:
+    return _scan(path, *_stat(path), _MESSAGE_ID)
+
+
+def _stat(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return st.st_size, st.st_mtime_ns
+
+
+@lru_cache(maxsize=32)
+def _scan(path: str, size: int, _mtime: int, pattern: re.Pattern[bytes]) -> frozenset[str]:
+    if size < 0:
+        return frozenset()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return frozenset()
+    return frozenset(m.decode("utf-8", "replace") for m in pattern.findall(data))
