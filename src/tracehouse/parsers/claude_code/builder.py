@@ -9,51 +9,22 @@ gives the same rows.
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
 from tracehouse.parsers.claude_code import records as rec
-from tracehouse.parsers.claude_code import replays
+from tracehouse.parsers.claude_code import replays, tools
+from tracehouse.parsers.claude_code.identity import Identity
 from tracehouse.parsers.claude_code.session import SessionAggregate
+from tracehouse.parsers.claude_code.turns import Turns
 
 PROVIDER = "claude-code"
 STATE_VERSION = 1
 OPEN_MESSAGES = 8  # assistant messages that later split lines may still extend
-USAGE_KEYS = 512  # (message.id, requestId) pairs remembered across appends
 UUID_LINKS = 256  # line uuid → message id, for parent links across an append boundary
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who the session is, from the file's place on disk (see discover.py)."""
-
-    path: str
-    source_session_id: str
-    project: str
-    agent_id: str | None = None
-    parent_source_session_id: str | None = None
-    via: str | None = None  # how a subagent was started: Task, workflow
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def session_id(self) -> str:
-        return ids.session_id(PROVIDER, self.source_session_id)
-
-    @property
-    def is_subagent(self) -> bool:
-        return self.agent_id is not None
-
-
-def subagent_source_id(project: str, agent_id: str) -> str:
-    """A subagent's id as both sides can derive it: the parent's Task result names only the
-    agentId, and the v2.0 layout keeps agent files beside every session of the project, so the
-    agent id (random hex) is scoped by the project directory rather than by a parent session."""
-    return f"{project}/agent-{agent_id}"
 
 
 class SessionBuilder:
@@ -63,19 +34,16 @@ class SessionBuilder:
         self.session_id = ident.session_id
         self.max_field = max_field
         self.messages = TableBuffer(MESSAGES)
-        self.turns = TableBuffer(TURNS)
         self.tool_calls = TableBuffer(TOOL_CALLS)
         self.sources = TableBuffer(MESSAGE_SOURCES)
         self.seen_uuids: set[str] = set()
         self.ts: str | None = None  # the timestamp of the record being fed
         s = state if state and state.get("v") == STATE_VERSION else {}
         self.seq: int = s.get("seq", 0)
-        self.turn_seq: int = s.get("turn_seq", 0)
         self.call_seq: int = s.get("call_seq", 0)
-        self.turn: dict[str, Any] | None = s.get("turn")
+        self.turns = Turns(self.session_id, self.sid, s)
         self.open: OrderedDict[str, dict[str, Any]] = OrderedDict(s.get("open", []))
         self.pending: dict[str, dict[str, Any]] = s.get("pending", {})
-        self.usage: OrderedDict[str, list[int]] = OrderedDict(s.get("usage", []))
         self.links: OrderedDict[str, str] = OrderedDict(s.get("links", []))
         self.prompted: bool = s.get("prompted", False)
         self.queued: list[str] = s.get("queued", [])
@@ -83,6 +51,11 @@ class SessionBuilder:
         # Replays come first in a file: once a line of its own has been seen, stop looking.
         self.replaying: bool = s.get("replaying", True)
         self._replays: replays.Replays | None = None
+
+    @property
+    def turn(self) -> dict[str, Any] | None:
+        """The open turn, if any."""
+        return self.turns.current
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -117,34 +90,18 @@ class SessionBuilder:
     def _replayed(self, r: dict[str, Any], uuid: str) -> bool:
         """A line copied from another transcript (see replays.py); it stays with its owner."""
         if self._replays is None:
-            self._replays = self._find_replays(r)
-        owner = self._replays.owners.get(uuid)
-        message = _dict(r.get("message"))
-        if owner is not None:
-            key = (
-                f"msg:{message['id']}"
-                if r.get("type") == "assistant" and message.get("id")
-                else uuid
+            parent = self.ident.parent_source_session_id or r.get("sessionId")
+            self._replays = replays.for_unit(
+                self.ident.path, self.sid, parent if self.ident.is_subagent else None
             )
-            self.links[uuid] = ids.message_id(PROVIDER, owner, key)
-            return True
-        if r.get("type") == "assistant" and message.get("id") in self._replays.parent_messages:
-            parent = self.ident.parent_source_session_id or self.agg.line_session_id
-            self.links[uuid] = ids.message_id(PROVIDER, str(parent), f"msg:{message['id']}")
+        owner_message = self._replays.owner_message(r, uuid)
+        if owner_message is not None:
+            self.links[uuid] = owner_message
             return True
         # A resumed file replays its predecessor before anything of its own; a side question
         # copies its parent's messages in between its own, so a subagent keeps looking.
         self.replaying = self.ident.is_subagent
         return False
-
-    def _find_replays(self, r: dict[str, Any]) -> replays.Replays:
-        project = os.path.dirname(self.ident.path)
-        if not self.ident.is_subagent:
-            return replays.for_session(self.ident.path, self.ident.source_session_id)
-        parent = self.ident.parent_source_session_id or r.get("sessionId")
-        if self.ident.parent_source_session_id:  # <project>/<session>/subagents/**/agent-*.jsonl
-            project = self.ident.path.split(f"{os.sep}{parent}{os.sep}subagents")[0]
-        return replays.for_subagent(project, parent if isinstance(parent, str) else None)
 
     # -- record kinds -----------------------------------------------------------------------
 
@@ -285,7 +242,7 @@ class SessionBuilder:
                 row = self._new_message(
                     r, offset, r.get("uuid") or f"line:{offset}", "user", "user"
                 )
-                row["meta"] = {"source": "queued", **self._origin(a)}
+                row["meta"] = {"source": "queued", **rec.origin(a)}
             else:
                 row = self._new_message(
                     r, offset, r.get("uuid") or f"line:{offset}", "system", "system"
@@ -350,69 +307,28 @@ class SessionBuilder:
             self.prompted = True
             if rec.cap(text, 200) in self.queued:
                 meta["queued"] = True
-            meta.update(self._origin(r))
+            meta.update(rec.origin(r))
         return {k: v for k, v in meta.items() if v is not None} or None
-
-    @staticmethod
-    def _origin(r: dict[str, Any]) -> dict[str, Any]:
-        origin = _dict(r.get("origin"))
-        return {
-            "entrypoint": r.get("entrypoint"),
-            "origin": origin.get("kind"),
-            "from": origin.get("from"),
-            "prompt_source": r.get("promptSource"),
-        }
 
     def _parent_session(self) -> str | None:
         parent = self.ident.parent_source_session_id or self.agg.line_session_id
         return ids.session_id(PROVIDER, parent) if parent else None
 
     def _tool_use(self, block: dict[str, Any], message: dict[str, Any], r: dict[str, Any]) -> None:
-        tool_use_id = str(block.get("id") or f"{message['source_message_id']}#{self.call_seq}")
-        row = {
-            "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, tool_use_id),
-            "session_id": self.session_id,
-            "turn_id": message["turn_id"],
-            "message_id": message["message_id"],
-            "source_tool_call_id": tool_use_id,
-            "seq": self.call_seq,
-            "tool_name": str(block.get("name") or "?"),
-            "params": block.get("input"),
-            "result": None,
-            "status": "pending",
-            "error": None,
-            "spawned_session_id": None,
-            "started_at": self.ts,
-            "completed_at": None,
-        }
+        call = tools.new_call(block, message, self.sid, self.call_seq, self.ts)
         self.call_seq += 1
         self.agg.tool_calls += 1
-        self.pending[tool_use_id] = self.tool_calls.add(row)
+        self.pending[call["source_tool_call_id"]] = self.tool_calls.add(call)
 
     def _tool_result(self, block: dict[str, Any], r: dict[str, Any], msg: dict[str, Any]) -> None:
         call = self.pending.pop(str(block.get("tool_use_id")), None)
         if call is None:
             msg["metadata"].setdefault("orphan_tool_results", []).append(block.get("tool_use_id"))
             return
-        call = dict(call)
-        text = rec.content_text(block.get("content"))
-        failed = bool(block.get("is_error")) or bool(r.get("toolDenialKind"))
-        call["result"] = rec.cap(text, self.max_field)
-        call["status"] = "failed" if failed else "completed"
-        call["error"] = rec.cap(text, 2000) if failed else None
-        if r.get("toolDenialKind"):
-            call["error"] = f"denied ({r['toolDenialKind']}): {call['error']}"
-        call["completed_at"] = self.ts
-        result = r.get("toolUseResult")
-        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-            child = subagent_source_id(self.ident.project, result["agentId"])
-            call["spawned_session_id"] = ids.session_id(PROVIDER, child)
+        call, sources = tools.complete(call, block, r, self.ts, self.ident.project, self.max_field)
         self.tool_calls.add(call)
-        for source in rec.web_sources(call["tool_name"], result):
+        for source in sources:
             self._add_source(msg["message_id"], source)
-        file = rec.file_source(call["tool_name"], _params(call), result)
-        if file:
-            self._add_source(msg["message_id"], file)
 
     def _add_source(self, message_id: str, source: dict[str, Any]) -> None:
         self.sources.add(
@@ -431,64 +347,17 @@ class SessionBuilder:
         return None
 
     def _count_usage(self, key: str, request_id: Any, usage: Any, synthetic: bool) -> None:
-        """Count each API response once: keep the largest usage seen per (message.id, requestId)."""
-        new = [0, 0, 0, 0, 0] if synthetic else list(rec.usage_tuple(usage))
-        ukey = f"{key}|{request_id or ''}"
-        old = self.usage.get(ukey)
-        if old is not None and sum(new[:4]) <= sum(old[:4]):
-            self.usage.move_to_end(ukey)
-            return
-        delta = [n - o for n, o in zip(new, old or [0] * 5, strict=True)]
-        self.usage[ukey] = new
-        self.usage.move_to_end(ukey)
-        if self.turn is None:
-            return
-        for name, value in zip(_TOKEN_COLUMNS, delta, strict=True):
-            self.turn[name] += value
-        self.agg.add_tokens(delta)
-
-    # -- turns ------------------------------------------------------------------------------
+        delta = self.turns.count_usage(key, request_id, usage, synthetic)
+        if delta is not None:
+            self.agg.add_tokens(delta)
 
     def _start_turn(self, r: dict[str, Any], offset: int) -> None:
-        self._close_turn()
-        key = str(r.get("uuid") or f"line:{offset}")
-        self.turn = {
-            "turn_id": ids.turn_id(PROVIDER, self.sid, key),
-            "session_id": self.session_id,
-            "source_turn_id": key,
-            "parent_turn_id": None,
-            "seq": self.turn_seq,
-            "started_at": self.ts,
-            "completed_at": None,
-            "model": None,
-            "llm_provider": None,
-            **dict.fromkeys(_TOKEN_COLUMNS, 0),
-            "status": "completed",
-            "response_message_id": None,
-            "query_message_ids": [],
-            "metadata": {},
-        }
-        self.turn_seq += 1
+        self.turns.start(str(r.get("uuid") or f"line:{offset}"), self.ts)
         self.agg.turns += 1
 
     def _ensure_turn(self, r: dict[str, Any], offset: int) -> None:
-        """Output before any prompt (a warm-up agent, a resumed tail) still belongs to a turn."""
-        if self.turn is None:
-            self._start_turn(r, offset)
-            assert self.turn is not None
-            self.turn["metadata"]["implicit"] = True
-
-    def _close_turn(self) -> None:
-        if self.turn is not None:
-            self._emit_turn()
-            self.turn = None
-
-    def _emit_turn(self) -> None:
-        assert self.turn is not None
-        turn = dict(self.turn)
-        turn["llm_provider"] = llm_provider(turn.get("model"))
-        turn["total_tokens"] = sum(turn[c] for c in _TOKEN_COLUMNS[:4])
-        self.turns.add(turn)
+        if self.turns.ensure(str(r.get("uuid") or f"line:{offset}"), self.ts):
+            self.agg.turns += 1
 
     # -- DAG links --------------------------------------------------------------------------
 
@@ -514,17 +383,15 @@ class SessionBuilder:
     def finish(self) -> dict[str, Any]:
         """Emit the rows still open and return the resume state for the next append."""
         if self.turn is not None:
-            self._emit_turn()
+            self.turns.emit()
         links = list(self.links.items())[-UUID_LINKS:]
         return {
             "v": STATE_VERSION,
             "seq": self.seq,
-            "turn_seq": self.turn_seq,
             "call_seq": self.call_seq,
-            "turn": self.turn,
+            **self.turns.to_state(),
             "open": list(self.open.items()),
             "pending": self.pending,
-            "usage": list(self.usage.items())[-USAGE_KEYS:],
             "links": links,
             "prompted": self.prompted,
             "replaying": self.replaying,
@@ -534,22 +401,6 @@ class SessionBuilder:
 
     def session_row(self) -> dict[str, Any]:
         return self.agg.session_row(self.ident)
-
-
-_TOKEN_COLUMNS = (
-    "input_tokens",
-    "output_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-)
-
-
-def _params(call: dict[str, Any]) -> Any:
-    import orjson
-
-    params = call.get("params")
-    return orjson.loads(params) if isinstance(params, str) else params
 
 
 _CONVERSATION = {
@@ -562,9 +413,3 @@ _CONVERSATION = {
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def llm_provider(model: str | None) -> str | None:
-    if not model:
-        return None
-    return "anthropic" if model.startswith("claude") else None

@@ -14,13 +14,8 @@ from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import SESSIONS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.claude_code.builder import (
-    PROVIDER,
-    Identity,
-    SessionBuilder,
-    subagent_source_id,
-)
-from tracehouse.parsers.claude_code.discover import read_meta
+from tracehouse.parsers.claude_code.builder import PROVIDER, SessionBuilder
+from tracehouse.parsers.claude_code.identity import identity
 from tracehouse.parsers.jsonl import Chunk, last_line_span, lines, read_chunk
 from tracehouse.state.watermark import (
     HEAD_BYTES,
@@ -32,23 +27,6 @@ from tracehouse.state.watermark import (
 )
 
 EXCERPT = 500
-
-
-def identity(unit: Unit) -> Identity:
-    info = unit.info
-    project = str(info.get("project", ""))
-    agent_id = info.get("agent_id")
-    if agent_id:
-        return Identity(
-            path=unit.key,
-            source_session_id=subagent_source_id(project, str(agent_id)),
-            project=project,
-            agent_id=str(agent_id),
-            parent_source_session_id=info.get("parent"),
-            via=info.get("via"),
-            meta=read_meta(info.get("meta_path")),
-        )
-    return Identity(path=unit.key, source_session_id=str(info["session"]), project=project)
 
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
@@ -143,7 +121,7 @@ def _parse_chunk(
     )
     result.rows = {
         buffer.table.name: buffer.tuples()
-        for buffer in (builder.messages, builder.turns, builder.tool_calls, builder.sources)
+        for buffer in (builder.messages, builder.turns.rows, builder.tool_calls, builder.sources)
         if len(buffer)
     }
     return result

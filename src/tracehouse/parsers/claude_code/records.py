@@ -121,6 +121,18 @@ def classify_user(record: dict[str, Any], text: str, has_tool_result: bool) -> K
     return PROMPT
 
 
+def origin(r: dict[str, Any]) -> dict[str, Any]:
+    """How a prompt arrived, as the record says: entrypoint, origin kind and sender."""
+    found = r.get("origin")
+    kind = found if isinstance(found, dict) else {}
+    return {
+        "entrypoint": r.get("entrypoint"),
+        "origin": kind.get("kind"),
+        "from": kind.get("from"),
+        "prompt_source": r.get("promptSource"),
+    }
+
+
 def block_text(block: Any) -> str:
     """Readable text of one content block; images become a short placeholder with their hash."""
     if isinstance(block, str):

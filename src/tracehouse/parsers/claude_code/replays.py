@@ -18,8 +18,11 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import orjson
+
+from tracehouse.model import ids
 
 HEAD_BYTES = 256 * 1024
 _UUID = re.compile(rb'"uuid":\s*"([^"]+)"')
@@ -32,18 +35,41 @@ _CONVERSATIONAL = (
 )
 
 
+PROVIDER = "claude-code"
+
+
 @dataclass(frozen=True)
 class Replays:
     """What a unit must skip: uuids owned by earlier sessions, message ids its parent holds."""
 
     owners: dict[str, str]  # line uuid → source session id of the session that owns it
     parent_messages: frozenset[str]
+    parent: str | None = None
 
-    def __bool__(self) -> bool:
-        return bool(self.owners or self.parent_messages)
+    def owner_message(self, r: dict[str, Any], uuid: str) -> str | None:
+        """The id of the message this line is a copy of, in the session that owns it."""
+        found = r.get("message")
+        message: dict[str, Any] = found if isinstance(found, dict) else {}
+        message_id = message.get("id") if r.get("type") == "assistant" else None
+        owner = self.owners.get(uuid)
+        if owner is not None:
+            return ids.message_id(PROVIDER, owner, f"msg:{message_id}" if message_id else uuid)
+        if message_id in self.parent_messages and self.parent:
+            return ids.message_id(PROVIDER, self.parent, f"msg:{message_id}")
+        return None
 
 
 NONE = Replays({}, frozenset())
+
+
+def for_unit(path: str, session: str, parent: str | None) -> Replays:
+    """For a main session file (`parent` None) or a subagent of `parent`."""
+    if parent is None:
+        return for_session(path, session)
+    marker = f"{os.sep}{parent}{os.sep}subagents{os.sep}"
+    # v2.1: <project>/<parent>/subagents/**/agent-*.jsonl; v2.0: beside the parent's file
+    project = path.split(marker)[0] if marker in path else os.path.dirname(path)
+    return for_subagent(project, parent)
 
 
 def for_session(path: str, session: str) -> Replays:
@@ -69,7 +95,8 @@ def for_subagent(project_dir: str, parent_session: str | None) -> Replays:
     """Replays in a subagent file: the assistant message ids its parent's file already holds."""
     if not parent_session:
         return NONE
-    return Replays({}, _message_ids(os.path.join(project_dir, f"{parent_session}.jsonl")))
+    messages = _message_ids(os.path.join(project_dir, f"{parent_session}.jsonl"))
+    return Replays({}, messages, parent_session)
 
 
 def _dir_stamp(path: str) -> int:

@@ -11,7 +11,7 @@ import orjson
 from tracehouse.model import ids
 
 if TYPE_CHECKING:
-    from tracehouse.parsers.claude_code.builder import Identity
+    from tracehouse.parsers.claude_code.identity import Identity
 
 UNKNOWN_KEPT = 20  # raw unknown records kept per session (each capped)
 UNKNOWN_BYTES = 2000
@@ -134,7 +134,7 @@ class SessionAggregate:
     # -- the row ----------------------------------------------------------------------------
 
     def session_row(self, ident: Identity) -> dict[str, Any]:
-        from tracehouse.parsers.claude_code.builder import PROVIDER, llm_provider
+        from tracehouse.parsers.claude_code.turns import PROVIDER, llm_provider
 
         inp, out, cache_read, cache_write, reasoning = self.tokens
         workspace = self.cwd

@@ -1,0 +1,107 @@
+"""Turns and the usage counted in them: a prompt through its final response.
+
+A turn opens at a typed prompt and stays open until the next one. Usage is counted once per API
+response: the largest usage seen per (`message.id`, `requestId`), `<synthetic>` as zero; the
+(bounded) map of counted responses travels in the resume state, so a split message that crosses
+an append boundary is not counted twice.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from tracehouse.model import ids
+from tracehouse.model.rows import TableBuffer
+from tracehouse.model.tables import TURNS
+from tracehouse.parsers.claude_code.records import usage_tuple
+
+PROVIDER = "claude-code"
+USAGE_KEYS = 512  # (message.id, requestId) pairs remembered across appends
+TOKEN_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+class Turns:
+    def __init__(self, session_id: str, source_session_id: str, state: dict[str, Any]) -> None:
+        self.session_id = session_id
+        self.sid = source_session_id
+        self.current: dict[str, Any] | None = state.get("turn")
+        self.seq: int = state.get("turn_seq", 0)
+        self.usage: OrderedDict[str, list[int]] = OrderedDict(state.get("usage", []))
+        self.rows = TableBuffer(TURNS)
+
+    def start(self, key: str, ts: str | None, *, implicit: bool = False) -> None:
+        self.close()
+        self.current = {
+            "turn_id": ids.turn_id(PROVIDER, self.sid, key),
+            "session_id": self.session_id,
+            "source_turn_id": key,
+            "parent_turn_id": None,
+            "seq": self.seq,
+            "started_at": ts,
+            "completed_at": ts,
+            "model": None,
+            "llm_provider": None,
+            **dict.fromkeys(TOKEN_COLUMNS, 0),
+            "status": "completed",
+            "response_message_id": None,
+            "query_message_ids": [],
+            "metadata": {"implicit": True} if implicit else {},
+        }
+        self.seq += 1
+
+    def ensure(self, key: str, ts: str | None) -> bool:
+        """Output before any prompt (a warm-up agent, a resumed tail) still belongs to a turn."""
+        if self.current is not None:
+            return False
+        self.start(key, ts, implicit=True)
+        return True
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.emit()
+            self.current = None
+
+    def emit(self) -> None:
+        assert self.current is not None
+        turn = dict(self.current)
+        turn["llm_provider"] = llm_provider(turn.get("model"))
+        turn["total_tokens"] = sum(turn[c] for c in TOKEN_COLUMNS[:4])
+        self.rows.add(turn)
+
+    def count_usage(
+        self, key: str, request_id: Any, usage: Any, synthetic: bool
+    ) -> list[int] | None:
+        """Add a response's usage to the open turn, once; returns what was added."""
+        new = [0, 0, 0, 0, 0] if synthetic else list(usage_tuple(usage))
+        ukey = f"{key}|{request_id or ''}"
+        old = self.usage.get(ukey)
+        self.usage[ukey] = new if old is None or sum(new[:4]) > sum(old[:4]) else old
+        self.usage.move_to_end(ukey)
+        if old is not None and sum(new[:4]) <= sum(old[:4]):
+            return None
+        if self.current is None:
+            return None
+        delta = [n - o for n, o in zip(new, old or [0] * 5, strict=True)]
+        for name, value in zip(TOKEN_COLUMNS, delta, strict=True):
+            self.current[name] += value
+        return delta
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "turn": self.current,
+            "turn_seq": self.seq,
+            "usage": list(self.usage.items())[-USAGE_KEYS:],
+        }
+
+
+def llm_provider(model: str | None) -> str | None:
+    if not model:
+        return None
+    return "anthropic" if model.startswith("claude") else None
