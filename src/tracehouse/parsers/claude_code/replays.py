@@ -24,7 +24,8 @@ import orjson
 
 from tracehouse.model import ids
 
-HEAD_BYTES = 256 * 1024
+HEAD_BYTES = 1024 * 1024  # a first line carrying an image can be this long
+HEAD_STEP = 16 * 1024
 _UUID = re.compile(rb'"uuid":\s*"([^"]+)"')
 _MESSAGE_ID = re.compile(rb'"id":\s*"(msg_[^"]+)"')
 _CONVERSATIONAL = (
@@ -124,21 +125,36 @@ def _project_roots(project: str, _stamp: int) -> dict[str, tuple[str, str]]:
 
 
 def _root(path: str) -> tuple[str, str] | None:
+    """(uuid, timestamp) of the first conversational line, reading the head in small steps."""
     try:
         with open(path, "rb") as f:
-            head = f.read(HEAD_BYTES)
+            buffer = b""
+            while len(buffer) < HEAD_BYTES:
+                block = f.read(HEAD_STEP)
+                if not block:
+                    break
+                buffer += block
+                lines = buffer.split(b"\n")
+                for line in lines[:-1]:
+                    found = _root_of(line)
+                    if found is not None:
+                        return found
+                buffer = lines[-1]  # an incomplete line waits for the next block
     except OSError:
         return None
-    for line in head.split(b"\n")[:-1] if b"\n" in head else []:
-        if not any(marker in line for marker in _CONVERSATIONAL):
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        uuid, ts = record.get("uuid"), record.get("timestamp")
-        if isinstance(uuid, str) and isinstance(ts, str):
-            return uuid, ts
+    return None
+
+
+def _root_of(line: bytes) -> tuple[str, str] | None:
+    if not any(marker in line for marker in _CONVERSATIONAL):
+        return None
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    uuid, ts = record.get("uuid"), record.get("timestamp")
+    if isinstance(uuid, str) and isinstance(ts, str):
+        return uuid, ts
     return None
 
 
