@@ -199,3 +199,18 @@ def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path):
     assert report.statuses["imported"] == 12
     assert snapshot(shared) == snapshot(inline)
     assert backfill(shared, home, workers=2, pool_min_bytes=0).unchanged == 20
+
+
+def test_context_messages_leave_out_host_notices(tmp_path):
+    from tracehouse.model import ids
+    from tracehouse.sinks.reads import context_messages
+
+    store = open_store(tmp_path)
+    backfill(store, make_home(tmp_path))
+    session = ids.session_id("claude-code", "11111111-1111-4111-8111-111111111111")
+    every = [m for m in store.rows("messages") if m["session_id"] == session]
+    sent = context_messages(store, session)
+    assert {m["message_type"] for m in sent} == {"user", "assistant", "tool_result", "system"}
+    hosts = [m for m in every if m["message_type"] == "host"]
+    assert len(hosts) == 6 and len(sent) == len(every) - len(hosts)
+    assert [m["seq"] for m in sent] == sorted(m["seq"] for m in sent)
