@@ -74,3 +74,19 @@ def test_documented_config_matches_the_settings():
     defaults = tomllib.loads("\n".join(f"{n} = {v}" for n, v in settings))
     assert defaults["batch_bytes"] == Settings().batch_bytes
     assert defaults["workers"] == Settings().workers
+
+
+def test_service_examples_run_the_real_commands():
+    import plistlib
+
+    examples = REPO / "config" / "examples"
+    unit = (examples / "tracehouse-live.service").read_text()
+    assert "ExecStart=/usr/bin/env uv run --frozen tracehouse sync live" in unit
+    plist = plistlib.loads((examples / "com.tracehouse.live.plist").read_bytes())
+    assert plist["ProgramArguments"][1:] == ["run", "--frozen", "tracehouse", "sync", "live", "-q"]
+    cron = [
+        line
+        for line in (examples / "crontab.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert len(cron) == 1 and "tracehouse sync backfill" in cron[0]

@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
+from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
 from tracehouse.pipeline.progress import progress_for
 from tracehouse.pipeline.sources import resolve_sources
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
 
 app = typer.Typer(help="Import agent logs into the ledger.", no_args_is_help=True)
+app.command("live")(command(live))
 
 HomeOpt = Annotated[
     Path | None,

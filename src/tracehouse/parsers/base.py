@@ -58,6 +58,7 @@ class UnitResult:
     done: bool = True
     accounting: Counter[str] = field(default_factory=Counter)
     cursor: Mapping[str, Any] | None = None  # the new cursor, for the next chunk
+    mtime_ns: int = 0  # when the unit was last written, as stat saw it (for the tail lag)
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {
@@ -71,6 +72,14 @@ class SourceParser(Protocol):
     def default_roots(self, home: Path, env: Mapping[str, str]) -> list[Path]: ...
 
     def discover(self, roots: list[Path]) -> list[Unit]: ...
+
+    def watch_roots(self, roots: list[Path]) -> list[Path]:
+        """Directories whose changes the live watcher follows (recursively)."""
+        ...
+
+    def unit_for(self, path: str, roots: list[Path]) -> Unit | None:
+        """The unit a changed path belongs to, or None if the path is not a unit's."""
+        ...
 
     def parse(
         self, unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions

@@ -47,6 +47,17 @@ class SyncOptions:
     # Called after each committed batch with its number (inline runs only: it does not travel
     # to worker processes). The crash-safety tests stop here.
     on_batch: Callable[[int], None] | None = None
+    # Asked after each committed batch: True stops the run there (SIGTERM in live mode).
+    stop: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a live flush syncs instead of discovering everything: the units whose files changed
+    and the paths that vanished, per provider."""
+
+    units: Mapping[str, list[Unit]]
+    gone: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,6 +77,8 @@ class SyncReport:
     batches: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+    # Commit time minus the newest write of a committed unit, the largest seen (live mode).
+    tail_lag_ms: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -82,6 +95,8 @@ class SyncReport:
         self.failures.extend(other.failures)
         self.accounting.update(other.accounting)
         self.batches += other.batches
+        if other.tail_lag_ms is not None:
+            self.tail_lag_ms = max(self.tail_lag_ms or 0, other.tail_lag_ms)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,7 +128,10 @@ class SyncReport:
 
 
 def sync(
-    store: SessionStore, options: SyncOptions, progress: ProgressSink | None = None
+    store: SessionStore,
+    options: SyncOptions,
+    progress: ProgressSink | None = None,
+    targets: Targets | None = None,
 ) -> SyncReport:
     started = time.monotonic()
     progress = progress or NullProgress()
@@ -124,10 +142,20 @@ def sync(
     total = 0
     for provider, roots in options.sources.items():
         parser = PARSERS[provider]
-        units = parser.discover(roots)
-        cursors = store.watermarks(provider)
+        if targets is None:
+            units = parser.discover(roots)
+            cursors = store.watermarks(provider)
+            gone = _missing(roots, units, cursors)
+        else:
+            units = targets.units.get(provider, [])
+            gone = targets.gone.get(provider, [])
+            cursors = store.watermarks(provider, [u.key for u in units] + gone)
+            gone = [k for k in gone if k in cursors and not cursors[k].get("missing")]
+        gone = [k for k in gone if not os.path.exists(k)]
+        if gone and not options.dry_run:
+            store.mark_missing(provider, gone, now_iso(), report.run_id)
         report.units += len(units)
-        report.missing += _flag_missing(store, provider, roots, units, cursors, report, options)
+        report.missing += len(gone)
         planned = []
         for unit, cursor, size in _plan(units, cursors, options.full):
             if size is None:
@@ -148,7 +176,11 @@ def sync(
         if not options.dry_run:
             store.finish_run(
                 report.run_id,
-                RunTotals(bytes_read=report.bytes_read, rejects=len(report.rejects)),
+                RunTotals(
+                    bytes_read=report.bytes_read,
+                    rejects=len(report.rejects),
+                    tail_lag_ms=report.tail_lag_ms if options.mode == "live" else None,
+                ),
             )
     return report
 
@@ -171,29 +203,17 @@ def _plan(
         yield unit, raw, max(0, st.st_size - offset)
 
 
-def _flag_missing(
-    store: SessionStore,
-    provider: str,
-    roots: list[Path],
-    units: list[Unit],
-    cursors: Mapping[str, Mapping[str, Any]],
-    report: SyncReport,
-    options: SyncOptions,
-) -> int:
-    """Units with a watermark under a scanned root that no longer exist: flag, delete nothing."""
+def _missing(
+    roots: list[Path], units: list[Unit], cursors: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """Units with a watermark under a scanned root that were not found: flag, delete nothing."""
     present = {u.key for u in units}
     prefixes = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots)
-    gone = [
+    return [
         key
         for key, cursor in cursors.items()
-        if key not in present
-        and key.startswith(prefixes)
-        and not cursor.get("missing")
-        and not os.path.exists(key)
+        if key not in present and key.startswith(prefixes) and not cursor.get("missing")
     ]
-    if gone and not options.dry_run:
-        store.mark_missing(provider, gone, now_iso(), report.run_id)
-    return len(gone)
 
 
 def _run(
@@ -230,10 +250,23 @@ def run_tasks(
         now=time.time(),
     )
     pending = PendingBatch()
+    newest = 0  # the newest write among the units in the pending batch (mtime, ns)
+
+    def flush() -> None:
+        nonlocal pending, newest
+        _flush(store, options, pending, report)
+        if newest:
+            lag = int((time.time_ns() - newest) / 1e6)
+            report.tail_lag_ms = max(report.tail_lag_ms or 0, lag)
+        pending, newest = PendingBatch(), 0
+
     for unit, cursor, _size in tasks:
+        if options.stop is not None and options.stop():
+            break  # what was not committed keeps its old watermark: the next run reads it
         report.parsed += 1
         while True:
             result = _parse(unit, cursor, parse_options)
+            newest = max(newest, result.mtime_ns)
             report.bytes_read += result.bytes_read
             report.accounting.update(result.accounting)
             advance(result.bytes_read)
@@ -241,13 +274,12 @@ def run_tasks(
                 report.waiting += 1
             pending.add(result)
             if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
-                _flush(store, options, pending, report)
-                pending = PendingBatch()
+                flush()
             if result.done:
                 break
             cursor = result.cursor
     if not pending.empty:
-        _flush(store, options, pending, report)
+        flush()
 
 
 def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:

@@ -45,7 +45,7 @@ def run_in_workers(
 ) -> None:
     context = multiprocessing.get_context("spawn")
     messages: Any = context.Queue()
-    portable = replace(options, on_batch=None)
+    portable = replace(options, on_batch=None, stop=None)
     processes = [
         context.Process(
             target=_worker, args=(location, portable, group, report.run_id, messages), daemon=True

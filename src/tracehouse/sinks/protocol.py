@@ -36,8 +36,10 @@ class SessionStore(Protocol):
         """Apply a batch: each item atomic and alone, watermarks with their rows (DESIGN §4)."""
         ...
 
-    def watermarks(self, provider: str) -> dict[str, dict[str, Any]]:
-        """unit_key → cursor for every unit of a provider (without the parser states)."""
+    def watermarks(
+        self, provider: str, unit_keys: Iterable[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """unit_key → cursor for every unit of a provider, or for these units (no states)."""
         ...
 
     def watermark_states(self, provider: str, unit_keys: Iterable[str]) -> dict[str, Any]:

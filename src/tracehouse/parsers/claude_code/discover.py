@@ -54,6 +54,29 @@ def discover(roots: list[Path]) -> list[Unit]:
     return sorted(units.values(), key=lambda u: u.key)
 
 
+def watch_roots(roots: list[Path]) -> list[Path]:
+    """What a watcher follows: each root's `projects/` (or the root until it has one)."""
+    return [projects_dir(root) or root for root in roots]
+
+
+def unit_for(path: str, roots: list[Path]) -> Unit | None:
+    """The unit a changed path belongs to, if any: found by scanning only its project directory,
+    with the same rules as `discover`."""
+    path = os.path.abspath(path)
+    for root in roots:
+        projects = projects_dir(root)
+        if projects is None:
+            continue
+        base = os.path.abspath(projects) + os.sep
+        if not path.startswith(base) or not path.endswith(".jsonl"):
+            continue
+        project = path[len(base) :].split(os.sep, 1)[0]
+        for unit in _project_units(base + project, project, os.path.abspath(root)):
+            if unit.key == path:
+                return unit
+    return None
+
+
 def _entries(path: str) -> list[os.DirEntry[str]]:
     try:
         return list(os.scandir(path))

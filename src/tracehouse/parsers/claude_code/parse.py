@@ -104,6 +104,7 @@ def _parse_chunk(
         done=chunk.eof,
         accounting=accounting,
         cursor=cursor.to_json(),
+        mtime_ns=st.st_mtime_ns,
     )
     watermark = _wm(unit, cursor)
     if builder.agg.messages == 0:

@@ -122,10 +122,22 @@ class SqliteStore:
 
     # -- reads --------------------------------------------------------------------------------
 
-    def watermarks(self, provider: str) -> dict[str, dict[str, Any]]:
-        rows = self.conn.execute(
-            "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?", (provider,)
-        )
+    def watermarks(
+        self, provider: str, unit_keys: Iterable[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        if unit_keys is None:
+            rows = self.conn.execute(
+                "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?", (provider,)
+            ).fetchall()
+        else:
+            keys, rows = list(unit_keys), []
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                rows += self.conn.execute(
+                    "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?"
+                    f" AND unit_key IN ({', '.join('?' * len(chunk))})",
+                    (provider, *chunk),
+                ).fetchall()
         return {key: orjson.loads(cursor) if cursor else {} for key, cursor in rows}
 
     def watermark_states(self, provider: str, unit_keys: Iterable[str]) -> dict[str, Any]:

@@ -1,0 +1,84 @@
+"""`tracehouse sync live`: keep the ledger current as the agents write."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import Context
+from tracehouse.config import parse_source_flags
+from tracehouse.pipeline.live import LiveOptions, LiveStatus, run_live
+from tracehouse.pipeline.sources import resolve_sources
+from tracehouse.pipeline.sync import SyncOptions
+
+
+def live(
+    ctx: Context,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home", help="Treat DIR as the home whose agent logs are read.", show_default=False
+        ),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="Only this source, e.g. claude-code or claude-code=PATH (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    poll: Annotated[
+        bool, typer.Option("--poll", help="Poll the files instead of using filesystem events.")
+    ] = False,
+    full_scan_interval: Annotated[
+        float, typer.Option("--full-scan-interval", help="Seconds between full scans.")
+    ] = 300.0,
+) -> None:
+    """Catch up, then import new lines as they are written, until SIGINT or SIGTERM."""  # fmt: skip
+    settings = ctx.settings.with_flags(home=str(home) if home else None)
+    sources = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)
+    options = SyncOptions(
+        sources=sources,
+        workers=settings.worker_count(),
+        batch_bytes=settings.batch_bytes,
+        batch_sessions=settings.batch_sessions,
+        chunk_bytes=settings.batch_bytes,
+        max_field=settings.max_field_bytes,
+        quiet_seconds=settings.quiet_seconds,
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    ledger = ctx.store()
+    try:
+        status = run_live(
+            ledger, options, LiveOptions(full_scan_interval=full_scan_interval, poll=poll),
+            stop, lambda line: ctx.err.print(f"tracehouse: {line}"), _printer(ctx),
+        )  # fmt: skip
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(status.__dict__)
+    elif not ctx.quiet:
+        ctx.err.print(f"stopped: {_line(status)}")
+
+
+def _printer(ctx: Context):  # type: ignore[no-untyped-def]
+    def show(status: LiveStatus) -> None:
+        if ctx.verbose:
+            ctx.err.print(_line(status))
+
+    return show
+
+
+def _line(s: LiveStatus) -> str:
+    lag = f"{s.last_lag_ms} ms" if s.last_lag_ms is not None else "-"
+    return (
+        f"live ({s.observer}) · {s.flushes} flushes · {s.sessions} sessions updated"
+        f" · {s.rows:,} rows · {s.rejects} rejects · last lag {lag}"
+    )

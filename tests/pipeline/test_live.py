@@ -1,0 +1,196 @@
+"""`sync live` with the real watcher on a temp home: appends (a line in two halves included),
+new files and folders, atomic replaces, SIGTERM and SIGKILL mid-burst, the polling observer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.conftest import REPO
+from tests.pipeline.helpers import backfill, main_file, make_home, snapshot
+from tracehouse.pipeline.live import LiveOptions, LiveStatus, run_live
+from tracehouse.pipeline.sync import SyncOptions
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+pytestmark = pytest.mark.slow
+WAIT = 10.0
+
+
+def line(uuid: str, text: str, parent: str = "u7") -> bytes:
+    record = {
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "timestamp": "2026-03-01T12:00:00.000Z",
+        "message": {"role": "user", "content": text},
+    }
+    return orjson.dumps(record) + b"\n"
+
+
+@contextmanager
+def watching(home: Path, ledger: Path, poll: bool = False) -> Iterator[LiveStatus]:
+    store = SqliteStore(ledger)
+    stop = threading.Event()
+    status = LiveStatus()
+    options = SyncOptions(sources={"claude-code": [home / ".claude"]})
+    thread = threading.Thread(
+        target=lambda: status.__dict__.update(
+            run_live(
+                store, options, LiveOptions(poll=poll, poll_interval=0.2), stop, lambda _: None
+            ).__dict__
+        ),
+    )
+    thread.start()
+    try:
+        wait_for(lambda: ledger.exists() and count(ledger, "sessions") >= 3)
+        yield status
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+        store.close()
+
+
+def count(ledger: Path, table: str, where: str = "1") -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(ledger)
+    try:
+        return conn.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = WAIT) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def has_message(ledger: Path, text: str) -> bool:
+    return count(ledger, "messages", f"content = '{text}'") > 0
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
+def test_appended_lines_arrive_and_a_half_line_waits(tmp_path, poll):
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    with watching(home, ledger, poll=poll):
+        with main_file(home).open("ab") as f:
+            f.write(line("live-1", "first live line"))
+        wait_for(lambda: has_message(ledger, "first live line"))
+        half = line("live-2", "written in two halves")
+        with main_file(home).open("ab") as f:
+            f.write(half[:30])
+        time.sleep(1.0)
+        assert not has_message(ledger, "written in two halves")
+        with main_file(home).open("ab") as f:
+            f.write(half[30:])
+        wait_for(lambda: has_message(ledger, "written in two halves"))
+
+
+def test_new_files_and_folders_are_picked_up_without_restart(tmp_path):
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    project = home / ".claude" / "projects" / "-tmp-demo"
+    with watching(home, ledger):
+        (project / "44444444-4444-4444-8444-444444444444.jsonl").write_bytes(
+            line("n1", "a new session", parent=None)  # type: ignore[arg-type]
+        )
+        wait_for(lambda: has_message(ledger, "a new session"))
+        sub = project / "44444444-4444-4444-8444-444444444444" / "subagents"
+        sub.mkdir(parents=True)
+        (sub / "agent-fresh01.jsonl").write_bytes(line("n2", "a new subagent", parent=None))  # type: ignore[arg-type]
+        wait_for(lambda: has_message(ledger, "a new subagent"))
+        other = home / ".claude" / "projects" / "-tmp-another-project"
+        other.mkdir()
+        (other / "55555555-5555-4555-8555-555555555555.jsonl").write_bytes(
+            line("n3", "a new project", parent=None)  # type: ignore[arg-type]
+        )
+        wait_for(lambda: has_message(ledger, "a new project"))
+    assert count(ledger, "sessions", "is_subagent AND source_session_id LIKE '%fresh01'") == 1
+
+
+def test_an_atomic_replace_gives_no_duplicates(tmp_path):
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    path = main_file(home)
+    with watching(home, ledger):
+        before = count(ledger, "messages")
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(path.read_bytes() + line("replaced-1", "after the replace"))
+        os.replace(tmp, path)
+        wait_for(lambda: has_message(ledger, "after the replace"))
+        assert count(ledger, "messages") == before + 1
+    clean = SqliteStore(tmp_path / "clean.db")
+    backfill(clean, home)
+    assert snapshot(SqliteStore(ledger))["messages"] == snapshot(clean)["messages"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig):
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    command = [
+        sys.executable,
+        "-c",
+        "from tracehouse.cli.app import main; main()",
+        "sync",
+        "live",
+        "--home",
+        str(home),
+        "--store",
+        str(ledger),
+        "-q",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(command, env=env)
+    wait_for(lambda: count(ledger, "sessions") >= 3, 30)
+    stop_writing = threading.Event()
+
+    def burst() -> None:
+        n = 0
+        while not stop_writing.is_set() and n < 400:
+            with main_file(home).open("ab") as f:
+                f.write(line(f"b{n}", f"burst {n}", parent=f"b{n - 1}" if n else "u7"))
+            n += 1
+            time.sleep(0.005)
+
+    writer = threading.Thread(target=burst)
+    writer.start()
+    time.sleep(0.8)
+    process.send_signal(sig)
+    code = process.wait(timeout=30)
+    stop_writing.set()
+    writer.join()
+    assert code == (0 if sig == signal.SIGTERM else -signal.SIGKILL)
+    # restart: the catch-up brings the ledger to the final files, nothing twice
+    restart = subprocess.Popen(command, env=env)
+    final = count_lines = len(main_file(home).read_bytes().splitlines())
+    assert final == count_lines
+    clean = SqliteStore(tmp_path / "clean.db")
+    backfill(clean, home)
+    expected = snapshot(clean)
+    store = SqliteStore(ledger)
+    try:
+        wait_for(lambda: snapshot(store)["messages"] == expected["messages"], 30)
+    finally:
+        restart.send_signal(signal.SIGTERM)
+        assert restart.wait(timeout=30) == 0
+    assert snapshot(store) == expected
+    store.close()
