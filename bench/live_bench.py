@@ -138,9 +138,16 @@ def main() -> None:
         ]
         for w in writers:
             w.start()
-        load = cpu_percent(watcher, args.seconds * 0.9)
-        for w in writers:
-            w.join()
+        # CPU over the load, and RSS every tenth of it: a plateau is a warm cache, a slope a leak
+        samples = []
+        before = watcher.cpu_times()
+        started = time.monotonic()
+        while any(w.is_alive() for w in writers):
+            samples.append(watcher.memory_info().rss)
+            time.sleep(args.seconds / 10)
+        after = watcher.cpu_times()
+        elapsed = time.monotonic() - started
+        load = 100 * ((after.user - before.user) + (after.system - before.system)) / elapsed
         time.sleep(1.0)
         rss_end = watcher.memory_info().rss
         stop.set()
@@ -163,7 +170,8 @@ def main() -> None:
         print(f"cpu      idle {idle:5.1f}% of a core (target ≤ 1%)   under load {load:5.1f}%")
         print(
             f"memory   RSS {rss_start / 2**20:.0f} MB before the load, {rss_end / 2**20:.0f} MB"
-            f" after ({(rss_end - rss_start) / 2**20:+.1f} MB)"
+            f" after ({(rss_end - rss_start) / 2**20:+.1f} MB); during the load (MB):"
+            f" {' '.join(f'{x / 2**20:.0f}' for x in samples)}"
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)
