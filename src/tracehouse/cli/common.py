@@ -30,6 +30,20 @@ ConfigOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only errors on stderr.")]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--home", help="Treat DIR as the home whose agent logs are read.", show_default=False
+    ),
+]
+SourceOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--source",
+        help="Only this source, e.g. claude-code or claude-code=PATH (repeatable).",
+        show_default=False,
+    ),
+]
 VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")]
 
 

@@ -4,34 +4,20 @@ from __future__ import annotations
 
 import signal
 import threading
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context
+from tracehouse.cli.common import Context, HomeOpt, SourceOpt
 from tracehouse.config import parse_source_flags
 from tracehouse.pipeline.live import LiveOptions, LiveStatus, run_live
-from tracehouse.pipeline.sources import resolve_sources
-from tracehouse.pipeline.sync import SyncOptions
+from tracehouse.pipeline.sources import sync_options
 
 
 def live(
     ctx: Context,
-    home: Annotated[
-        Path | None,
-        typer.Option(
-            "--home", help="Treat DIR as the home whose agent logs are read.", show_default=False
-        ),
-    ] = None,
-    source: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--source",
-            help="Only this source, e.g. claude-code or claude-code=PATH (repeatable).",
-            show_default=False,
-        ),
-    ] = None,
+    home: HomeOpt = None,
+    source: SourceOpt = None,
     poll: Annotated[
         bool, typer.Option("--poll", help="Poll the files instead of using filesystem events.")
     ] = False,
@@ -39,27 +25,22 @@ def live(
         float, typer.Option("--full-scan-interval", help="Seconds between full scans.")
     ] = 300.0,
 ) -> None:
-    """Catch up, then import new lines as they are written, until SIGINT or SIGTERM."""  # fmt: skip
+    """Catch up, then import new lines as they are written, until SIGINT or SIGTERM."""
     settings = ctx.settings.with_flags(home=str(home) if home else None)
-    sources = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)
-    options = SyncOptions(
-        sources=sources,
-        workers=settings.worker_count(),
-        batch_bytes=settings.batch_bytes,
-        batch_sessions=settings.batch_sessions,
-        chunk_bytes=settings.batch_bytes,
-        max_field=settings.max_field_bytes,
-        quiet_seconds=settings.quiet_seconds,
-    )
+    options = sync_options(settings, parse_source_flags(source), home_given=home is not None)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     ledger = ctx.store()
     try:
         status = run_live(
-            ledger, options, LiveOptions(full_scan_interval=full_scan_interval, poll=poll),
-            stop, lambda line: ctx.err.print(f"tracehouse: {line}"), _printer(ctx),
-        )  # fmt: skip
+            ledger,
+            options,
+            LiveOptions(full_scan_interval=full_scan_interval, poll=poll),
+            stop,
+            lambda line: ctx.err.print(f"tracehouse: {line}"),
+            _printer(ctx),
+        )
     finally:
         ledger.close()
     if ctx.json:

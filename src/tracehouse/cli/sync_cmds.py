@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import Context, HomeOpt, SourceOpt, command
 from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
 from tracehouse.pipeline.progress import progress_for
-from tracehouse.pipeline.sources import resolve_sources
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
+from tracehouse.pipeline.sources import sync_options
+from tracehouse.pipeline.sync import SyncReport, sync
 
 app = typer.Typer(help="Import agent logs into the ledger.", no_args_is_help=True)
 app.command("live")(command(live))
-
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--home", help="Treat DIR as the home whose agent logs are read.", show_default=False
-    ),
-]
-SourceOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--source",
-        help="Only this source, e.g. claude-code or claude-code=PATH (repeatable).",
-        show_default=False,
-    ),
-]
 
 
 @app.command("backfill")
@@ -48,18 +32,12 @@ def backfill(
 ) -> None:
     """Import everything new or changed since the last run (reads only appended bytes)."""
     settings = ctx.settings.with_flags(home=str(home) if home else None)
-    sources = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)
-    options = SyncOptions(
-        sources=sources,
-        mode="backfill",
+    options = sync_options(
+        settings,
+        parse_source_flags(source),
+        home_given=home is not None,
         full=full,
         dry_run=dry_run,
-        workers=settings.worker_count(),
-        batch_bytes=settings.batch_bytes,
-        batch_sessions=settings.batch_sessions,
-        chunk_bytes=settings.batch_bytes,
-        max_field=settings.max_field_bytes,
-        quiet_seconds=settings.quiet_seconds,
     )
     ledger = ctx.store()
     try:

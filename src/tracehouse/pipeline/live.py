@@ -70,9 +70,11 @@ class _Enqueue(FileSystemEventHandler):
 
 
 def start_observer(
-    watched: list[Path], handler: FileSystemEventHandler, options: LiveOptions,
+    watched: list[Path],
+    handler: FileSystemEventHandler,
+    options: LiveOptions,
     log: Callable[[str], None],
-) -> BaseObserver:  # fmt: skip
+) -> BaseObserver:
     """inotify (or the platform's native API); polling on request or when it cannot be had."""
     if not options.poll:
         observer: BaseObserver = Observer()
@@ -98,9 +100,7 @@ def targets_for(paths: set[str], sources: dict[str, list[Path]]) -> Targets:
     for path in paths:
         candidates = [path]
         if os.path.isdir(path):  # a new project, day or subagents folder: what is inside
-            candidates = [
-                os.path.join(d, f) for d, _, files in os.walk(path) for f in files
-            ]  # fmt: skip
+            candidates = [os.path.join(d, f) for d, _, files in os.walk(path) for f in files]
         for candidate in candidates:
             for provider, roots in sources.items():
                 unit = PARSERS[provider].unit_for(candidate, roots)

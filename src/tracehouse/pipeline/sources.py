@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from tracehouse.config import Settings
 from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
+from tracehouse.pipeline.sync import SyncOptions
 
 
 def resolve_sources(
@@ -37,3 +39,23 @@ def resolve_sources(
                 raise ConfigError(f"source {provider}={path}: no such directory")
         out[provider] = named or parser.default_roots(home, env)
     return out
+
+
+def sync_options(
+    settings: Settings,
+    selected: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    home_given: bool = False,
+    **overrides: Any,
+) -> SyncOptions:
+    """The sync a command runs, from the settings and its flags."""
+    return SyncOptions(
+        sources=resolve_sources(settings, selected, home_given=home_given),
+        workers=settings.worker_count(),
+        batch_bytes=settings.batch_bytes,
+        batch_sessions=settings.batch_sessions,
+        chunk_bytes=settings.batch_bytes,
+        max_field=settings.max_field_bytes,
+        quiet_seconds=settings.quiet_seconds,
+        **overrides,
+    )
