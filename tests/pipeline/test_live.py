@@ -194,3 +194,78 @@ def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig)
         assert restart.wait(timeout=30) == 0
     assert snapshot(store) == expected
     store.close()
+
+
+def test_a_deleted_file_keeps_its_session_flagged_missing(tmp_path):
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    agent = home / ".claude" / "projects" / "-tmp-demo" / "agent-7e57ab1e.jsonl"
+    with watching(home, ledger):
+        agent.unlink()
+        wait_for(lambda: count(ledger, "sessions", "source_missing_at IS NOT NULL") == 1)
+    assert count(ledger, "sessions") == 3
+
+
+def test_the_full_scan_catches_what_events_missed(tmp_path, monkeypatch):
+    import tracehouse.pipeline.live as live
+
+    class Deaf:  # an observer that reports nothing, as after an inotify queue overflow
+        def stop(self) -> None: ...
+        def join(self, timeout: float | None = None) -> None: ...
+
+    monkeypatch.setattr(live, "start_observer", lambda *args: Deaf())
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    store = SqliteStore(ledger)
+    stop = threading.Event()
+    options = SyncOptions(sources={"claude-code": [home / ".claude"]})
+    thread = threading.Thread(
+        target=run_live,
+        args=(store, options, LiveOptions(full_scan_interval=0.5), stop, lambda _: None),
+    )
+    thread.start()
+    try:
+        wait_for(lambda: count(ledger, "sessions") >= 3)
+        with main_file(home).open("ab") as f:
+            f.write(line("scan-1", "found by the full scan"))
+        wait_for(lambda: has_message(ledger, "found by the full scan"))
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+        store.close()
+
+
+def test_polling_is_used_with_one_line_when_native_events_fail(tmp_path, monkeypatch):
+    import tracehouse.pipeline.live as live
+
+    class Broken(live.Observer):  # type: ignore[misc,valid-type]
+        def schedule(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(live, "Observer", Broken)
+    logged: list[str] = []
+    observer = live.start_observer(
+        [tmp_path], live._Enqueue(__import__("queue").SimpleQueue()), LiveOptions(), logged.append
+    )
+    try:
+        assert type(observer).__name__ == "PollingObserver"
+        assert len(logged) == 1 and "polling" in logged[0] and "watch limit" in logged[0]
+    finally:
+        observer.stop()
+        observer.join()
+
+
+def test_a_locked_store_loses_nothing(tmp_path):
+    import sqlite3
+
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    with watching(home, ledger):
+        blocker = sqlite3.connect(ledger, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # another writer holds the ledger
+        with main_file(home).open("ab") as f:
+            f.write(line("locked-1", "written while the ledger was locked"))
+        time.sleep(1.5)
+        blocker.execute("COMMIT")
+        blocker.close()
+        wait_for(lambda: has_message(ledger, "written while the ledger was locked"))
