@@ -25,7 +25,7 @@ from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import CONTENT_TABLES, MESSAGES, SESSIONS, TOOL_CALLS, TURNS
 from tracehouse.sinks.sqlite.migrations import create_table_sql
-from tracehouse.sinks.sqlite.store import CACHE_KIB, SqliteStore
+from tracehouse.sinks.sqlite.store import SqliteStore, apply_pragmas
 
 BATCH_SESSIONS = 200
 
@@ -101,9 +101,7 @@ def rows_in(batches: list[ImportBatch]) -> int:
 
 def bare_floor(batches: list[ImportBatch], path: Path) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # the store's own settings
+    apply_pragmas(conn)  # the store's own settings
     tables = [SESSIONS, *CONTENT_TABLES.values()]
     for table in tables:
         conn.execute(create_table_sql(table))
