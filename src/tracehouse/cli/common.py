@@ -9,15 +9,17 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import typer
-from rich.console import Console
 
 from tracehouse.config import Settings, load_settings
 from tracehouse.errors import TracehouseError
 from tracehouse.sinks import SessionStore, open_store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 StoreOpt = Annotated[
     str | None,
@@ -56,12 +58,16 @@ class Context:
 
     @property
     def out(self) -> Console:
+        from rich.console import Console  # ~80 ms: loaded when something is printed
+
         # Piped output keeps whole lines rather than rich's 80-column default.
         console = Console(highlight=False)
         return console if console.is_terminal else Console(highlight=False, width=160)
 
     @property
     def err(self) -> Console:
+        from rich.console import Console
+
         return Console(stderr=True, highlight=False, quiet=self.quiet, soft_wrap=True)
 
     def store(self, *, create: bool = True) -> SessionStore:

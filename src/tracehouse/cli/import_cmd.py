@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from tracehouse.cli.common import Context, command
 from tracehouse.errors import RequestError
@@ -50,6 +49,8 @@ def render_response(ctx: Context, response: ImportResponse) -> None:
         return
     if response.replayed:
         ctx.out.print("idempotency key seen before: the stored response, nothing written")
+    from rich.table import Table
+
     table = Table("status", "session", "provider", "rows", "reason", box=None, pad_edge=False)
     for r in response.results:
         table.add_row(

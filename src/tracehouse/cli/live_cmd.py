@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tracehouse.cli.common import Context, HomeOpt, SourceOpt
 from tracehouse.config import parse_source_flags
-from tracehouse.pipeline.live import LiveOptions, LiveStatus, run_live
 from tracehouse.pipeline.sources import sync_options
+
+if TYPE_CHECKING:
+    from tracehouse.pipeline.live import LiveStatus
 
 
 def live(
@@ -26,6 +28,9 @@ def live(
     ] = 300.0,
 ) -> None:
     """Catch up, then import new lines as they are written, until SIGINT or SIGTERM."""
+    # watchdog and the live loop load only for this command: every other start stays lean.
+    from tracehouse.pipeline.live import LiveOptions, run_live
+
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     options = sync_options(settings, parse_source_flags(source), home_given=home is not None)
     stop = threading.Event()

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import orjson
 import typer
-from rich.table import Table
 
 from tracehouse.cli.common import Context, command
 from tracehouse.exports.transcript import render
@@ -34,6 +33,8 @@ def list_(
     if ctx.json:
         ctx.print_json(rows)
         return
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False)
     for name, justify in (
         ("label", "left"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from tracehouse.cli.common import Context, command
 
@@ -43,6 +42,8 @@ def info(ctx: Context) -> None:
     ctx.out.print(f"store           {details.location}")
     ctx.out.print(f"backend         {details.backend}")
     ctx.out.print(f"schema version  {details.schema_version}")
+    from rich.table import Table
+
     table = Table("table", "rows", box=None, pad_edge=False)
     for name, count in details.row_counts.items():
         table.add_row(name, f"{count:,}")

@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+import sys
+from typing import Any, Protocol
 
 
 class ProgressSink(Protocol):
@@ -39,6 +29,16 @@ class RichProgress:
     """A byte-based bar on stderr, shown only when stderr is a terminal."""
 
     def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
         self._progress = Progress(
             TextColumn("[bold]sync[/] {task.fields[units]} files"),
             BarColumn(),
@@ -48,7 +48,7 @@ class RichProgress:
             console=Console(stderr=True),
             transient=True,
         )
-        self._task: TaskID | None = None
+        self._task: Any = None
 
     def start(self, total_bytes: int, units: int) -> None:
         self._progress.start()
@@ -63,6 +63,6 @@ class RichProgress:
 
 
 def progress_for(enabled: bool) -> ProgressSink:
-    if enabled and Console(stderr=True).is_terminal:
+    if enabled and sys.stderr.isatty():
         return RichProgress()
     return NullProgress()
