@@ -23,7 +23,7 @@ from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
 from tracehouse.sinks.protocol import RunTotals, SessionStore
-from tracehouse.state.watermark import Action, FileCursor, quick_plan
+from tracehouse.state.watermark import Action, quick_plan
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
 
@@ -195,11 +195,10 @@ def _plan(
             st = os.stat(unit.key)
         except OSError:
             continue  # vanished since discovery: the next run flags it missing
-        cursor = FileCursor.from_json(raw) if raw else None
-        if not full and quick_plan(st, cursor) is Action.SKIP:
+        if not full and quick_plan(st, raw) is Action.SKIP:
             yield unit, raw, None
             continue
-        offset = cursor.offset if cursor and not full else 0
+        offset = raw.get("offset", 0) if raw and not full else 0
         yield unit, raw, max(0, st.st_size - offset)
 
 

@@ -78,13 +78,18 @@ class FileCursor:
             return None  # an unreadable cursor only costs a full re-parse
 
 
-def quick_plan(st: os.stat_result, cursor: FileCursor | None) -> Action:
-    """The decision a stat alone can make; APPEND still needs `verify_append`."""
-    if cursor is None or cursor.missing:
+def quick_plan(st: os.stat_result, cursor: Mapping[str, Any] | None) -> Action:
+    """The decision a stat alone can make (from the stored cursor, as JSON); APPEND still needs
+    `verify_append`. Planning runs for every unit of every run, so it reads the dict as it is."""
+    if not cursor or cursor.get("missing"):
         return Action.FULL
-    if (st.st_dev, st.st_ino) != (cursor.dev, cursor.ino) or st.st_size < cursor.offset:
+    if (
+        st.st_ino != cursor.get("ino")
+        or st.st_dev != cursor.get("dev")
+        or st.st_size < cursor.get("offset", 0)
+    ):
         return Action.FULL  # replaced (new inode) or truncated
-    if st.st_size == cursor.size and st.st_mtime_ns == cursor.mtime_ns:
+    if st.st_size == cursor.get("size") and st.st_mtime_ns == cursor.get("mtime_ns"):
         return Action.SKIP
     # Grown, or touched: `verify_append` checks that the consumed bytes are still the same.
     return Action.APPEND

@@ -102,11 +102,15 @@ def _project_units(project: str, name: str, root: str) -> list[Unit]:
 
 def _subagent_units(subagents: str, root: str, project: str, parent: str) -> list[Unit]:
     out = []
-    for dirpath, _dirs, files in os.walk(subagents):
-        workflow = "workflows" in os.path.relpath(dirpath, subagents).split(os.sep)
-        for name in files:
-            if name.startswith("agent-") and name.endswith(".jsonl"):
-                path = os.path.join(dirpath, name)
+    folders = [(subagents, False)]
+    while folders:
+        folder, workflow = folders.pop()
+        for entry in _entries(folder):
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                folders.append((entry.path, workflow or name == "workflows"))
+            elif name.startswith("agent-") and name.endswith(".jsonl"):
+                path = entry.path
                 out.append(
                     _unit(path, root, project, agent_id=name[6:-6], parent=parent,
                           via="workflow" if workflow else "Task",
@@ -128,6 +132,7 @@ def read_meta(path: str | None) -> dict[str, Any]:
 
 
 def _unit(path: str, root: str, project: str, **info: Any) -> Unit:
+    """`path` is already absolute and normalized: discovery starts from `abspath(projects)`
+    (no `..`; symlinks are kept as the user named them) and only joins entry names to it."""
     info["project"] = project
-    # Keys are absolute and normalized (no `..`), but symlinks are kept as the user named them.
-    return Unit(PROVIDER, os.path.abspath(path), root, info)
+    return Unit(PROVIDER, path, root, info)

@@ -37,7 +37,7 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
     except OSError as exc:
         return _unreadable(unit, exc)
     with f:
-        action = Action.FULL if options.full else quick_plan(st, cursor)
+        action = Action.FULL if options.full or cursor is None else quick_plan(st, cursor_json)
         if action is Action.SKIP:
             return UnitResult(unit, action, cursor=cursor_json)
         head = f.read(HEAD_BYTES)
