@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from tracehouse.model.fingerprint import combine
-from tracehouse.model.tables import CONTENT_TABLES
+from tracehouse.model.tables import CONTENT_TABLES, TABLES_BY_NAME
 
 if TYPE_CHECKING:
     import polars as pl
@@ -103,8 +103,12 @@ class ItemResult:
 @dataclass(frozen=True)
 class ImportBatch:
     items: tuple[ImportItem, ...]
-    # table name → rows of all items; tables without rows may be absent.
+    # table name → rows of all items, as frames; tables without rows may be absent.
     frames: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    # ... or as tuples in the table's column order, the schema's explicit order: what the
+    # pipeline hands over. `frame()` builds the polars frame on demand; the SQLite store writes
+    # the tuples as they are, so a sync does not load polars only to unpack it again.
+    rows: Mapping[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     source: str = "tracehouse"
     run_id: str = field(default_factory=new_run_id)
     mode: str = "backfill"
@@ -118,17 +122,34 @@ class ImportBatch:
 
     def frame(self, table: str) -> pl.DataFrame:
         frame = self.frames.get(table)
-        return frame if frame is not None else _empty(table)
+        if frame is not None:
+            return frame
+        if table in self.rows:
+            from tracehouse.model.rows import tuples_to_frame
+
+            return tuples_to_frame(TABLES_BY_NAME[table], self.rows[table])
+        return _empty(table)
+
+    def tuples(self, table: str) -> list[tuple[Any, ...]]:
+        """The table's rows as tuples in column order, from whichever form the batch carries."""
+        if table in self.rows:
+            return list(self.rows[table])
+        frame = self.frames.get(table)
+        if frame is None or frame.is_empty():
+            return []
+        names = list(TABLES_BY_NAME[table].names)
+        return frame.select(names).rows() if frame.columns != names else frame.rows()
 
     def content_hash(self) -> str:
         """What an idempotency key is bound to: the request as decoded, or the rows it carries."""
         if self.request_hash is not None:
             return self.request_hash
         parts = [item.fingerprint for item in self.items]
-        for name in sorted(self.frames):
-            frame = self.frames[name]
-            if "fingerprint" in frame.columns:
-                parts.extend(frame.get_column("fingerprint").sort().to_list())
+        for name in sorted({*self.frames, *self.rows}):
+            names = TABLES_BY_NAME[name].names
+            if "fingerprint" in names:
+                index = names.index("fingerprint")
+                parts.extend(sorted(row[index] for row in self.tuples(name)))
         return combine(parts)
 
 

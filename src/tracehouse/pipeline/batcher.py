@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracehouse.model.contract import ImportBatch, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.rows import tuples_to_frame
 from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.parsers.base import UnitResult
 
@@ -53,22 +52,28 @@ class PendingBatch:
         return not (self.items or self.watermarks or self.rejects)
 
     def build(self, run_id: str, mode: str) -> ImportBatch:
-        frames = {}
-        for name in list(self.rows):
-            table = TABLES_BY_NAME[name]
-            # Each table's tuples are released as its frame is built: one copy at a time.
-            frame = tuples_to_frame(table, self.rows.pop(name))
-            if self.repeated:  # the later chunk's version of a row wins
-                frame = frame.unique(
-                    subset=list(table.primary_key), keep="last", maintain_order=True
-                )
-            frames[name] = frame
+        rows = self.rows
+        if self.repeated:  # the later chunk's version of a row wins
+            rows = {name: _last_by_key(TABLES_BY_NAME[name].primary_key, name, found)
+                    for name, found in rows.items()}  # fmt: skip
         return ImportBatch(
             items=tuple(self.items.values()),
-            frames=frames,
+            rows=rows,
             source="tracehouse",
             run_id=run_id,
             mode=mode,
             rejects=tuple(self.rejects),
             watermarks=tuple(self.watermarks.values()),
         )
+
+
+def _last_by_key(
+    key: tuple[str, ...], table: str, rows: list[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """Rows with a repeated primary key: the last one stays, in its first one's place."""
+    names = TABLES_BY_NAME[table].names
+    index = [names.index(k) for k in key]
+    kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for row in rows:
+        kept[tuple(row[i] for i in index)] = row
+    return list(kept.values())

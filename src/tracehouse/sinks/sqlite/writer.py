@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -32,7 +32,7 @@ from tracehouse.model.rows import json_text
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
 
 if TYPE_CHECKING:
-    import polars as pl
+    pass
 
 _SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
 _LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
@@ -99,7 +99,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         if existing.get(item.session_id, (None,))[0] != item.fingerprint
     }
     partitions = {
-        name: Slices(table, batch.frame(table.name), to_write)
+        name: Slices(table, batch.tuples(table.name) if to_write else [], to_write)
         for name, table in _TABLES_BY_FRAME.items()
     }
     results: list[ItemResult] = list(batch.invalid)
@@ -146,33 +146,17 @@ def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, tup
 
 
 class Slices:
-    """One table's rows grouped by session, handed to `executemany` as a stream of tuples."""
+    """One table's rows to write, grouped by session (a session's rows keep their order)."""
 
-    def __init__(self, table: Table, frame: pl.DataFrame, sessions: set[str]) -> None:
-        self.spans: dict[str, tuple[int, int]] = {}
-        self.frame = frame
-        if frame.is_empty() or not sessions:
-            return
-        import polars as pl
+    def __init__(self, table: Table, rows: list[tuple[Any, ...]], sessions: set[str]) -> None:
+        self.by_session: dict[str, list[tuple[Any, ...]]] = {}
+        at = table.names.index("session_id")
+        for row in rows:
+            if row[at] in sessions:
+                self.by_session.setdefault(row[at], []).append(row)
 
-        if frame.columns != list(table.names):
-            frame = frame.select(table.names)
-        ids = frame.get_column("session_id")
-        if ids.n_unique() > len(sessions):
-            frame = frame.filter(pl.col("session_id").is_in(sessions))
-        # Sessions arrive in contiguous runs (a unit's rows are appended together); sorting
-        # makes that certain and is stable, so each session's rows keep their order.
-        self.frame = frame.sort("session_id", maintain_order=True)
-        offset = 0
-        for run in self.frame.get_column("session_id").rle().to_list():
-            self.spans[run["value"]] = (offset, run["len"])
-            offset += run["len"]
-
-    def rows(self, session_id: str) -> Iterator[tuple[Any, ...]] | None:
-        span = self.spans.get(session_id)
-        if span is None:
-            return None
-        return self.frame.slice(*span).iter_rows()
+    def rows(self, session_id: str) -> list[tuple[Any, ...]] | None:
+        return self.by_session.get(session_id)
 
 
 def _apply_item(
