@@ -251,3 +251,29 @@ def test_a_rewritten_file_is_parsed_again_from_the_start(tmp_path):
     path.write_bytes(path.read_bytes().replace(b"Find the bug", b"Find the BUG") + b"\n")
     second = claude_code.parse(unit, first.cursor, options)
     assert second.action is Action.FULL
+
+
+def test_lone_surrogates_and_invalid_utf8_are_kept_not_rejected(tmp_path):
+    from tracehouse.sinks.sqlite.store import SqliteStore
+
+    path = _copy(tmp_path)
+    with path.open("ab") as f:
+        f.write(
+            b'{"type":"user","uuid":"sur1","parentUuid":"u7","timestamp":'
+            b'"2026-03-01T11:00:00.000Z","message":{"role":"user","content":"emoji \\ud83d cut"}}\n'
+        )
+        f.write(
+            b'{"type":"user","uuid":"sur2","parentUuid":"sur1","timestamp":'
+            b'"2026-03-01T11:00:01.000Z","message":{"role":"user",'
+            b'"content":"bytes \xff\xfe here"}}\n'
+        )
+    (unit,) = [u for u in claude_code.discover([path.parents[2]]) if u.key == str(path)]
+    _item, frames, rejects = parse_all(claude_code, unit)
+    assert rejects == []
+    contents = {m["content"] for m in frames["messages"].to_dicts()}
+    assert "emoji \ufffd cut" in contents and "bytes \ufffd\ufffd here" in contents
+    store = SqliteStore(tmp_path / "l.db")  # and the store can hold them
+    from tests.pipeline.helpers import backfill
+
+    assert backfill(store, path.parents[3]).ok
+    store.close()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -42,11 +44,29 @@ def read_chunk(
 
 
 def _parses(line: bytes) -> bool:
+    return loads(line) is not None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def loads(line: bytes) -> Any:
+    """A JSON line, or None if it is not JSON at all.
+
+    Agents write what tools print: invalid UTF-8 bytes and lone surrogate escapes (`\ud83d`
+    without its pair) occur (FORMATS §4.7). orjson refuses both; such a line is decoded again
+    with replacement characters instead of being rejected, so its text is kept and can be stored.
+    """
     try:
-        orjson.loads(line)
+        return orjson.loads(line)
     except orjson.JSONDecodeError:
-        return False
-    return True
+        pass
+    try:
+        value = json.loads(line.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    text = json.dumps(value, ensure_ascii=False)
+    return orjson.loads(_LONE_SURROGATE.sub("\ufffd", text).encode("utf-8"))
 
 
 def lines(chunk: Chunk) -> Iterator[tuple[int, int, bytes]]:

@@ -16,7 +16,7 @@ from tracehouse.model.tables import SESSIONS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.claude_code.builder import PROVIDER, SessionBuilder
 from tracehouse.parsers.claude_code.identity import identity
-from tracehouse.parsers.jsonl import Chunk, last_line_span, lines, read_chunk
+from tracehouse.parsers.jsonl import Chunk, last_line_span, lines, loads, read_chunk
 from tracehouse.state.watermark import (
     HEAD_BYTES,
     Action,
@@ -74,12 +74,10 @@ def _parse_chunk(
     rejects: list[Reject] = []
     accounting: Counter[str] = Counter()
     for offset, index, raw in lines(chunk):
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            rejects.append(
-                _reject(unit, first_line + index + 1, offset, f"invalid JSON: {exc}", raw)
-            )
+        record = loads(raw)
+        if record is None:
+            reason = f"invalid JSON: {_json_error(raw)}"
+            rejects.append(_reject(unit, first_line + index + 1, offset, reason, raw))
             accounting["rejected"] += 1
             continue
         if not isinstance(record, dict):
@@ -157,6 +155,14 @@ def _cursor(
         state=state,
         lines=line_count,
     )
+
+
+def _json_error(raw: bytes) -> str:
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return str(exc)
+    return "unreadable"
 
 
 def _wm(unit: Unit, cursor: FileCursor) -> WatermarkUpdate:
