@@ -92,3 +92,24 @@ def test_replayed_lines_are_accounted_for():
     )
     assert result.accounting == {"replayed": 4, "row": 2}
     assert orjson.loads(orjson.dumps(result.cursor))["offset"] > 0
+
+
+def test_a_resumed_file_seen_before_its_first_line_is_still_recognised(tmp_path):
+    """The watcher can parse a new file while it is empty; its replays must still be found."""
+    import shutil
+
+    from tracehouse.parsers.base import ParseOptions
+
+    home = tmp_path / "home"
+    shutil.copytree(HOME, home)
+    project = home / ".claude" / "projects" / "-tmp-resume"
+    resumed = project / f"{B}.jsonl"
+    content = resumed.read_bytes()
+    resumed.write_bytes(b"")
+    (unit,) = [u for u in claude_code.discover([home / ".claude"]) if u.key == str(resumed)]
+    options = ParseOptions(now=1e10)
+    first = claude_code.parse(unit, None, options)
+    assert first.item is None
+    resumed.write_bytes(content)
+    second = claude_code.parse(unit, first.cursor, options)
+    assert second.accounting == {"replayed": 4, "row": 2}

@@ -76,8 +76,8 @@ def for_unit(path: str, session: str, parent: str | None) -> Replays:
 def for_session(path: str, session: str) -> Replays:
     """Replays in a main session file: the uuids of earlier sessions that share its root."""
     project = os.path.dirname(path)
-    roots = _project_roots(project, _dir_stamp(project))
-    mine = roots.get(session)
+    roots = _project_roots(project)
+    mine = roots.get(session) or _root(path)
     if mine is None:
         return NONE
     earlier = sorted(
@@ -100,28 +100,33 @@ def for_subagent(project_dir: str, parent_session: str | None) -> Replays:
     return Replays({}, messages, parent_session)
 
 
-def _dir_stamp(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
+def _project_roots(project: str) -> dict[str, tuple[str, str]]:
+    """session → (root uuid, first timestamp) for every session file of a project directory.
 
-
-@lru_cache(maxsize=64)
-def _project_roots(project: str, _stamp: int) -> dict[str, tuple[str, str]]:
-    """session → (root uuid, first timestamp) for every session file of a project directory."""
+    Each file's root is cached by (path, size, mtime): a file the watcher saw before its first
+    line was written is looked at again once it has grown.
+    """
     roots = {}
-    try:
-        entries = list(os.scandir(project))
-    except OSError:
-        return {}
-    for entry in entries:
+    for entry in _scandir(project):
         name = entry.name
         if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
-            root = _root(entry.path)
+            st = entry.stat()
+            root = _root_at(entry.path, st.st_size, st.st_mtime_ns)
             if root is not None:
                 roots[name[: -len(".jsonl")]] = root
     return roots
+
+
+@lru_cache(maxsize=8192)
+def _root_at(path: str, _size: int, _mtime: int) -> tuple[str, str] | None:
+    return _root(path)
+
+
+def _scandir(path: str) -> list[os.DirEntry[str]]:
+    try:
+        return list(os.scandir(path))
+    except OSError:
+        return []
 
 
 def _root(path: str) -> tuple[str, str] | None:
