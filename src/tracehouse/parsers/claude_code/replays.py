@@ -100,21 +100,48 @@ def for_subagent(project_dir: str, parent_session: str | None) -> Replays:
     return Replays({}, messages, parent_session)
 
 
+# project dir → (its mtime, session → root, session → path of the files without a root yet)
+_PROJECTS: dict[str, tuple[int, dict[str, tuple[str, str]], dict[str, str]]] = {}
+
+
 def _project_roots(project: str) -> dict[str, tuple[str, str]]:
     """session → (root uuid, first timestamp) for every session file of a project directory.
 
-    Each file's root is cached by (path, size, mtime): a file the watcher saw before its first
-    line was written is looked at again once it has grown.
+    Cached per process while the directory is unchanged. Files without a root yet (empty, or
+    summaries only; the watcher can see a file before its first line) are looked at again on
+    every call, through a cache keyed by their size and mtime.
     """
-    roots = {}
-    for entry in _scandir(project):
-        name = entry.name
-        if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
-            st = entry.stat()
-            root = _root_at(entry.path, st.st_size, st.st_mtime_ns)
-            if root is not None:
-                roots[name[: -len(".jsonl")]] = root
+    stamp = _dir_stamp(project)
+    cached = _PROJECTS.get(project)
+    if cached is None or cached[0] != stamp:
+        roots: dict[str, tuple[str, str]] = {}
+        rootless: dict[str, str] = {}
+        for entry in _scandir(project):
+            name = entry.name
+            if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
+                rootless[name[: -len(".jsonl")]] = entry.path
+        if len(_PROJECTS) >= 256:
+            _PROJECTS.clear()
+        _PROJECTS[project] = (stamp, roots, rootless)
+    else:
+        _stamp, roots, rootless = cached
+    for session, path in list(rootless.items()):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        root = _root_at(path, st.st_size, st.st_mtime_ns)
+        if root is not None:
+            roots[session] = root
+            del rootless[session]
     return roots
+
+
+def _dir_stamp(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 @lru_cache(maxsize=8192)
