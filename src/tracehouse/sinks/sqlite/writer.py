@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 import sqlite3
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -30,9 +30,6 @@ from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
 from tracehouse.model.rows import json_text
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
-
-if TYPE_CHECKING:
-    pass
 
 _SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
 _LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
@@ -100,7 +97,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
     }
     partitions = {
         name: Slices(table, batch.tuples(table.name) if to_write else [], to_write)
-        for name, table in _TABLES_BY_FRAME.items()
+        for name, table in _CONTENT_BY_NAME.items()
     }
     results: list[ItemResult] = list(batch.invalid)
     host = socket.gethostname()
@@ -129,7 +126,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
     return response
 
 
-_TABLES_BY_FRAME = {t.name: t for t in CONTENT_TABLES.values()}
+_CONTENT_BY_NAME = {t.name: t for t in CONTENT_TABLES.values()}
 
 
 def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, tuple[Any, ...]]:
