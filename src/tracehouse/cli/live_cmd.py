@@ -36,30 +36,37 @@ def live(
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
+    err = ctx.err
+    # On a terminal, one status line updated in place; elsewhere (a journal), a line per flush
+    # with -v only.
+    display = err.status("live: catching up…") if err.is_terminal and not ctx.quiet else None
+
+    def on_flush(status: LiveStatus) -> None:
+        if display is not None:
+            display.update(_line(status))
+        elif ctx.verbose:
+            err.print(_line(status))
+
     ledger = ctx.store()
     try:
+        if display is not None:
+            display.start()
         status = run_live(
             ledger,
             options,
             LiveOptions(full_scan_interval=full_scan_interval, poll=poll),
             stop,
-            lambda line: ctx.err.print(f"tracehouse: {line}"),
-            _printer(ctx),
+            lambda line: err.print(f"tracehouse: {line}"),
+            on_flush,
         )
     finally:
+        if display is not None:
+            display.stop()
         ledger.close()
     if ctx.json:
         ctx.print_json(status.__dict__)
     elif not ctx.quiet:
-        ctx.err.print(f"stopped: {_line(status)}")
-
-
-def _printer(ctx: Context):  # type: ignore[no-untyped-def]
-    def show(status: LiveStatus) -> None:
-        if ctx.verbose:
-            ctx.err.print(_line(status))
-
-    return show
+        err.print(f"stopped: {_line(status)}")
 
 
 def _line(s: LiveStatus) -> str:

@@ -129,6 +129,7 @@ def run_live(
     paths: queue.SimpleQueue[str] = queue.SimpleQueue()
     observer = start_observer([w for w in watched if w.is_dir()], _Enqueue(paths), live, log)
     status.observer = type(observer).__name__
+    on_flush(status)  # the catch-up's figures, before the first event
     next_scan = time.monotonic() + live.full_scan_interval
     backoff = 0.5
     try:
