@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue as queue_module
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -45,10 +46,13 @@ def run_in_workers(
 ) -> None:
     context = multiprocessing.get_context("spawn")
     messages: Any = context.Queue()
+    stopping = context.Event()  # set: each worker stops after committing the batch in hand
     portable = replace(options, on_batch=None, stop=None)
     processes = [
         context.Process(
-            target=_worker, args=(location, portable, group, report.run_id, messages), daemon=True
+            target=_worker,
+            args=(location, portable, group, report.run_id, messages, stopping),
+            daemon=True,
         )
         for group in share(tasks, workers)
     ]
@@ -56,9 +60,16 @@ def run_in_workers(
         process.start()
     running = len(processes)
     errors: list[str] = []
+    interrupted = False
     while running:
+        if options.stop is not None and options.stop():
+            stopping.set()
         try:
             kind, payload = messages.get(timeout=POLL_SECONDS)
+        except KeyboardInterrupt:  # Ctrl-C: let the workers commit what they hold, then stop
+            interrupted = True
+            stopping.set()
+            continue
         except queue_module.Empty:
             dead = [p for p in processes if p.exitcode not in (None, 0)]
             if dead and messages.empty():
@@ -77,12 +88,22 @@ def run_in_workers(
         process.join(timeout=5)
     if errors:
         raise TracehouseError(errors[0])
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def _worker(
-    location: str, options: SyncOptions, tasks: list[Task], run_id: str, messages: Any
+    location: str,
+    options: SyncOptions,
+    tasks: list[Task],
+    run_id: str,
+    messages: Any,
+    stopping: Any,
 ) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides, through `stopping`.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
+    options = replace(options, stop=stopping.is_set)
     part = SyncReport(run_id=run_id, dry_run=options.dry_run)
     try:
         store = open_store(location)
