@@ -40,6 +40,7 @@ class Settings:
     batch_bytes: int = 8 * 1024 * 1024
     batch_sessions: int = 500
     workers: int = 0
+    workers_min_bytes: int = 16 * 1024 * 1024
     quiet_seconds: float = 2.0
     max_field_bytes: int = 1024 * 1024
     progress: bool = True
@@ -61,6 +62,7 @@ DOCS: dict[str, str] = {
     "batch_bytes": "Source bytes parsed into one import batch (one transaction).",
     "batch_sessions": "Sessions at most in one import batch.",
     "workers": "Parser processes; 0 means one per CPU core.",
+    "workers_min_bytes": "Below this much to parse, no worker processes are started.",
     "quiet_seconds": "A last line with no newline counts once the file has been quiet this long.",
     "max_field_bytes": "Longer text fields are cut to this size with a marker and the full hash.",
     "progress": "Show a progress bar on stderr when it is a terminal.",
@@ -131,6 +133,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "batch_bytes": _int(1),
     "batch_sessions": _int(1),
     "workers": _int(0),
+    "workers_min_bytes": _int(0),
     "quiet_seconds": _float,
     "max_field_bytes": _int(1024),
     "progress": _bool,

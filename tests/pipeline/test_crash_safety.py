@@ -96,3 +96,45 @@ def test_killed_at_random_moments_then_rerun_equals_a_clean_run(tmp_path):
         assert snapshot(store) == expected, f"attempt {attempt}"
         store.close()
     assert interrupted >= 2, "the runs were too short to be interrupted"
+
+
+def test_ctrl_c_with_workers_is_one_line_and_loses_nothing(tmp_path):
+    home = make_home(tmp_path, copies=120)
+    env = {
+        **ENV,
+        "TRACEHOUSE_BATCH_SESSIONS": "2",
+        "TRACEHOUSE_WORKERS": "2",
+        "TRACEHOUSE_WORKERS_MIN_BYTES": "0",
+    }  # two worker processes even for this small home
+
+    def command(ledger):
+        return [
+            sys.executable,
+            "-c",
+            "from tracehouse.cli.app import main; main()",
+            "sync",
+            "backfill",
+            "--home",
+            str(home),
+            "--store",
+            str(ledger),
+            "-q",
+        ]
+
+    started = time.monotonic()
+    subprocess.run(command(tmp_path / "timing.db"), env=env, check=True)
+    duration = time.monotonic() - started
+    ledger = tmp_path / "interrupted.db"
+    process = subprocess.Popen(command(ledger), env=env, stderr=subprocess.PIPE)
+    time.sleep(0.6 * duration)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the run finished before it could be interrupted")
+    assert process.returncode == 130, err.decode()
+    assert b"Traceback" not in err and b"interrupted" in err
+    done = subprocess.run(command(ledger), env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    store = SqliteStore(ledger)
+    assert snapshot(store) == clean_ledger(tmp_path, home)
+    store.close()

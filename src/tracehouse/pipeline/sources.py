@@ -57,5 +57,6 @@ def sync_options(
         chunk_bytes=settings.batch_bytes,
         max_field=settings.max_field_bytes,
         quiet_seconds=settings.quiet_seconds,
+        pool_min_bytes=settings.workers_min_bytes,
         **overrides,
     )
