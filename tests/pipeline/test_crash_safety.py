@@ -3,6 +3,7 @@ moments, run it again, and the ledger equals a clean run's, row for row."""
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import signal
@@ -19,6 +20,29 @@ from tracehouse.sinks.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.slow
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def backfill_command(home, ledger):
+    """`tracehouse sync backfill` as a subprocess, to be killed."""
+    return [
+        sys.executable,
+        "-c",
+        "from tracehouse.cli.app import main; main()",
+        "sync",
+        "backfill",
+        "--home",
+        str(home),
+        "--store",
+        str(ledger),
+        "-q",
+    ]
+
+
+def full_run_seconds(command, env):
+    """How long an uninterrupted run takes here: kills are timed inside that window."""
+    started = time.monotonic()
+    subprocess.run(command, env=env, check=True)
+    return time.monotonic() - started
 
 
 def clean_ledger(tmp_path, home):
@@ -62,23 +86,8 @@ def test_killed_at_random_moments_then_rerun_equals_a_clean_run(tmp_path):
     home = make_home(tmp_path, copies=120)
     env = {**ENV, "TRACEHOUSE_BATCH_SESSIONS": "1", "TRACEHOUSE_WORKERS": "1"}
 
-    def command(ledger):
-        return [
-            sys.executable,
-            "-c",
-            "from tracehouse.cli.app import main; main()",
-            "sync",
-            "backfill",
-            "--home",
-            str(home),
-            "--store",
-            str(ledger),
-            "-q",
-        ]
-
-    started = time.monotonic()
-    subprocess.run(command(tmp_path / "timing.db"), env=env, check=True)
-    duration = time.monotonic() - started
+    command = functools.partial(backfill_command, home)
+    duration = full_run_seconds(command(tmp_path / "timing.db"), env)
     expected = clean_ledger(tmp_path, home)
     rng = random.Random(20261122)
     interrupted = 0
@@ -107,23 +116,8 @@ def test_ctrl_c_with_workers_is_one_line_and_loses_nothing(tmp_path):
         "TRACEHOUSE_WORKERS_MIN_BYTES": "0",
     }  # two worker processes even for this small home
 
-    def command(ledger):
-        return [
-            sys.executable,
-            "-c",
-            "from tracehouse.cli.app import main; main()",
-            "sync",
-            "backfill",
-            "--home",
-            str(home),
-            "--store",
-            str(ledger),
-            "-q",
-        ]
-
-    started = time.monotonic()
-    subprocess.run(command(tmp_path / "timing.db"), env=env, check=True)
-    duration = time.monotonic() - started
+    command = functools.partial(backfill_command, home)
+    duration = full_run_seconds(command(tmp_path / "timing.db"), env)
     ledger = tmp_path / "interrupted.db"
     process = subprocess.Popen(command(ledger), env=env, stderr=subprocess.PIPE)
     time.sleep(0.6 * duration)
