@@ -23,7 +23,7 @@ from tracehouse.model.contract import (
     new_run_id,
 )
 from tracehouse.model.fingerprint import canonical_json, combine, fingerprint_of
-from tracehouse.model.rows import loads_json, row_fingerprint, to_frame
+from tracehouse.model.rows import row_fingerprint, to_frame
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table, camel
 
 _ENVELOPE_KEYS = {"source", "runId", "mode", "idempotencyKey", "items"}
@@ -266,52 +266,3 @@ def _decode_watermarks(value: Any) -> tuple[WatermarkUpdate, ...]:
             )
         )
     return tuple(out)
-
-
-def encode_batch(batch: ImportBatch) -> dict[str, Any]:
-    """The JSON request for a batch: what `store copy` and other producers send."""
-    by_session: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for key, table in CONTENT_TABLES.items():
-        for row in batch.frame(table.name).iter_rows(named=True):
-            by_session.setdefault(row["session_id"], {}).setdefault(key, []).append(
-                _encode_row(table, row)
-            )
-    items = []
-    for item in batch.items:
-        encoded: dict[str, Any] = {
-            "sourceProvider": item.source_provider,
-            "sourceSessionId": item.source_session_id,
-            "sourceSessionFingerprint": item.fingerprint,
-            "importedAtMs": item.imported_at_ms,
-            "session": _encode_row(SESSIONS, item.session),
-        }
-        encoded.update(by_session.get(item.session_id, {}))
-        if item.watermarks:
-            encoded["watermarks"] = [
-                {
-                    "sourceProvider": w.source_provider,
-                    "unitKey": w.unit_key,
-                    "cursor": dict(w.cursor),
-                }
-                for w in item.watermarks
-            ]
-        items.append(encoded)
-    request: dict[str, Any] = {
-        "source": batch.source,
-        "runId": batch.run_id,
-        "mode": batch.mode,
-        "items": items,
-    }
-    if batch.idempotency_key:
-        request["idempotencyKey"] = batch.idempotency_key
-    return request
-
-
-def _encode_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
-    out = {}
-    for column in table.columns:
-        value = row.get(column.name)
-        if value is None or column.name == "fingerprint":
-            continue
-        out[camel(column.name)] = loads_json(value) if column.kind is Kind.JSON else value
-    return out

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from tracehouse.model.fingerprint import canonical_json, fingerprint_values
 from tracehouse.model.tables import Kind, Table
 
@@ -94,7 +92,3 @@ def to_frame(table: Table, rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
         for n in names:
             columns[n].append(row.get(n))
     return pl.DataFrame(columns, schema=table.schema)
-
-
-def loads_json(text: str | None) -> Any:
-    return None if text is None else orjson.loads(text)

@@ -52,8 +52,6 @@ class Table:
     name: str
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...]
-    # Tables that hold a session's content: imported through items, owned by one session.
-    session_content: bool = True
 
     @cached_property
     def names(self) -> tuple[str, ...]:
@@ -233,7 +231,6 @@ WATERMARKS = Table(
         Column("state", JSON),
     ),
     ("source_provider", "unit_key"),
-    session_content=False,
 )
 
 IMPORT_RUNS = Table(
@@ -258,7 +255,6 @@ IMPORT_RUNS = Table(
         Column("importer_version"),
     ),
     ("run_id",),
-    session_content=False,
 )
 
 IMPORT_REQUESTS = Table(
@@ -270,7 +266,6 @@ IMPORT_REQUESTS = Table(
         Column("created_at"),
     ),
     ("idempotency_key",),
-    session_content=False,
 )
 
 REJECTS = Table(
@@ -286,7 +281,6 @@ REJECTS = Table(
         Column("created_at"),
     ),
     ("reject_id",),
-    session_content=False,
 )
 
 # The tables an import item carries rows for, keyed by the item's JSON field name.
