@@ -30,7 +30,7 @@ UUID_LINKS = 256  # line uuid → message id, for parent links across an append 
 class SessionBuilder:
     def __init__(self, ident: Identity, state: dict[str, Any] | None, max_field: int) -> None:
         self.ident = ident
-        self.sid = ident.source_session_id
+        self.sid = self.source_session_id = ident.source_session_id
         self.session_id = ident.session_id
         self.max_field = max_field
         self.messages = TableBuffer(MESSAGES)
@@ -399,8 +399,14 @@ class SessionBuilder:
             "session": self.agg.to_state(),
         }
 
+    def has_content(self) -> bool:
+        return self.agg.messages > 0
+
     def session_row(self) -> dict[str, Any]:
         return self.agg.session_row(self.ident)
+
+    def buffers(self) -> tuple[TableBuffer, ...]:
+        return (self.messages, self.turns.rows, self.tool_calls, self.sources)
 
 
 _CONVERSATION = {

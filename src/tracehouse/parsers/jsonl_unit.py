@@ -1,0 +1,212 @@
+"""Parse one append-only JSONL unit, or the part appended since its watermark.
+
+Every JSONL source (Claude Code transcripts, Codex rollouts, Codex prompt history) shares this
+loop: plan from a stat and the cursor, verify an append by its head and tail hashes, read complete
+lines within the budget, feed each record to the source's resumable builder, and return its rows
+with the new cursor. A source supplies only the builder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import orjson
+
+from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import TableBuffer, row_fingerprint
+from tracehouse.model.tables import SESSIONS
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.jsonl import Chunk, last_line_span, lines, loads, read_chunk
+from tracehouse.state.watermark import (
+    HEAD_BYTES,
+    Action,
+    FileCursor,
+    hash_bytes,
+    quick_plan,
+    verify_append,
+)
+
+EXCERPT = 500
+
+
+class Builder(Protocol):
+    """A source's resumable record → rows state machine (one session per unit)."""
+
+    source_session_id: str
+
+    def feed(self, record: dict[str, Any], offset: int) -> str:
+        """Consume one record; returns how it was accounted for (row, folded, ignored…)."""
+        ...
+
+    def finish(self) -> dict[str, Any]:
+        """Emit the rows still open; returns the resume state for the next append."""
+        ...
+
+    def has_content(self) -> bool: ...
+
+    def session_row(self) -> dict[str, Any]: ...
+
+    def buffers(self) -> Iterable[TableBuffer]: ...
+
+
+MakeBuilder = Callable[[dict[str, Any] | None], Builder]
+
+
+def parse_jsonl(
+    provider: str,
+    unit: Unit,
+    cursor_json: Mapping[str, Any] | None,
+    options: ParseOptions,
+    make_builder: MakeBuilder,
+) -> UnitResult:
+    cursor = FileCursor.from_json(cursor_json) if cursor_json else None
+    try:
+        st = os.stat(unit.key)
+        f = open(unit.key, "rb")  # noqa: SIM115 - closed below, after the planning reads
+    except OSError as exc:
+        return unreadable(provider, unit, exc)
+    with f:
+        action = Action.FULL if options.full or cursor is None else quick_plan(st, cursor_json)
+        if action is Action.SKIP:
+            return UnitResult(unit, action, cursor=cursor_json)
+        head = f.read(HEAD_BYTES)
+        if action is Action.APPEND:
+            assert cursor is not None
+            f.seek(cursor.tail_start)
+            tail = f.read(cursor.offset - cursor.tail_start)
+            if not verify_append(cursor, head, tail):
+                action = Action.FULL
+        start = cursor.offset if action is Action.APPEND and cursor else 0
+        quiet = options.now - st.st_mtime_ns / 1e9 >= options.quiet_seconds
+        chunk = read_chunk(f, start, st.st_size, options.budget_bytes, final_line_complete=quiet)
+    base = cursor if action is Action.APPEND else None
+    if not chunk.data:
+        # Nothing complete to read: a partial last line waits; a touched file gets a new stat.
+        new = _cursor(st, chunk, base, head, base.state if base else {}, base.lines if base else 0)
+        wait = Action.WAIT if chunk.end < st.st_size else action
+        return UnitResult(unit, wait, watermark=wm(provider, unit, new), cursor=new.to_json())
+    builder = make_builder(dict(base.state) if base else None)
+    first_line = base.lines if base else 0
+    rejects: list[Reject] = []
+    accounting: Counter[str] = Counter()
+    for offset, index, raw in lines(chunk):
+        line = first_line + index + 1
+        record = loads(raw)
+        if not isinstance(record, dict):
+            what = "invalid JSON: " + _json_error(raw) if record is None else None
+            reason = what or f"a JSON {type(record).__name__}, not an object"
+            rejects.append(reject(provider, unit, line, offset, reason, raw))
+            accounting["rejected"] += 1
+            continue
+        try:
+            accounting[builder.feed(record, offset)] += 1
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            reason = f"unexpected shape ({type(exc).__name__}: {exc})"
+            rejects.append(reject(provider, unit, line, offset, reason, raw))
+            accounting["rejected"] += 1
+    state = builder.finish()
+    line_count = chunk.data.count(b"\n") + (0 if chunk.data.endswith(b"\n") else 1)
+    new = _cursor(st, chunk, base, head, state, first_line + line_count)
+    result = UnitResult(
+        unit,
+        action,
+        rejects=rejects,
+        bytes_read=len(chunk.data),
+        done=chunk.eof,
+        accounting=accounting,
+        cursor=new.to_json(),
+        mtime_ns=st.st_mtime_ns,
+    )
+    salt = [str(chunk.end), new.tail_hash]
+    attach(provider, result, builder, wm(provider, unit, new), salt, options)
+    return result
+
+
+def attach(
+    provider: str,
+    result: UnitResult,
+    builder: Builder,
+    watermark: WatermarkUpdate,
+    salt: list[str],
+    options: ParseOptions,
+) -> None:
+    """Put the builder's session and rows on the result, or only the watermark if it has none.
+
+    The item fingerprint covers the session row and where the unit's content ends (`salt`), so a
+    re-parse of unchanged bytes is skipped by the store as a whole.
+    """
+    if not builder.has_content():
+        result.watermark = watermark  # nothing conversational (yet): only the cursor moves
+        return
+    session = builder.session_row()
+    fingerprint = combine([row_fingerprint(SESSIONS, session), *salt])
+    result.item = ImportItem(
+        provider,
+        builder.source_session_id,
+        fingerprint,
+        int(options.now * 1000),
+        {**session, "fingerprint": fingerprint},
+        (watermark,),
+    )
+    result.rows = {
+        buffer.table.name: buffer.tuples() for buffer in builder.buffers() if len(buffer)
+    }
+
+
+def _cursor(
+    st: os.stat_result,
+    chunk: Chunk,
+    base: FileCursor | None,
+    head: bytes,
+    state: Mapping[str, Any],
+    line_count: int,
+) -> FileCursor:
+    if chunk.data:
+        tail_start, tail = last_line_span(chunk.data, chunk.start)
+        tail_hash = hash_bytes(tail)
+    elif base is not None:
+        tail_start, tail_hash = base.tail_start, base.tail_hash
+    else:
+        tail_start, tail_hash = 0, hash_bytes(b"")
+    return FileCursor(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        # Short of the end (a budget cut, or a partial last line waiting), the recorded size is
+        # the offset, so the next pass reads on instead of skipping.
+        size=st.st_size if chunk.eof else chunk.end,
+        mtime_ns=st.st_mtime_ns,
+        offset=chunk.end,
+        head_hash=hash_bytes(head[: min(HEAD_BYTES, chunk.end)]),
+        tail_start=tail_start,
+        tail_hash=tail_hash,
+        state=state,
+        lines=line_count,
+    )
+
+
+def _json_error(raw: bytes) -> str:
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return str(exc)
+    return "unreadable"
+
+
+def wm(provider: str, unit: Unit, cursor: FileCursor) -> WatermarkUpdate:
+    position = cursor.to_json()
+    state = position.pop("state")
+    return WatermarkUpdate(provider, unit.key, position, state)
+
+
+def reject(provider: str, unit: Unit, line: int, offset: int, reason: str, raw: bytes) -> Reject:
+    excerpt = raw[:EXCERPT].decode("utf-8", "replace")
+    return Reject(provider, unit.key, f"line {line} (byte {offset})", reason, excerpt)
+
+
+def unreadable(provider: str, unit: Unit, exc: OSError) -> UnitResult:
+    reason = f"cannot read: {exc.strerror or exc}"
+    return UnitResult(unit, Action.SKIP, rejects=[Reject(provider, unit.key, "file", reason)])
