@@ -21,14 +21,20 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
     yield f"# {s.get('title') or s.get('task_description') or s['label']}"
     yield ""
     yield from _header(s)
-    calls_by_message: dict[str, list[dict[str, Any]]] = {}
+    calls_by_message: dict[str | None, list[dict[str, Any]]] = {}
     for call in detail["tool_calls"]:
         calls_by_message.setdefault(call["message_id"], []).append(call)
-    sources_by_message: dict[str, list[dict[str, Any]]] = {}
+    sources_by_message: dict[str | None, list[dict[str, Any]]] = {}
     for source in detail["sources"]:
         sources_by_message.setdefault(source["message_id"], []).append(source)
     children = {c["spawn_tool_call_id"]: c for c in detail["children"] if c["spawn_tool_call_id"]}
+    # Calls made without a message of their own (Codex calls follow reasoning, not text) are
+    # shown in time order between the messages.
+    loose = sorted(calls_by_message.pop(None, []), key=lambda c: (c["started_at"] or "", c["seq"]))
     for m in detail["messages"]:
+        while loose and (loose[0]["started_at"] or "") < (m["created_at"] or ""):
+            call = loose.pop(0)
+            yield from _call(call, children.get(call["tool_call_id"]), cut)
         if m["message_type"] == "tool_result":
             # Results are shown under their calls; only what they cited is left to show.
             for source in sources_by_message.get(m["message_id"], []):
@@ -48,6 +54,8 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
         for source in sources_by_message.get(m["message_id"], []):
             title = f" — {source['title']}" if source.get("title") else ""
             yield f"  ↳ source [{source['source_type']}] {source['uri']}{title}"
+    for call in loose:
+        yield from _call(call, children.get(call["tool_call_id"]), cut)
     if detail["children"]:
         yield ""
         yield "## Subagents"

@@ -50,6 +50,7 @@ class UnitResult:
     unit: Unit
     action: Action
     item: ImportItem | None = None
+    extra: list[ImportItem] = field(default_factory=list)  # more sessions from one unit
     # table name → rows in the table's column order; frames are built once per batch
     rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     watermark: WatermarkUpdate | None = None  # set when there is no item to carry it

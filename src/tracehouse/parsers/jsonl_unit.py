@@ -36,7 +36,8 @@ EXCERPT = 500
 class Builder(Protocol):
     """A source's resumable record → rows state machine (one session per unit)."""
 
-    source_session_id: str
+    @property
+    def source_session_id(self) -> str: ...
 
     def feed(self, record: dict[str, Any], offset: int) -> str:
         """Consume one record; returns how it was accounted for (row, folded, ignored…)."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from tracehouse.parsers import claude_code
+from tracehouse.parsers import claude_code, codex
 from tracehouse.parsers.base import SourceParser
 
 PARSERS: dict[str, SourceParser] = {
     claude_code.PROVIDER: claude_code,  # type: ignore[dict-item]
+    codex.PROVIDER: codex,  # type: ignore[dict-item]
 }

@@ -27,6 +27,11 @@ class PendingBatch:
         key = result.unit.key
         self.bytes += result.bytes_read
         self.rejects.extend(result.rejects)
+        for extra in result.extra:  # a unit holding many sessions (a prompt history)
+            self.items[f"{key}\x1f{extra.source_session_id}"] = extra
+        if result.extra and result.item is None:
+            for name, rows in result.rows.items():
+                self.rows.setdefault(name, []).extend(rows)
         if result.item is not None:
             self.repeated |= key in self.items
             self.items[key] = result.item

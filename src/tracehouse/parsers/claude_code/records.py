@@ -7,6 +7,8 @@ from typing import Any
 
 import xxhash
 
+from tracehouse.parsers.fields import cap as cap  # re-exported for the builder
+
 # Record types that only describe the session: folded into the session row's metadata.
 SESSION_METADATA_TYPES = frozenset(
     {
@@ -253,12 +255,3 @@ def _preview(text: Any, limit: int = 280) -> str | None:
     if not isinstance(text, str) or not text:
         return None
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def cap(text: str, limit: int) -> str:
-    """Cut an over-long field, keeping a marker with the full length and hash (DESIGN §9)."""
-    if len(text) <= limit:
-        return text
-    full = text.encode("utf-8", "surrogatepass")
-    digest = xxhash.xxh3_128_hexdigest(full)
-    return f"{text[:limit]}\n…[cut: {len(full)} bytes in full, xxh3-128 {digest}]"

@@ -106,9 +106,10 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         result = _apply_item(
             conn, sql, batch, item, existing.get(item.session_id), partitions, host, now
         )
-        if result.status != "failed":  # a repeat of this session later in the batch is a skip
+        written = result.status not in ("failed", "skipped")
+        if written:  # a repeat of this session later in the batch is a skip
             first = existing.get(item.session_id, (None, now))[1]
-            existing[item.session_id] = (item.fingerprint, first, None)
+            existing[item.session_id] = (item.fingerprint, first, None, recovered(item.session))
         results.append(result)
 
     for wm in batch.watermarks:
@@ -134,7 +135,8 @@ def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, tup
     for start in range(0, len(session_ids), 500):
         chunk = session_ids[start : start + 500]
         for row in conn.execute(
-            "SELECT session_id, fingerprint, first_imported_at, source_missing_at FROM sessions"
+            "SELECT session_id, fingerprint, first_imported_at, source_missing_at,"
+            " json_extract(metadata, '$.recovered_from') FROM sessions"
             f" WHERE session_id IN ({', '.join('?' * len(chunk))})",
             chunk,
         ):
@@ -170,6 +172,12 @@ def _apply_item(
     label = session.get("label")
     conn.execute("SAVEPOINT item")
     try:
+        if existing is not None and recovered(session) and not existing[3]:
+            # Prompts recovered from a history file never replace the session their own
+            # transcript gave: the ledger already holds more than they can.
+            _save_watermarks(conn, item.watermarks, batch.run_id)
+            conn.execute("RELEASE item")
+            return ItemResult(item.source_provider, item.source_session_id, label, "skipped")
         if existing is not None and existing[0] == item.fingerprint:
             if existing[2] is not None:  # the source came back: it is no longer missing
                 conn.execute(
@@ -302,3 +310,11 @@ def _add_run_counts(conn: sqlite3.Connection, run_id: str, response: ImportRespo
             run_id,
         ),
     )
+
+
+def recovered(session: Mapping[str, Any]) -> bool:
+    """A session rebuilt from a secondary record (a prompt history), not from its transcript."""
+    metadata = session.get("metadata")
+    if isinstance(metadata, str):
+        return '"recovered_from"' in metadata
+    return isinstance(metadata, dict) and bool(metadata.get("recovered_from"))

@@ -1,0 +1,188 @@
+"""What a rollout's rows need from beside the rollout: titles, prompt history, lineage.
+
+Codex keeps these outside the rollout: thread names in `session_index.jsonl`, typed prompts in
+`history.jsonl`, spawn edges in `state_*.sqlite`, and a review child's parent only as the
+parent's `entered_review_mode` record stamped with the child's creation time. Each file is read
+once per process and version (path, size, mtime), and the SQLite index only from a private copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tracehouse.model import ids
+from tracehouse.parsers.codex import records as rec
+from tracehouse.parsers.jsonl import loads
+
+PROVIDER = rec.PROVIDER
+Signature = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class RolloutContext:
+    path: str
+    home: str  # the CODEX_HOME the rollout was found under
+    thread: str | None  # the thread id in the file name
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    def title(self, sid: str) -> str | None:
+        return _session_index(_signature(os.path.join(self.home, "session_index.jsonl"))).get(sid)
+
+    def history_prompts(self, sid: str) -> dict[str, float]:
+        return _history(_signature(os.path.join(self.home, "history.jsonl"))).get(sid, {})
+
+    def parent_of(self, agg: Any) -> str | None:
+        parent = agg.parent_thread
+        if parent:
+            return str(parent)
+        sid = agg.thread_id or self.thread
+        if sid and sid in spawn_edges(self.home):
+            return spawn_edges(self.home)[sid]
+        review = self._review(agg)
+        return review[0] if review else None
+
+    def _review(self, agg: Any) -> tuple[str, int] | None:
+        if rec.subagent_kind(agg.meta) != "review" or not agg.created_at:
+            return None
+        return _review_parent(self.home, self.path, agg.created_at)
+
+    def link_review(self, agg: Any, row: dict[str, Any]) -> None:
+        """A review child names no parent: find the parent record stamped with its creation."""
+        found = self._review(agg)
+        if found is None:
+            return
+        parent, offset = found
+        row["parent_session_id"] = ids.session_id(PROVIDER, parent)
+        row["spawn_tool_call_id"] = ids.tool_call_id(PROVIDER, parent, f"review:{offset}")
+
+
+def _signature(path: str) -> Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (path, -1, -1)
+    return (path, st.st_size, st.st_mtime_ns)
+
+
+def _jsonl(path: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    found = []
+    for line in data.splitlines():
+        record = loads(line) if line.strip() else None
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
+@lru_cache(maxsize=8)
+def _session_index(sig: Signature) -> dict[str, str]:
+    titles: dict[str, str] = {}
+    for r in _jsonl(sig[0]):  # append-only: the last entry for a thread wins
+        if isinstance(r.get("id"), str) and isinstance(r.get("thread_name"), str):
+            titles[r["id"]] = r["thread_name"]
+    return titles
+
+
+@lru_cache(maxsize=8)
+def _history(sig: Signature) -> dict[str, dict[str, float]]:
+    prompts: dict[str, dict[str, float]] = {}
+    for r in history_records(sig[0]):
+        prompts.setdefault(r[0], {}).setdefault(r[2].strip(), r[1])
+    return prompts
+
+
+def history_records(path: str) -> list[tuple[str, float, str]]:
+    """(thread id, unix seconds, text) of each well-formed history line."""
+    found = []
+    for r in _jsonl(path):
+        sid = r.get("session_id") or r.get("conversation_id")
+        if isinstance(sid, str) and isinstance(r.get("text"), str):
+            ts = r.get("ts")
+            found.append((sid, float(ts) if isinstance(ts, (int, float)) else 0.0, r["text"]))
+    return found
+
+
+def spawn_edges(home: str) -> dict[str, str]:
+    """child thread → parent thread, from every thread index database in the home."""
+    edges: dict[str, str] = {}
+    for folder in (home, os.path.join(home, "sqlite")):
+        for db in sorted(Path(folder).glob("state_*.sqlite")):
+            edges.update(_edges(_signature(str(db)), _signature(f"{db}-wal")))
+    return edges
+
+
+@lru_cache(maxsize=8)
+def _edges(db: Signature, wal: Signature) -> dict[str, str]:
+    rows = read_snapshot(db[0], "SELECT child_thread_id, parent_thread_id FROM thread_spawn_edges")
+    return {str(child): str(parent) for child, parent in rows if child and parent}
+
+
+def read_snapshot(path: str, sql: str) -> list[tuple[Any, ...]]:
+    """Run one query on a private copy of a live SQLite database (with its -wal and -shm), so
+    the application's files are never opened, locked or checkpointed by us."""
+    with tempfile.TemporaryDirectory(prefix="tracehouse-") as tmp:
+        copy = os.path.join(tmp, "snapshot.sqlite")
+        for attempt in range(3):
+            before = [_signature(path + s) for s in ("", "-wal")]
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(path + suffix):
+                    shutil.copyfile(path + suffix, copy + suffix)
+            if before == [_signature(path + s) for s in ("", "-wal")] or attempt == 2:
+                break
+        try:
+            conn = sqlite3.connect(copy)
+            try:
+                return conn.execute(sql).fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return []  # an older index without the table, or not a database
+
+
+@lru_cache(maxsize=64)
+def _review_parent(home: str, child: str, created_at: str) -> tuple[str, int] | None:
+    needle = f'"timestamp":"{created_at}"'.encode()
+    for path in rollout_paths(home):
+        if path == child:
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        at = data.find(needle)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            line = data[start : end if end >= 0 else len(data)]
+            if b'"entered_review_mode"' in line:
+                parent = rec.thread_id_of(os.path.basename(path))
+                return (parent, start) if parent else None
+            at = data.find(needle, at + 1)
+    return None
+
+
+def rollout_paths(home: str) -> list[str]:
+    found: list[str] = []
+    for folder in ("sessions", "archived_sessions"):
+        for dirpath, _dirs, files in os.walk(os.path.join(home, folder)):
+            found.extend(
+                os.path.join(dirpath, f)
+                for f in files
+                if f.startswith("rollout-") and f.endswith((".jsonl", ".json"))
+            )
+    return sorted(found)

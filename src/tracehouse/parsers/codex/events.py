@@ -1,0 +1,170 @@
+"""`event_msg` records: the UI's echo of the history, plus what only events carry.
+
+Echoes of response items (`user_message`, `agent_message`, `agent_reasoning`) are never turned
+into messages a second time; a `user_message` only confirms that the prompt before it was typed.
+Events carry turn boundaries, token counts, review mode, errors and tool-call outcomes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tracehouse.parsers.codex import records as rec
+from tracehouse.parsers.codex import tools
+from tracehouse.parsers.fields import cap
+
+if TYPE_CHECKING:
+    from tracehouse.parsers.codex.builder import RolloutBuilder
+
+ECHOES = ("agent_message", "agent_reasoning", "agent_reasoning_raw_content", "context_compacted")
+CALL_EVENTS = (
+    "exec_command_end",
+    "mcp_tool_call_end",
+    "patch_apply_end",
+    "collab_agent_spawn_end",
+    "dynamic_tool_call_response",
+)
+# Persisted events with nothing for the ledger beyond the record count in the session metadata.
+FOLDED = (
+    "item_completed",
+    "view_image_tool_call",
+    "image_generation_end",
+    "guardian_assessment",
+    "thread_goal_updated",
+    "thread_settings_applied",
+    "sub_agent_activity",
+    "undo_completed",
+    "thread_rolled_back",
+    "collab_waiting_end",
+    "collab_close_end",
+    "collab_agent_interaction_end",
+    "dynamic_tool_call_request",
+    "account/rateLimits/updated",
+)
+
+
+def handle(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+    kind = p.get("type")
+    if kind == "user_message":
+        if b.awaiting is not None:
+            b._resolve_prompt(echoed=True)
+            return "echo"
+        return "mirrored" if b.review else "echo"
+    if kind in ECHOES:
+        return "echo"
+    if kind == "token_count":
+        return _tokens(b, p, offset)
+    if kind == "task_started":
+        b.turns.task_started(p, offset)
+        return "folded"
+    if kind == "task_complete":
+        b.turns.task_complete(p)
+        return "folded"
+    if kind == "turn_aborted":
+        b.turns.abort(p.get("reason"))
+        return "folded"
+    if kind in CALL_EVENTS:
+        call = b.call_for(p.get("call_id") or p.get("callId"))
+        if call is None:
+            return "folded"
+        tools.apply_event(call, p, b.ts, b.max_field)
+        b.tool_calls.add(call)
+        return "joined"
+    if kind == "web_search_end":
+        b.add_sources(_search_results(p))
+        return "source"
+    if kind == "entered_review_mode":
+        return _review_started(b, p, offset)
+    if kind == "exited_review_mode":
+        return _review_ended(b, p)
+    if kind == "error":
+        row = b.host_message(offset, str(p.get("message") or "error"))
+        row["metadata"]["error"] = {k: v for k, v in p.items() if k != "type"}
+        if b.turns.current is not None:
+            b.turns.current["status"] = "error"
+        b.messages.add(row)
+        return "row"
+    if kind == "thread_name_updated" and isinstance(p.get("thread_name"), str):
+        b.agg.title_event = p["thread_name"]
+        return "folded"
+    if kind in FOLDED:
+        return "folded"
+    b.agg.keep_unknown({"type": "event_msg", "payload": p})
+    return "unknown"
+
+
+def _tokens(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+    delta, b.tokens_prev = rec.token_delta(b.tokens_prev, p.get("info"))
+    if delta is None:
+        return "folded"  # a re-emitted snapshot, or rate limits only
+    if b.review is not None:
+        b.agg.mirrored_token_events += 1  # the review child's usage, counted in its own file
+        return "mirrored"
+    if b.in_replay():
+        b.agg.replayed += 1  # the parent's usage, copied into a fork or spawned child
+        return "replayed"
+    b.turns.add_tokens(delta, offset)
+    b.agg.add_tokens(delta)
+    return "tokens"
+
+
+def _review_started(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+    """A review runs in a child thread; the parent keeps it as a `review` tool call."""
+    turn = b.turns.ensure(f"line:{offset}", b.ts)
+    key = f"review:{offset}"
+    call = tools.new_call(
+        {"type": "review_call", "name": "review"},
+        key=key,
+        sid=b._freeze_sid(),
+        session_id=b.session_id,
+        turn_id=turn["turn_id"],
+        message_id=turn.get("last_assistant_id"),
+        seq=b.call_seq,
+        ts=b.ts,
+    )
+    call["params"] = {k: p[k] for k in ("target", "user_facing_hint") if k in p}
+    b.call_seq += 1
+    b.agg.tool_calls += 1
+    b.tool_calls.add(call)
+    b.pending[key] = call
+    b.review = {"key": key}
+    return "row"
+
+
+def _review_ended(b: RolloutBuilder, p: dict[str, Any]) -> str:
+    review, b.review = b.review, None
+    call = b.pending.pop(review["key"], None) if review else None
+    if call is None:
+        return "folded"
+    output = p.get("review_output")
+    call["result"] = cap(_review_text(output), b.max_field)
+    call["status"] = "completed" if output is not None else "failed"
+    call["completed_at"] = b.ts
+    b.tool_calls.add(call)
+    return "joined"
+
+
+def _review_text(output: Any) -> str:
+    if not isinstance(output, dict):
+        return "" if output is None else str(output)
+    lines = [str(output.get("overall_explanation") or "")]
+    for finding in output.get("findings") or []:
+        if isinstance(finding, dict):
+            lines.append(f"- {finding.get('title', '')}: {finding.get('body', '')}")
+    return "\n".join(line for line in lines if line)
+
+
+def _search_results(p: dict[str, Any]) -> list[dict[str, Any]]:
+    found = tools.web_sources(p.get("action"))
+    for result in p.get("results") or []:
+        if isinstance(result, dict) and isinstance(result.get("url"), str):
+            found.append(
+                {
+                    "source_type": "web_page",
+                    "uri": result["url"],
+                    "title": result.get("title"),
+                    "content_preview": result.get("snippet"),
+                    "metadata": None,
+                }
+            )
+    return found

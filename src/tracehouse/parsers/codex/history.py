@@ -1,0 +1,146 @@
+"""`history.jsonl`: every prompt typed into Codex, `{session_id, ts, text}` per line.
+
+Prompts of threads whose rollout is on disk are attribution evidence for that rollout's user
+messages (see context.py). A thread whose rollout is gone keeps its prompts here: they become a
+session flagged `metadata.recovered_from = "history"`, which the store never lets replace a
+session imported from its rollout. The file is small and rewritten rarely: any change parses
+it whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from tracehouse.model import ids
+from tracehouse.model.contract import ImportItem
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import TableBuffer, row_fingerprint
+from tracehouse.model.tables import MESSAGES, SESSIONS, TURNS
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.codex.context import rollout_paths
+from tracehouse.parsers.codex.records import PROVIDER, thread_id_of
+from tracehouse.parsers.fields import cap
+from tracehouse.parsers.jsonl import loads
+from tracehouse.parsers.jsonl_unit import reject, unreadable, wm
+from tracehouse.state.watermark import HEAD_BYTES, Action, FileCursor, hash_bytes, quick_plan
+
+
+def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    try:
+        st = os.stat(unit.key)
+        if not options.full and cursor_json and quick_plan(st, cursor_json) is Action.SKIP:
+            return UnitResult(unit, Action.SKIP, cursor=cursor_json)
+        with open(unit.key, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        return unreadable(PROVIDER, unit, exc)
+    end = data.rfind(b"\n") + 1  # a prompt being written waits for its newline
+    data = data[:end]
+    cursor = FileCursor(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        size=end,
+        mtime_ns=st.st_mtime_ns,
+        offset=end,
+        head_hash=hash_bytes(data[:HEAD_BYTES]),
+        tail_start=0,
+        tail_hash=hash_bytes(data),
+    )
+    result = UnitResult(
+        unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
+    )
+    result.watermark = wm(PROVIDER, unit, cursor)
+    prompts: dict[str, list[tuple[float, str]]] = {}
+    offset = 0
+    for number, line in enumerate(data.splitlines(keepends=True), start=1):
+        r = loads(line) if line.strip() else {}
+        sid = r.get("session_id") or r.get("conversation_id") if isinstance(r, dict) else None
+        if not isinstance(r, dict) or (r and not (isinstance(sid, str) and "text" in r)):
+            result.rejects.append(reject(PROVIDER, unit, number, offset, "not a prompt", line))
+            result.accounting["rejected"] += 1
+        elif r and isinstance(sid, str):
+            ts = r.get("ts")
+            prompts.setdefault(sid, []).append(
+                (float(ts) if isinstance(ts, (int, float)) else 0.0, str(r["text"]))
+            )  # type: ignore[arg-type]
+            result.accounting["prompt"] += 1
+        offset += len(line)
+    on_disk = {thread_id_of(os.path.basename(p)) for p in rollout_paths(str(unit.info["home"]))}
+    tables = {t.name: TableBuffer(t) for t in (MESSAGES, TURNS)}
+    for sid, found in sorted(prompts.items()):
+        if sid.lower() in on_disk:
+            continue
+        result.extra.append(_recovered(unit, sid, found, tables, options))
+        result.accounting["recovered"] += len(found)
+    result.rows = {name: b.tuples() for name, b in tables.items() if len(b)}
+    return result
+
+
+def _recovered(
+    unit: Unit,
+    sid: str,
+    prompts: list[tuple[float, str]],
+    tables: dict[str, TableBuffer],
+    options: ParseOptions,
+) -> ImportItem:
+    session_id = ids.session_id(PROVIDER, sid)
+    times = [_iso(ts) for ts, _ in prompts]
+    for seq, ((ts, text), at) in enumerate(zip(prompts, times, strict=True)):
+        key = f"history:{ts}:{seq}"
+        message_id = ids.message_id(PROVIDER, sid, key)
+        turn_id = ids.turn_id(PROVIDER, sid, key)
+        tables["messages"].add(
+            {
+                "message_id": message_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "source_message_id": key,
+                "seq": seq,
+                "role": "user",
+                "message_type": "user",
+                "content": cap(text, options.max_field),
+                "created_at": at,
+                "meta": {"source": "typed", "history_ts": ts},
+                "metadata": {"recovered_from": "history"},
+                "source_ref": unit.key,
+            }
+        )
+        tables["turns"].add(
+            {
+                "turn_id": turn_id,
+                "session_id": session_id,
+                "source_turn_id": key,
+                "seq": seq,
+                "started_at": at,
+                "completed_at": at,
+                "status": "completed",
+                "query_message_ids": [message_id],
+                "metadata": {"recovered_from": "history"},
+                **dict.fromkeys(("input_tokens", "output_tokens", "total_tokens"), 0),
+            }
+        )
+    first = prompts[0][1].strip().splitlines()[0] if prompts[0][1].strip() else None
+    session = {
+        "session_id": session_id,
+        "source_provider": PROVIDER,
+        "source_session_id": sid,
+        "label": ids.session_label(PROVIDER, sid),
+        "title": cap(first, 120) if first else None,
+        "created_at": min(times),
+        "updated_at": max(times),
+        "turn_count": len(prompts),
+        "message_count": len(prompts),
+        "tool_call_count": 0,
+        "metadata": {"recovered_from": "history", "prompts": len(prompts)},
+        "source_path": unit.key,
+    }
+    fingerprint = combine([row_fingerprint(SESSIONS, session)])
+    session["fingerprint"] = fingerprint
+    return ImportItem(PROVIDER, sid, fingerprint, int(options.now * 1000), session, ())
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

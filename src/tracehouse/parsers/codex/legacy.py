@@ -1,0 +1,102 @@
+"""G0: one JSON object per rollout, `{session: {id, timestamp, instructions}, items: [...]}`.
+
+Written whole and never appended, so a changed file is parsed again from the start. Its items
+are chat-completions shaped (`role`, `content`, `tool_calls`, `tool_call_id`, `reasoning`);
+they are fed to the rollout builder as the response items they correspond to, each keyed by
+its position in `items`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from tracehouse.model.contract import Reject
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.codex.builder import RolloutBuilder
+from tracehouse.parsers.codex.context import RolloutContext
+from tracehouse.parsers.jsonl_unit import attach, unreadable, wm
+from tracehouse.state.watermark import HEAD_BYTES, Action, FileCursor, hash_bytes, quick_plan
+
+PROVIDER = "codex"
+
+
+def parse(
+    unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions, ctx: RolloutContext
+) -> UnitResult:
+    try:
+        st = os.stat(unit.key)
+        if not options.full and cursor_json and quick_plan(st, cursor_json) is Action.SKIP:
+            return UnitResult(unit, Action.SKIP, cursor=cursor_json)
+        with open(unit.key, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        return unreadable(PROVIDER, unit, exc)
+    digest = hash_bytes(data)
+    cursor = FileCursor(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        size=len(data),
+        mtime_ns=st.st_mtime_ns,
+        offset=len(data),
+        head_hash=hash_bytes(data[:HEAD_BYTES]),
+        tail_start=0,
+        tail_hash=digest,
+    )
+    result = UnitResult(
+        unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
+    )
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        document, problem = None, f"invalid JSON: {exc}"
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        problem = problem if document is None else "not a {session, items} rollout object"
+        result.rejects.append(Reject(PROVIDER, unit.key, "file", problem))
+        result.accounting["rejected"] += 1
+        result.watermark = wm(PROVIDER, unit, cursor)
+        return result
+    builder = RolloutBuilder(ctx, None, options.max_field)
+    builder.agg.generation = "G0"
+    session = document.get("session")
+    if isinstance(session, dict):
+        builder.feed({k: v for k, v in session.items() if k != "type"}, 0)
+    for index, item in enumerate(document["items"], start=1):
+        for record in _as_items(item):
+            result.accounting[builder.feed(record, index)] += 1
+    builder.finish()
+    attach(PROVIDER, result, builder, wm(PROVIDER, unit, cursor), [digest], options)
+    return result
+
+
+def _as_items(item: Any) -> Iterator[dict[str, Any]]:
+    if not isinstance(item, dict):
+        yield {"type": "unknown", "value": item}
+        return
+    role = item.get("role")
+    if role == "tool":
+        yield {"type": "function_call_output", "call_id": item.get("tool_call_id"),
+               "output": item.get("content")}  # fmt: skip
+        return
+    if "role" not in item:
+        yield item
+        return
+    if item.get("reasoning"):
+        yield {
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": item["reasoning"]}],
+        }
+    content = item.get("content")
+    if content or role != "assistant":
+        yield {"type": "message", "role": role, "content": content}
+    for call in item.get("tool_calls") or []:
+        function = call.get("function") or {} if isinstance(call, dict) else {}
+        yield {
+            "type": "function_call",
+            "name": function.get("name"),
+            "arguments": function.get("arguments"),
+            "call_id": call.get("id") if isinstance(call, dict) else None,
+        }
