@@ -48,6 +48,10 @@ def session_label(provider: str, source_session_id: str) -> str:
     """
     prefix = _LABEL_PREFIX.get(provider, provider[:2])
     tail = source_session_id.replace(":", "/").rsplit("/", 1)[-1].removeprefix("agent-")
+    if provider == "codex" and len(tail) == 36:
+        # Codex thread ids are UUIDv7: the head is a timestamp shared by threads started within
+        # the same minute, the tail is random.
+        tail = tail[-8:]
     head = "".join(ch for ch in tail if ch.isalnum()).lower()
     if not head:
         head = xxhash.xxh3_64_hexdigest(source_session_id.encode("utf-8", "surrogatepass"))

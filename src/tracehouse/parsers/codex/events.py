@@ -69,7 +69,7 @@ def handle(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
             return "folded"
         tools.apply_event(call, p, b.ts, b.max_field)
         b.tool_calls.add(call)
-        return "joined"
+        return "amended"
     if kind == "web_search_end":
         b.add_sources(_search_results(p))
         return "source"
