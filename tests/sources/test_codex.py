@@ -193,7 +193,7 @@ def test_session_metadata_title_and_compaction():
 
 
 def test_legacy_json_rollout_becomes_a_session_with_its_tool_call():
-    item, rows = parsed(G0)
+    _, rows = parsed(G0)
     assert [m["message_type"] for m in rows["messages"]] == ["user", "assistant"]
     assert rows["messages"][1]["thinking"] == "I should run ls"
     (call,) = rows["tool_calls"]
