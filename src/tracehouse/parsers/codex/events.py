@@ -128,7 +128,7 @@ def _review_started(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
     b.tool_calls.add(call)
     b.pending[key] = call
     b.review = {"key": key}
-    return "row"
+    return "review"
 
 
 def _review_ended(b: RolloutBuilder, p: dict[str, Any]) -> str:
@@ -141,7 +141,7 @@ def _review_ended(b: RolloutBuilder, p: dict[str, Any]) -> str:
     call["status"] = "completed" if output is not None else "failed"
     call["completed_at"] = b.ts
     b.tool_calls.add(call)
-    return "joined"
+    return "review"
 
 
 def _review_text(output: Any) -> str:
