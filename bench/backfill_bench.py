@@ -2,9 +2,10 @@
 
     uv run python bench/backfill_bench.py [--copies 95] [--corpus ../shared/fixtures]
 
-Replicates every Claude Code home of the fixture corpus `--copies` times (about 11 MB each, so
-95 copies ≈ 1 GB) into bench/out/corpus/, each copy under a fresh project directory and fresh
-session file names, so every copy is a distinct set of sessions with fresh ledger ids. Then:
+Replicates every Claude Code home and Codex rollout of the fixture corpus `--copies` times
+(about 16 MB each, so 95 copies ≈ 1.5 GB) into bench/out/corpus/, each copy under a fresh
+project directory and fresh session file names, so every copy is a distinct set of sessions
+with fresh ledger ids. Then:
 
   raw read        read every file's bytes (page cache warm)                  → MB/s
   bare parse      orjson.loads over every line of the same files             → MB/s
@@ -58,6 +59,15 @@ def build_corpus(source: Path, copies: int) -> Path:
                     out = dest.joinpath(*parts)
                     out.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, out)
+    for n in range(copies):
+        for home in sorted((source / "homes").glob("*/.codex")):
+            for path in sorted(home.glob("*sessions/**/rollout-*")):
+                # A rollout's thread id is the uuid that ends its name: a fresh one per copy.
+                stem, dot, ext = path.name.rpartition(".")
+                name = stem[:-36] + _fresh(stem[-36:], n) + dot + ext
+                out = target / ".codex" / path.parent.relative_to(home) / name
+                out.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, out)
     marker.write_text("ok")
     return target
 
@@ -69,7 +79,11 @@ def _fresh(name: str, n: int) -> str:
 
 
 def files_of(corpus: Path) -> list[Path]:
-    return sorted(p for p in corpus.rglob("*.jsonl"))
+    return sorted(
+        p
+        for p in corpus.rglob("*.json*")
+        if p.suffix == ".jsonl" or p.name.startswith("rollout-")  # not subagent .meta.json
+    )
 
 
 def raw_read(files: list[Path]) -> tuple[int, float]:
@@ -85,7 +99,11 @@ def bare_parse(files: list[Path]) -> float:
     start = time.perf_counter()
     loads = orjson.loads
     for path in files:
-        for line in path.read_bytes().splitlines():
+        data = path.read_bytes()
+        if path.suffix == ".json":  # a G0 Codex rollout: one document
+            loads(data)
+            continue
+        for line in data.splitlines():
             if line:
                 loads(line)
     return time.perf_counter() - start
