@@ -197,6 +197,34 @@ def _json_error(raw: bytes) -> str:
     return "unreadable"
 
 
+def read_whole(
+    provider: str, unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions
+) -> tuple[os.stat_result, bytes] | UnitResult:
+    """A unit parsed whole whenever it changes: its stat and bytes, or the result to return
+    instead (unchanged, or unreadable)."""
+    try:
+        st = os.stat(unit.key)
+        if not options.full and cursor_json and quick_plan(st, cursor_json) is Action.SKIP:
+            return UnitResult(unit, Action.SKIP, cursor=cursor_json)
+        with open(unit.key, "rb") as f:
+            return st, f.read()
+    except OSError as exc:
+        return unreadable(provider, unit, exc)
+
+
+def whole_cursor(st: os.stat_result, data: bytes) -> FileCursor:
+    return FileCursor(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        size=len(data),
+        mtime_ns=st.st_mtime_ns,
+        offset=len(data),
+        head_hash=hash_bytes(data[:HEAD_BYTES]),
+        tail_start=0,
+        tail_hash=hash_bytes(data),
+    )
+
+
 def wm(provider: str, unit: Unit, cursor: FileCursor) -> WatermarkUpdate:
     position = cursor.to_json()
     state = position.pop("state")

@@ -24,31 +24,17 @@ from tracehouse.parsers.codex.context import rollout_paths
 from tracehouse.parsers.codex.records import PROVIDER, thread_id_of
 from tracehouse.parsers.fields import cap
 from tracehouse.parsers.jsonl import loads
-from tracehouse.parsers.jsonl_unit import reject, unreadable, wm
-from tracehouse.state.watermark import HEAD_BYTES, Action, FileCursor, hash_bytes, quick_plan
+from tracehouse.parsers.jsonl_unit import read_whole, reject, whole_cursor, wm
+from tracehouse.state.watermark import Action
 
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
-    try:
-        st = os.stat(unit.key)
-        if not options.full and cursor_json and quick_plan(st, cursor_json) is Action.SKIP:
-            return UnitResult(unit, Action.SKIP, cursor=cursor_json)
-        with open(unit.key, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        return unreadable(PROVIDER, unit, exc)
-    end = data.rfind(b"\n") + 1  # a prompt being written waits for its newline
-    data = data[:end]
-    cursor = FileCursor(
-        dev=st.st_dev,
-        ino=st.st_ino,
-        size=end,
-        mtime_ns=st.st_mtime_ns,
-        offset=end,
-        head_hash=hash_bytes(data[:HEAD_BYTES]),
-        tail_start=0,
-        tail_hash=hash_bytes(data),
-    )
+    read = read_whole(PROVIDER, unit, cursor_json, options)
+    if isinstance(read, UnitResult):
+        return read
+    st, data = read
+    data = data[: data.rfind(b"\n") + 1]  # a prompt being written waits for its newline
+    cursor = whole_cursor(st, data)
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )

@@ -8,7 +8,6 @@ its position in `items`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,8 +17,8 @@ from tracehouse.model.contract import Reject
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
-from tracehouse.parsers.jsonl_unit import attach, unreadable, wm
-from tracehouse.state.watermark import HEAD_BYTES, Action, FileCursor, hash_bytes, quick_plan
+from tracehouse.parsers.jsonl_unit import attach, read_whole, whole_cursor, wm
+from tracehouse.state.watermark import Action
 
 PROVIDER = "codex"
 
@@ -27,25 +26,12 @@ PROVIDER = "codex"
 def parse(
     unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions, ctx: RolloutContext
 ) -> UnitResult:
-    try:
-        st = os.stat(unit.key)
-        if not options.full and cursor_json and quick_plan(st, cursor_json) is Action.SKIP:
-            return UnitResult(unit, Action.SKIP, cursor=cursor_json)
-        with open(unit.key, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        return unreadable(PROVIDER, unit, exc)
-    digest = hash_bytes(data)
-    cursor = FileCursor(
-        dev=st.st_dev,
-        ino=st.st_ino,
-        size=len(data),
-        mtime_ns=st.st_mtime_ns,
-        offset=len(data),
-        head_hash=hash_bytes(data[:HEAD_BYTES]),
-        tail_start=0,
-        tail_hash=digest,
-    )
+    found = read_whole(PROVIDER, unit, cursor_json, options)
+    if isinstance(found, UnitResult):
+        return found
+    st, data = found
+    cursor = whole_cursor(st, data)
+    digest = cursor.tail_hash
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
