@@ -24,7 +24,7 @@ STATE_VERSION = 1
 RECENT_CALLS = 32  # completed calls a late `*_end` event may still amend
 ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 FOLDED_TOP = ("world_state", "inter_agent_communication", "inter_agent_communication_metadata")
-FOLDED_ITEMS = ("ghost_snapshot", "compaction", "context_compaction", "tool_search_output_ref")
+FOLDED_ITEMS = ("ghost_snapshot", "compaction", "context_compaction")
 G1_ITEMS = ("message", "reasoning", *tools.CALL_TYPES, *tools.OUTPUT_TYPES)
 
 
@@ -202,9 +202,9 @@ class RolloutBuilder:
 
     def _attribution(self, text: str) -> dict[str, Any]:
         meta: dict[str, Any] = {"source": "typed", "origin": self.agg_origin()}
-        parent = self.ctx.parent_of(self.agg)
+        parent = None if self.prompted else self.ctx.parent_of(self.agg)
         subagent = rec.subagent_kind(self.agg.meta)
-        if parent and not self.prompted:
+        if parent:
             meta.update(source="review" if subagent == "review" else "agent",
                         source_agent_id=ids.session_id(PROVIDER, parent))  # fmt: skip
         at = self.ctx.history_prompts(self.source_session_id).get(text.strip())
@@ -218,9 +218,14 @@ class RolloutBuilder:
     # -- tool calls -------------------------------------------------------------------------
 
     def _call(self, p: dict[str, Any], offset: int) -> str:
-        turn = self.turns.ensure(f"line:{offset}", self.ts)
         call_id = p.get("call_id")
-        key = str(call_id) if call_id else f"line:{offset}"
+        self.open_call(p, str(call_id) if call_id else f"line:{offset}", offset)
+        if p.get("type") == "web_search_call":
+            self.add_sources(tools.web_sources(p.get("action")))
+        return "row"
+
+    def open_call(self, p: dict[str, Any], key: str, offset: int) -> dict[str, Any]:
+        turn = self.turns.ensure(f"line:{offset}", self.ts)
         call = tools.new_call(
             p,
             key=key,
@@ -238,9 +243,7 @@ class RolloutBuilder:
             self.pending[key] = call
         else:
             self.remember(key, call)
-        if p.get("type") == "web_search_call":
-            self.add_sources(tools.web_sources(p.get("action")))
-        return "row"
+        return call
 
     def _output(self, p: dict[str, Any]) -> str:
         key = str(p.get("call_id"))
@@ -305,7 +308,8 @@ class RolloutBuilder:
             queries = turn.get("query_message_ids") or []
             target = turn.get("last_assistant_id") or (queries[0] if queries else None)
         if target is None:
-            self.agg.count("unattached_sources") if found else None
+            if found:
+                self.agg.count("unattached_sources")
             return
         for source in found:
             self.sources.add(

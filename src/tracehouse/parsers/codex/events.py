@@ -110,23 +110,9 @@ def _tokens(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
 
 def _review_started(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
     """A review runs in a child thread; the parent keeps it as a `review` tool call."""
-    turn = b.turns.ensure(f"line:{offset}", b.ts)
     key = f"review:{offset}"
-    call = tools.new_call(
-        {"type": "review_call", "name": "review"},
-        key=key,
-        sid=b._freeze_sid(),
-        session_id=b.session_id,
-        turn_id=turn["turn_id"],
-        message_id=turn.get("last_assistant_id"),
-        seq=b.call_seq,
-        ts=b.ts,
-    )
+    call = b.open_call({"type": "review_call", "name": "review"}, key, offset)
     call["params"] = {k: p[k] for k in ("target", "user_facing_hint") if k in p}
-    b.call_seq += 1
-    b.agg.tool_calls += 1
-    b.tool_calls.add(call)
-    b.pending[key] = call
     b.review = {"key": key}
     return "review"
 
