@@ -206,6 +206,27 @@ def test_a_deleted_file_keeps_its_session_flagged_missing(tmp_path):
     assert count(ledger, "sessions") == 3
 
 
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
+def test_a_write_during_the_catch_up_is_not_missed(tmp_path, monkeypatch, poll):
+    """The catch-up reads while the agent writes: the watcher must already be listening."""
+    import tracehouse.pipeline.live as live
+
+    home = make_home(tmp_path)
+    ledger = tmp_path / "l.db"
+    real_sync = live.sync
+
+    def catch_up_then_write(*args, **kwargs):  # type: ignore[no-untyped-def]
+        report = real_sync(*args, **kwargs)
+        if "targets" not in kwargs and not has_message(ledger, "during the catch-up"):
+            with main_file(home).open("ab") as f:
+                f.write(line("cu-1", "during the catch-up"))
+        return report
+
+    monkeypatch.setattr(live, "sync", catch_up_then_write)
+    with watching(home, ledger, poll=poll):
+        wait_for(lambda: has_message(ledger, "during the catch-up"))
+
+
 def test_the_full_scan_catches_what_events_missed(tmp_path, monkeypatch):
     import tracehouse.pipeline.live as live
 

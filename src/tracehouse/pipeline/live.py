@@ -123,16 +123,18 @@ def run_live(
     status = LiveStatus()
     sync_options = replace(options, mode="live", stop=stop.is_set, pool_min_bytes=1 << 62)
     catch_up = replace(options, stop=stop.is_set)
-    _account(status, sync(store, catch_up))
     sources = {p: list(roots) for p, roots in options.sources.items()}
     watched = [w for p, roots in sources.items() for w in PARSERS[p].watch_roots(roots)]
     paths: queue.SimpleQueue[str] = queue.SimpleQueue()
+    # Watch before catching up: a change made while the catch-up reads is then queued, not lost
+    # until the next full scan. Syncing a path twice is harmless; missing it is not.
     observer = start_observer([w for w in watched if w.is_dir()], _Enqueue(paths), live, log)
     status.observer = type(observer).__name__
-    on_flush(status)  # the catch-up's figures, before the first event
-    next_scan = time.monotonic() + live.full_scan_interval
     backoff = 0.5
     try:
+        _account(status, sync(store, catch_up))
+        on_flush(status)  # the catch-up's figures, before the first event
+        next_scan = time.monotonic() + live.full_scan_interval
         while not stop.is_set():
             dirty = _collect(paths, live, min(1.0, max(0.0, next_scan - time.monotonic())))
             if not dirty:
