@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.pg import KEPT_ENV, PgServer
 from tracehouse.sinks import SessionStore, open_store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -18,13 +19,35 @@ DATA = Path(__file__).resolve().parent / "data"
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the developer's config or writes to their data directory."""
     for name in list(os.environ):
-        if name.startswith("TRACEHOUSE_") and name not in ("TRACEHOUSE_CORPUS",):
+        if name.startswith("TRACEHOUSE_") and name not in KEPT_ENV:
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
 
 
-STORE_BACKENDS = ["sqlite"]
+STORE_BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> PgServer:
+    """The PostgreSQL server the tests may use; skips (or, in CI, fails) when none answers."""
+    return PgServer.find()
+
+
+@pytest.fixture
+def pg_schemas(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]:
+    """A factory of DSNs, each to a fresh schema of its own, dropped after the test."""
+    server: PgServer = request.getfixturevalue("pg_server")
+    made: list[str] = []
+
+    def factory() -> str:
+        schema = server.create_schema()
+        made.append(schema)
+        return server.dsn_for(schema)
+
+    yield factory
+    for schema in made:
+        server.drop_schema(schema)
 
 
 @pytest.fixture(params=STORE_BACKENDS)
@@ -32,9 +55,11 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[objec
     """A factory of fresh, empty stores of one backend (several per test when needed)."""
     opened: list[SessionStore] = []
     counter = iter(range(1000))
+    new_dsn = request.getfixturevalue("pg_schemas") if request.param == "postgresql" else None
 
     def factory() -> SessionStore:
-        store = open_store(tmp_path / f"ledger-{next(counter)}.db")
+        where = new_dsn() if new_dsn else tmp_path / f"ledger-{next(counter)}.db"
+        store = open_store(where)
         opened.append(store)
         return store
 

@@ -90,3 +90,12 @@ def test_service_examples_run_the_real_commands():
         if line and not line.startswith("#")
     ]
     assert len(cron) == 1 and "tracehouse sync backfill" in cron[0]
+
+
+def test_the_team_example_is_a_valid_config_naming_a_postgresql_ledger(tmp_path):
+    from tracehouse.config import load_settings
+
+    example = REPO / "config" / "examples" / "team-postgresql.toml"
+    settings = load_settings(example)
+    assert settings.store.startswith("postgresql://tracehouse:CHANGE-ME@")
+    assert "sslmode=require" in settings.store

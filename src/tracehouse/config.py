@@ -55,6 +55,8 @@ class Settings:
         return self.workers or max(1, os.cpu_count() or 1)
 
 
+DSN_SCHEMES = ("postgresql://", "postgres://")
+
 DOCS: dict[str, str] = {
     "store": "Where the ledger lives: a SQLite file path, or a postgresql:// DSN.",
     "home": "The home directory whose agent logs are read (default: yours).",
@@ -183,4 +185,11 @@ def load_settings(config: Path | None = None, env: Mapping[str, str] | None = No
         if env.get(name):
             values.update(_validate({f.name: env[name]}, f"environment variable {name}"))
     settings = Settings(**values)
-    return replace(settings, store=str(Path(settings.store).expanduser()))
+    return replace(settings, store=expand_store(settings.store))
+
+
+def expand_store(store: str) -> str:
+    """`~` in a ledger path is the user's home; a DSN is kept as written."""
+    if store.startswith(DSN_SCHEMES):
+        return store
+    return str(Path(store).expanduser())

@@ -31,5 +31,11 @@ class StoreLockedError(StoreError):
     exit_code = 1
 
 
+class StoreUnavailableError(StoreError):
+    """The store's server did not answer, past the retry budget."""
+
+    exit_code = 1
+
+
 class ValidationError(ValueError):
     """One field of one item is invalid; the message names the field."""

@@ -4,18 +4,16 @@ wait, deleted sources keep their sessions, sources stay byte-identical."""
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from tests.pipeline.helpers import backfill, main_file, make_home, snapshot, tree_state
-from tracehouse.sinks.sqlite.store import SqliteStore
+
+# Every test here runs on both stores, through the `make_store` fixture.
 
 
-def open_store(tmp_path, name="ledger.db"):
-    return SqliteStore(tmp_path / name)
-
-
-def test_first_backfill_imports_sessions(tmp_path):
+def test_first_backfill_imports_sessions(tmp_path, make_store):
     home = make_home(tmp_path)
-    store = open_store(tmp_path)
+    store = make_store()
     report = backfill(store, home)
     assert report.ok
     assert report.statuses["imported"] == 3
@@ -23,9 +21,9 @@ def test_first_backfill_imports_sessions(tmp_path):
     assert store.info().row_counts["sessions"] == 3
 
 
-def test_a_rerun_opens_nothing_and_writes_nothing(tmp_path):
+def test_a_rerun_opens_nothing_and_writes_nothing(tmp_path, make_store):
     home = make_home(tmp_path)
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, home)
     before = snapshot(store)
     report = backfill(store, home)
@@ -34,9 +32,9 @@ def test_a_rerun_opens_nothing_and_writes_nothing(tmp_path):
     assert snapshot(store) == before
 
 
-def test_a_full_rerun_rewrites_nothing(tmp_path):
+def test_a_full_rerun_rewrites_nothing(tmp_path, make_store):
     home = make_home(tmp_path)
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, home)
     before = snapshot(store)
     report = backfill(store, home, full=True)
@@ -78,9 +76,9 @@ def append(path, records, tail=b""):
         f.write(tail)
 
 
-def test_appending_lines_writes_only_the_new_rows(tmp_path):
+def test_appending_lines_writes_only_the_new_rows(tmp_path, make_store):
     home = make_home(tmp_path)
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, home)
     before = snapshot(store)
     append(main_file(home), NEW_LINES)
@@ -99,22 +97,22 @@ def test_appending_lines_writes_only_the_new_rows(tmp_path):
     assert report.rows_written == 4
 
 
-def test_append_then_sync_equals_a_fresh_backfill_of_the_final_files(tmp_path):
+def test_append_then_sync_equals_a_fresh_backfill_of_the_final_files(tmp_path, make_store):
     home = make_home(tmp_path)
-    incremental = open_store(tmp_path, "a.db")
+    incremental = make_store()
     backfill(incremental, home)
     append(main_file(home), NEW_LINES[:1])
     backfill(incremental, home)
     append(main_file(home), NEW_LINES[1:])
     backfill(incremental, home)
-    fresh = open_store(tmp_path, "b.db")
+    fresh = make_store()
     backfill(fresh, home)
     assert snapshot(incremental) == snapshot(fresh)
 
 
-def test_a_partial_line_is_imported_only_once_complete(tmp_path):
+def test_a_partial_line_is_imported_only_once_complete(tmp_path, make_store):
     home = make_home(tmp_path)
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, home)
     line = orjson.dumps(NEW_LINES[0]) + b"\n"
     append(main_file(home), [], tail=line[:25])
@@ -127,9 +125,9 @@ def test_a_partial_line_is_imported_only_once_complete(tmp_path):
     assert report.rows_written > 0
 
 
-def test_a_deleted_source_keeps_its_session_and_is_flagged(tmp_path):
+def test_a_deleted_source_keeps_its_session_and_is_flagged(tmp_path, make_store):
     home = make_home(tmp_path)
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, home)
     messages = store.info().row_counts["messages"]
     saved = main_file(home).read_bytes()
@@ -146,20 +144,20 @@ def test_a_deleted_source_keeps_its_session_and_is_flagged(tmp_path):
     assert session["source_missing_at"] is None
 
 
-def test_sources_are_never_written_to_or_beside(tmp_path):
+def test_sources_are_never_written_to_or_beside(tmp_path, make_store):
     home = make_home(tmp_path)
     before = tree_state(home)
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, home)
     backfill(store, home, full=True)
     assert tree_state(home) == before
 
 
-def test_malformed_lines_are_rejects_and_the_rest_imports(tmp_path):
+def test_malformed_lines_are_rejects_and_the_rest_imports(tmp_path, make_store):
     home = make_home(tmp_path)
     append(main_file(home), NEW_LINES[:1], tail=b'{"type": "user", "broken\n')
     append(main_file(home), NEW_LINES[1:])
-    store = open_store(tmp_path)
+    store = make_store()
     report = backfill(store, home)
     assert not report.ok
     (reject,) = report.rejects
@@ -170,13 +168,13 @@ def test_malformed_lines_are_rejects_and_the_rest_imports(tmp_path):
     assert any(m["content"] == "sure" for m in store.rows("messages"))
 
 
-def test_import_order_does_not_matter(tmp_path):
+def test_import_order_does_not_matter(tmp_path, make_store):
     """A child subagent imported before its parent gives the same ledger."""
     home = make_home(tmp_path)
     project = home / ".claude" / "projects" / "-tmp-demo"
-    children_first = open_store(tmp_path, "a.db")
+    children_first = make_store()
     backfill(children_first, home, full=False, batch_sessions=1)
-    parent_last = open_store(tmp_path, "b.db")
+    parent_last = make_store()
     sub = project / "11111111-1111-4111-8111-111111111111" / "subagents"
     hidden = tmp_path / "hidden"
     main_file(home).rename(hidden)
@@ -189,11 +187,11 @@ def test_import_order_does_not_matter(tmp_path):
     assert a["tool_calls"] == b["tool_calls"]
 
 
-def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path):
+def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path, make_store):
     home = make_home(tmp_path, copies=4)
-    inline = open_store(tmp_path, "inline.db")
+    inline = make_store()
     backfill(inline, home, workers=1)
-    shared = open_store(tmp_path, "workers.db")
+    shared = make_store()
     report = backfill(shared, home, workers=2, pool_min_bytes=0, batch_sessions=3)
     assert report.ok and report.parsed == report.units == 20
     assert report.statuses["imported"] == 12
@@ -201,11 +199,37 @@ def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path):
     assert backfill(shared, home, workers=2, pool_min_bytes=0).unchanged == 20
 
 
-def test_context_messages_leave_out_host_notices(tmp_path):
+def test_workers_reopen_a_postgresql_ledger_by_its_dsn_password_and_all(
+    tmp_path, pg_schemas, monkeypatch
+):
+    """Workers open the store again from its address: the DSN as given, not the masked one
+    (the test server trusts any password, so the address handed over is checked here)."""
+    from tracehouse.pipeline import workers as workers_module
+    from tracehouse.sinks import open_store
+
+    dsn = pg_schemas()
+    if "postgres@" not in dsn:
+        pytest.skip("needs the default passwordless DSN to add a password to")
+    store = open_store(dsn.replace("postgres@", "postgres:any-Password@", 1))
+    assert "any-Password" not in store.location
+    handed = []
+    real = workers_module.run_in_workers
+    monkeypatch.setattr(
+        workers_module,
+        "run_in_workers",
+        lambda location, *args: handed.append(location) or real(location, *args),
+    )
+    report = backfill(store, make_home(tmp_path, copies=2), workers=2, pool_min_bytes=0)
+    assert report.ok and report.statuses["imported"] == 6
+    assert handed == [store.address] and "any-Password" in handed[0]
+    store.close()
+
+
+def test_context_messages_leave_out_host_notices(tmp_path, make_store):
     from tracehouse.model import ids
     from tracehouse.sinks.reads import context_messages
 
-    store = open_store(tmp_path)
+    store = make_store()
     backfill(store, make_home(tmp_path))
     session = ids.session_id("claude-code", "11111111-1111-4111-8111-111111111111")
     every = [m for m in store.rows("messages") if m["session_id"] == session]

@@ -290,3 +290,30 @@ def test_a_locked_store_loses_nothing(tmp_path):
         blocker.execute("COMMIT")
         blocker.close()
         wait_for(lambda: has_message(ledger, "written while the ledger was locked"))
+
+
+def test_live_into_postgresql(tmp_path, pg_schemas):
+    """The watcher a teammate runs: appended lines reach the shared ledger."""
+    from tracehouse.sinks import open_store
+
+    dsn, home = pg_schemas(), make_home(tmp_path)
+    store, reader = open_store(dsn), open_store(dsn)
+    stop = threading.Event()
+    options = SyncOptions(sources={"claude-code": [home / ".claude"]})
+    live = LiveOptions(poll_interval=0.2)
+    thread = threading.Thread(target=lambda: run_live(store, options, live, stop, lambda _: None))
+    thread.start()
+
+    def messages(text: str) -> int:
+        return len(reader.query("SELECT 1 FROM messages WHERE content = ?", [text]))
+
+    try:
+        wait_for(lambda: reader.info().row_counts["sessions"] >= 3)
+        with main_file(home).open("ab") as f:
+            f.write(line("live-pg", "to the team ledger"))
+        wait_for(lambda: messages("to the team ledger") == 1)
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+        store.close()
+        reader.close()

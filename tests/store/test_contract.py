@@ -6,6 +6,7 @@ Every backend runs this suite through the `make_store` fixture.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from tests.store.factory import CONTENT, WHEN, batch, item, snapshot
 from tracehouse.errors import IdempotencyConflict
 from tracehouse.model import ids
+from tracehouse.model.tables import MESSAGES
 
 
 def test_first_import_writes_every_row(store):
@@ -107,6 +109,24 @@ def test_one_malformed_item_fails_alone(store):
     assert "robot" in failed[0].reason
     assert store.info().row_counts["sessions"] == 9
     assert not response.ok
+
+
+def test_an_item_the_store_refuses_fails_alone(store):
+    valid = batch([item(f"s{i}") for i in range(5)])
+    rows = {name: valid.tuples(name) for name in CONTENT[1:]}
+    role = MESSAGES.names.index("role")
+    s3 = ids.session_id("claude-code", "s3")
+    rows["messages"] = [
+        (*r[:role], None, *r[role + 1 :]) if r[1] == s3 and r[5] == 1 else r
+        for r in rows["messages"]
+    ]
+    response = store.import_batch(dataclasses.replace(valid, frames={}, rows=rows))
+    assert [r.status for r in response.results] == ["imported"] * 3 + ["failed", "imported"]
+    assert "role" in response.results[3].reason
+    counts = store.info().row_counts
+    assert counts["sessions"] == 4
+    assert counts["messages"] == 12
+    assert s3 not in {r["session_id"] for r in store.rows("turns")}
 
 
 @pytest.mark.parametrize(

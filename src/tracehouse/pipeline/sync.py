@@ -229,7 +229,7 @@ def _run(
     else:
         from tracehouse.pipeline.workers import run_in_workers
 
-        run_in_workers(store.location, options, tasks, workers, report, progress.advance)
+        run_in_workers(store.address, options, tasks, workers, report, progress.advance)
 
 
 def run_tasks(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracehouse.errors import StoreError
+from tracehouse.config import DSN_SCHEMES
 from tracehouse.sinks.protocol import RunTotals, SessionStore, StoreInfo
 
 __all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
@@ -13,8 +13,11 @@ __all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
 def open_store(location: str | Path, *, create: bool = True) -> SessionStore:
     """Open the store a `--store` value names: a file path, or a `postgresql://` DSN."""
     text = str(location)
-    if text.startswith(("postgresql://", "postgres://")):
-        raise StoreError("PostgreSQL stores are not available in this version of tracehouse")
+    if text.startswith(DSN_SCHEMES):
+        # psycopg is loaded only for a PostgreSQL ledger: the default SQLite path never pays it.
+        from tracehouse.sinks.postgres.store import PostgresStore
+
+        return PostgresStore(text)
     from tracehouse.sinks.sqlite.store import SqliteStore
 
     return SqliteStore(Path(text), create=create)

@@ -29,8 +29,14 @@ class RunTotals:
     error: str | None = None
 
 
+# What a store records beside the ledger's content: cursors and the run log.
+BOOKKEEPING = ("watermarks", "import_runs", "import_requests", "rejects")
+
+
 class SessionStore(Protocol):
-    location: str
+    location: str  # for people: a path, or a DSN with the password masked
+    # For `open_store` in another process (sync's workers): may hold a password, never printed.
+    address: str
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         """Apply a batch: each item atomic and alone, watermarks with their rows (DESIGN §4)."""
@@ -48,6 +54,11 @@ class SessionStore(Protocol):
 
     def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
         """Flag the sessions read from vanished units; deletes nothing. Returns sessions flagged."""
+        ...
+
+    def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Add the rows of a BOOKKEEPING table whose key this store does not hold, as they are;
+        rows it holds are left alone. Returns the rows added (`store copy`)."""
         ...
 
     def start_run(self, run_id: str, mode: str) -> None: ...

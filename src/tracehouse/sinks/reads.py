@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracehouse.errors import TracehouseError
+from tracehouse.model.tables import MESSAGES
 from tracehouse.sinks.protocol import SessionStore
 
 LIST_COLUMNS = (
@@ -12,6 +13,10 @@ LIST_COLUMNS = (
     " is_subagent, parent_session_id, message_count, turn_count, tool_call_count, total_tokens,"
     " source_missing_at, task_description"
 )
+
+
+# The declared columns: a store may keep more (PostgreSQL's full-text `content_tsv`).
+MESSAGE_COLUMNS = ", ".join(MESSAGES.names)
 
 
 class SessionNotFound(TracehouseError):
@@ -52,7 +57,8 @@ def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
         "session": find_session(store, session_id),
         "turns": store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY seq", by_session),
         "messages": store.query(
-            "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", by_session
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq",
+            by_session,
         ),
         "tool_calls": store.query(
             "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY seq", by_session
@@ -72,6 +78,7 @@ def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
 def context_messages(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
     """What the model would be sent: every message except operational `host` notices."""
     return store.query(
-        "SELECT * FROM messages WHERE session_id = ? AND message_type != 'host' ORDER BY seq",
+        f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?"
+        " AND message_type != 'host' ORDER BY seq",
         [session_id],
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -13,9 +13,10 @@ from typing import Any
 import orjson
 
 from tracehouse.errors import StoreError, StoreLockedError
-from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
+from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
-from tracehouse.sinks.protocol import RunTotals, StoreInfo
+from tracehouse.sinks.items import finish_values
+from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 from tracehouse.sinks.sqlite import writer
 from tracehouse.sinks.sqlite.migrations import applied, upgrade
 
@@ -28,7 +29,7 @@ class SqliteStore:
 
     def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = Path(path).expanduser()
-        self.location = str(self.path)
+        self.location = self.address = str(self.path)
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no ledger here (run `tracehouse store init`)")
@@ -84,17 +85,21 @@ class SqliteStore:
                 "UPDATE import_runs SET finished_at = ?, bytes_read = bytes_read + ?,"
                 " rejects = ?, dedupe_hits = dedupe_hits + ?, retries = retries + ?,"
                 " tail_lag_ms = ?, error = ? WHERE run_id = ?",
-                (
-                    now_iso(),
-                    totals.bytes_read,
-                    totals.rejects,
-                    totals.dedupe_hits,
-                    totals.retries,
-                    totals.tail_lag_ms,
-                    totals.error,
-                    run_id,
-                ),
+                finish_values(run_id, totals),
             )
+
+    def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        spec = TABLES_BY_NAME[table]
+        if table not in BOOKKEEPING:
+            raise ValueError(f"{table} is not a bookkeeping table")
+        sql = (
+            f"INSERT INTO {table} ({', '.join(spec.names)})"
+            f" VALUES ({', '.join('?' * len(spec.names))}) ON CONFLICT DO NOTHING"
+        )
+        with self.transaction() as conn:
+            before = conn.total_changes
+            conn.executemany(sql, ([row.get(n) for n in spec.names] for row in rows))
+            return conn.total_changes - before
 
     def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
         keys = list(unit_keys)

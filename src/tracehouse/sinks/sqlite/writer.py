@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 
 from tracehouse import __version__
-from tracehouse.errors import IdempotencyConflict
 from tracehouse.model.contract import (
     ImportBatch,
     ImportItem,
@@ -26,14 +25,18 @@ from tracehouse.model.contract import (
     WatermarkUpdate,
     now_iso,
 )
-from tracehouse.model.fingerprint import canonical_json
-from tracehouse.model.ids import stable_id
-from tracehouse.model.rows import json_text
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
-
-_SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
-_LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
-_INSERT_ONLY = ("first_imported_at",)
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Table
+from tracehouse.sinks.items import (
+    Existing,
+    decide,
+    missing_at,
+    reject_values,
+    replayed,
+    session_upsert_sql,
+    session_values,
+    watermark_values,
+    written,
+)
 
 
 def _upsert_sql(table: Table) -> str:
@@ -47,44 +50,24 @@ def _upsert_sql(table: Table) -> str:
     )
 
 
-def _session_upsert_sql() -> str:
-    names = SESSIONS.names
-    updates = []
-    for n in names:
-        if n == "session_id" or n in _INSERT_ONLY:
-            continue
-        if n in _LINK_COLUMNS:
-            # A link the store resolved from the parent's tool call survives the child's re-import.
-            updates.append(f"{n} = COALESCE(excluded.{n}, sessions.{n})")
-        else:
-            updates.append(f"{n} = excluded.{n}")
-    return (
-        f"INSERT INTO sessions ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-        f" ON CONFLICT (session_id) DO UPDATE SET {', '.join(updates)}"
-    )
-
-
 class Statements:
     """SQL built once per store from the table declarations (sqlite3 caches the prepared forms)."""
 
     def __init__(self) -> None:
         self.content = {t.name: _upsert_sql(t) for t in CONTENT_TABLES.values()}
-        self.session = _session_upsert_sql()
+        self.session = session_upsert_sql(", ".join("?" * len(SESSIONS.names)))
 
 
 def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) -> ImportResponse:
     key = batch.idempotency_key
     request_hash = batch.content_hash() if key else None
-    if key:
+    if key and request_hash:
         stored = conn.execute(
             "SELECT request_hash, response FROM import_requests WHERE idempotency_key = ?", (key,)
         ).fetchone()
-        if stored is not None:
-            if stored[0] != request_hash:
-                raise IdempotencyConflict(
-                    f"idempotency key {key!r} was already used for a different request"
-                )
-            return ImportResponse.from_json(orjson.loads(stored[1]), replayed=True)
+        response = replayed(key, request_hash, stored)
+        if response is not None:
+            return response
 
     ensure_run(conn, batch.run_id, batch.mode)
     existing = _existing(conn, [item.session_id for item in batch.items])
@@ -93,7 +76,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
     to_write = {
         item.session_id
         for item in batch.items
-        if existing.get(item.session_id, (None,))[0] != item.fingerprint
+        if decide(item, existing.get(item.session_id), batch.mode) == "write"
     }
     partitions = {
         name: Slices(table, batch.tuples(table.name) if to_write else [], to_write)
@@ -103,13 +86,10 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
     host = socket.gethostname()
     now = now_iso()
     for item in batch.items:
-        result = _apply_item(
-            conn, sql, batch, item, existing.get(item.session_id), partitions, host, now
-        )
-        written = result.status not in ("failed", "skipped")
-        if written:  # a repeat of this session later in the batch is a skip
-            first = existing.get(item.session_id, (None, now))[1]
-            existing[item.session_id] = (item.fingerprint, first, None, recovered(item.session))
+        before = existing.get(item.session_id)
+        result = _apply_item(conn, sql, batch, item, before, partitions, host, now)
+        if result.status in ("imported", "upserted"):  # a repeat later in the batch is a skip
+            existing[item.session_id] = written(item, before, now)
         results.append(result)
 
     for wm in batch.watermarks:
@@ -130,17 +110,17 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
 _CONTENT_BY_NAME = {t.name: t for t in CONTENT_TABLES.values()}
 
 
-def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, tuple[Any, ...]]:
-    found: dict[str, tuple[Any, ...]] = {}
+def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, Existing]:
+    found: dict[str, Existing] = {}
     for start in range(0, len(session_ids), 500):
         chunk = session_ids[start : start + 500]
         for row in conn.execute(
             "SELECT session_id, fingerprint, first_imported_at, source_missing_at,"
-            " json_extract(metadata, '$.recovered_from') FROM sessions"
+            " json_extract(metadata, '$.recovered_from') IS NOT NULL FROM sessions"
             f" WHERE session_id IN ({', '.join('?' * len(chunk))})",
             chunk,
         ):
-            found[row[0]] = row[1:]
+            found[row[0]] = Existing(row[1], row[2], row[3], bool(row[4]))
     return found
 
 
@@ -163,50 +143,33 @@ def _apply_item(
     sql: Statements,
     batch: ImportBatch,
     item: ImportItem,
-    existing: tuple[Any, ...] | None,
+    existing: Existing | None,
     partitions: Mapping[str, Slices],
     host: str,
     now: str,
 ) -> ItemResult:
-    session = item.session
-    label = session.get("label")
+    label = item.session.get("label")
+    action = decide(item, existing, batch.mode)
     conn.execute("SAVEPOINT item")
     try:
-        if existing is not None and recovered(session) and not existing[3]:
-            # Prompts recovered from a history file never replace the session their own
-            # transcript gave: the ledger already holds more than they can.
-            _save_watermarks(conn, item.watermarks, batch.run_id)
-            conn.execute("RELEASE item")
-            return ItemResult(item.source_provider, item.source_session_id, label, "skipped")
-        if existing is not None and existing[0] == item.fingerprint:
-            if existing[2] is not None:  # the source came back: it is no longer missing
+        if action != "write":
+            if action == "refresh":  # the source came back (or, copied, is gone)
                 conn.execute(
-                    "UPDATE sessions SET source_missing_at = NULL WHERE session_id = ?",
-                    (item.session_id,),
+                    "UPDATE sessions SET source_missing_at = ? WHERE session_id = ?",
+                    (missing_at(item, batch.mode), item.session_id),
                 )
             _save_watermarks(conn, item.watermarks, batch.run_id)
             conn.execute("RELEASE item")
             return ItemResult(item.source_provider, item.source_session_id, label, "skipped")
 
         before = conn.total_changes
-        row = dict(session)
-        row.update(
-            fingerprint=item.fingerprint,
-            host=session.get("host") or host,
-            importer_version=session.get("importer_version") or __version__,
-            first_imported_at=existing[1] if existing else now,
-            last_imported_at=now,
-            source_missing_at=None,
-        )
-        for name in _SESSION_JSON:
-            row[name] = json_text(row.get(name))
-        conn.execute(sql.session, [row.get(n) for n in SESSIONS.names])
+        conn.execute(sql.session, session_values(item, existing, batch.mode, host, now))
         for name, slices in partitions.items():
             rows = slices.rows(item.session_id)
             if rows is not None:
                 conn.executemany(sql.content[name], rows)
         _resolve_links(conn, item.session_id)
-        written = conn.total_changes - before
+        rows_written = conn.total_changes - before
         _save_watermarks(conn, item.watermarks, batch.run_id)
         conn.execute("RELEASE item")
     except sqlite3.Error as exc:
@@ -216,7 +179,9 @@ def _apply_item(
             item.source_provider, item.source_session_id, label, "failed", f"store: {exc}"
         )
     status: Status = "upserted" if existing is not None else "imported"
-    return ItemResult(item.source_provider, item.source_session_id, label, status, None, written)
+    return ItemResult(
+        item.source_provider, item.source_session_id, label, status, None, rows_written
+    )
 
 
 def _resolve_links(conn: sqlite3.Connection, session_id: str) -> None:
@@ -251,39 +216,21 @@ def _save_watermarks(
 
 
 def save_watermark(conn: sqlite3.Connection, wm: WatermarkUpdate, run_id: str) -> None:
-    state = None if wm.state is None else canonical_json(dict(wm.state)).decode()
     conn.execute(
         "INSERT INTO watermarks VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_provider, unit_key)"
         " DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at,"
         " run_id = excluded.run_id, state = excluded.state"
         " WHERE watermarks.cursor IS NOT excluded.cursor OR watermarks.state IS NOT excluded.state",
-        (
-            wm.source_provider,
-            wm.unit_key,
-            canonical_json(dict(wm.cursor)).decode(),
-            now_iso(),
-            run_id,
-            state,
-        ),
+        watermark_values(wm, run_id),
     )
 
 
 def save_reject(conn: sqlite3.Connection, run_id: str, reject: Reject, now: str) -> None:
-    rid = stable_id("rej", reject.source_provider, reject.unit_key, reject.location)
     conn.execute(
         "INSERT INTO rejects VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reject_id) DO UPDATE SET"
         " run_id = excluded.run_id, reason = excluded.reason, raw_excerpt = excluded.raw_excerpt,"
         " created_at = excluded.created_at",
-        (
-            rid,
-            run_id,
-            reject.source_provider,
-            reject.unit_key,
-            reject.location,
-            reject.reason,
-            reject.raw_excerpt,
-            now,
-        ),
+        reject_values(reject, run_id, now),
     )
 
 
@@ -310,11 +257,3 @@ def _add_run_counts(conn: sqlite3.Connection, run_id: str, response: ImportRespo
             run_id,
         ),
     )
-
-
-def recovered(session: Mapping[str, Any]) -> bool:
-    """A session rebuilt from a secondary record (a prompt history), not from its transcript."""
-    metadata = session.get("metadata")
-    if isinstance(metadata, str):
-        return '"recovered_from"' in metadata
-    return isinstance(metadata, dict) and bool(metadata.get("recovered_from"))

@@ -1,0 +1,174 @@
+"""What every store decides about an import item before it writes (DESIGN §4), kept out of SQL.
+
+The SQLite and PostgreSQL writers differ in how they move rows; what an item means — imported,
+skipped, upserted, which provenance a session row carries — is decided here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+
+from tracehouse import __version__
+from tracehouse.errors import IdempotencyConflict
+from tracehouse.model.contract import (
+    ImportItem,
+    ImportResponse,
+    Reject,
+    WatermarkUpdate,
+    now_iso,
+)
+from tracehouse.model.fingerprint import canonical_json
+from tracehouse.model.ids import stable_id
+from tracehouse.model.rows import json_text
+from tracehouse.model.tables import SESSIONS, Kind
+from tracehouse.sinks.protocol import RunTotals
+
+# A migration (`store copy`) carries a session's provenance from the store it was read from:
+# when it was first seen, by which host, and whether its source file has since vanished.
+MIGRATION = "migration"
+PROVENANCE = ("host", "importer_version", "first_imported_at", "last_imported_at")
+LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
+INSERT_ONLY = ("first_imported_at",)
+_SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
+
+Action = Literal["write", "skip", "refresh", "keep"]
+
+
+@dataclass(frozen=True)
+class Existing:
+    """What a store already holds for a session, as far as the decision needs it."""
+
+    fingerprint: str | None
+    first_imported_at: str | None
+    source_missing_at: str | None
+    recovered: bool
+
+
+def decide(item: ImportItem, existing: Existing | None, mode: str) -> Action:
+    """`write` the session's rows, `skip` it, `refresh` only its missing flag, or `keep` the
+    stored session because the item is a weaker copy of it."""
+    if existing is None:
+        return "write"
+    if recovered(item.session) and not existing.recovered:
+        # Prompts recovered from a history file never replace the session their own
+        # transcript gave: the ledger already holds more than they can.
+        return "keep"
+    if existing.fingerprint != item.fingerprint:
+        return "write"
+    if existing.source_missing_at != missing_at(item, mode):
+        return "refresh"
+    return "skip"
+
+
+def missing_at(item: ImportItem, mode: str) -> str | None:
+    """An import means the source is there; a migration copies the flag as it stands."""
+    if mode == MIGRATION:
+        value = item.session.get("source_missing_at")
+        return None if value is None else str(value)
+    return None
+
+
+def written(item: ImportItem, existing: Existing | None, now: str) -> Existing:
+    """What the store holds for the session once this item is written (for repeats in a batch)."""
+    first = existing.first_imported_at if existing else now
+    return Existing(item.fingerprint, first, None, recovered(item.session))
+
+
+def session_values(
+    item: ImportItem, existing: Existing | None, mode: str, host: str, now: str
+) -> list[Any]:
+    """The session row to upsert, in `SESSIONS` column order, JSON columns as text."""
+    session = item.session
+    row = dict(session)
+    carried = mode == MIGRATION
+    row.update(
+        fingerprint=item.fingerprint,
+        host=session.get("host") or host,
+        importer_version=session.get("importer_version") or __version__,
+        first_imported_at=(existing.first_imported_at if existing else None)
+        or (session.get("first_imported_at") if carried else None)
+        or now,
+        last_imported_at=(session.get("last_imported_at") if carried else None) or now,
+        source_missing_at=missing_at(item, mode),
+    )
+    for name in _SESSION_JSON:
+        row[name] = json_text(row.get(name))
+    return [row.get(n) for n in SESSIONS.names]
+
+
+def recovered(session: Mapping[str, Any]) -> bool:
+    """A session rebuilt from a secondary record (a prompt history), not from its transcript."""
+    metadata = session.get("metadata")
+    if isinstance(metadata, str):
+        return '"recovered_from"' in metadata
+    return isinstance(metadata, dict) and bool(metadata.get("recovered_from"))
+
+
+def watermark_values(wm: WatermarkUpdate, run_id: str) -> tuple[Any, ...]:
+    """A watermarks row: cursor and state as canonical JSON, so equal cursors compare equal."""
+    state = None if wm.state is None else canonical_json(dict(wm.state)).decode()
+    cursor = canonical_json(dict(wm.cursor)).decode()
+    return (wm.source_provider, wm.unit_key, cursor, now_iso(), run_id, state)
+
+
+def reject_values(reject: Reject, run_id: str, now: str) -> tuple[Any, ...]:
+    """A rejects row; one per location, so a record rejected again replaces its old reason."""
+    rid = stable_id("rej", reject.source_provider, reject.unit_key, reject.location)
+    return (
+        rid,
+        run_id,
+        reject.source_provider,
+        reject.unit_key,
+        reject.location,
+        reject.reason,
+        reject.raw_excerpt,
+        now,
+    )
+
+
+def replayed(key: str, request_hash: str, stored: Any) -> ImportResponse | None:
+    """The stored response for a repeated idempotency key, given the stored (request hash,
+    response) row or None; the same key with a different request is an error."""
+    if stored is None:
+        return None
+    if stored[0] != request_hash:
+        raise IdempotencyConflict(
+            f"idempotency key {key!r} was already used for a different request"
+        )
+    return ImportResponse.from_json(orjson.loads(stored[1]), replayed=True)
+
+
+def finish_values(run_id: str, totals: RunTotals) -> tuple[Any, ...]:
+    """The parameters of both stores' `finish_run` update, in its placeholder order."""
+    return (
+        now_iso(),
+        totals.bytes_read,
+        totals.rejects,
+        totals.dedupe_hits,
+        totals.retries,
+        totals.tail_lag_ms,
+        totals.error,
+        run_id,
+    )
+
+
+def session_upsert_sql(placeholders: str) -> str:
+    """Both stores' session upsert, given their VALUES placeholders. Every column is replaced
+    except the insert-only ones, and a lineage link the store resolved from the parent's tool
+    call survives the child's re-import (COALESCE)."""
+    updates = []
+    for n in SESSIONS.names:
+        if n == "session_id" or n in INSERT_ONLY:
+            continue
+        if n in LINK_COLUMNS:
+            updates.append(f"{n} = COALESCE(excluded.{n}, sessions.{n})")
+        else:
+            updates.append(f"{n} = excluded.{n}")
+    return (
+        f"INSERT INTO sessions ({', '.join(SESSIONS.names)}) VALUES ({placeholders})"
+        f" ON CONFLICT (session_id) DO UPDATE SET {', '.join(updates)}"
+    )

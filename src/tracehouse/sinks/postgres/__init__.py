@@ -1,0 +1,1 @@
+"""The PostgreSQL session store (psycopg 3): a team's shared ledger."""

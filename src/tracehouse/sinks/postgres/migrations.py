@@ -1,0 +1,85 @@
+"""Numbered SQL migrations for the PostgreSQL store, applied when a store is opened.
+
+`migrations/NNNN_name.sql` files run in order, each in its own transaction with its record in
+`tracehouse_migrations`. Every machine of a team opens the ledger at once after an upgrade, so
+the whole check-and-apply runs under one advisory lock: one process migrates, the others wait
+and then find nothing to do. A ledger that has applied a migration this code does not know was
+written by a newer tracehouse and is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from tracehouse.errors import StoreError
+
+if TYPE_CHECKING:
+    import psycopg
+
+RECORD_TABLE = "tracehouse_migrations"
+# pg_advisory_lock key: "tracehouse migrate" folded to a bigint, shared by every version.
+_LOCK_KEY = 0x7472_6163_6568_6F75
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def known_migrations() -> list[Migration]:
+    folder = resources.files("tracehouse.sinks.postgres") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        stem, _, ext = entry.name.partition(".")
+        if ext != "sql":
+            continue
+        number, _, name = stem.partition("_")
+        found.append(Migration(int(number), name, entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda m: m.version)
+    if [m.version for m in found] != list(range(1, len(found) + 1)):
+        raise AssertionError(f"migration numbers must run 1..n: {[m.version for m in found]}")
+    return found
+
+
+def applied(conn: psycopg.Connection[tuple[Any, ...]]) -> list[int]:
+    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (RECORD_TABLE,)).fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [row[0] for row in conn.execute(f"SELECT version FROM {RECORD_TABLE} ORDER BY 1")]
+
+
+def upgrade(conn: psycopg.Connection[tuple[Any, ...]], where: str) -> int:
+    """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
+    steps = known_migrations()
+    done = applied(conn)
+    if len(done) == len(steps) and done == [m.version for m in steps]:
+        return len(done)  # the common case: no lock, one query
+    conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+    try:
+        done = applied(conn)
+        newer = [v for v in done if v > len(steps)]
+        if newer:
+            raise StoreError(
+                f"{where}: this ledger was written by a newer tracehouse (schema version"
+                f" {max(done)}, this one knows {len(steps)}); upgrade tracehouse to use it"
+            )
+        for step in steps:
+            if step.version in done:
+                continue
+            with conn.transaction():
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {RECORD_TABLE} (version integer PRIMARY KEY,"
+                    " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                conn.execute(step.sql.encode())
+                conn.execute(
+                    f"INSERT INTO {RECORD_TABLE} (version, name) VALUES (%s, %s)",
+                    (step.version, step.name),
+                )
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+    return len(applied(conn))

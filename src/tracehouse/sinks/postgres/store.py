@@ -1,0 +1,192 @@
+"""The PostgreSQL session store: one ledger for a team, written by every machine at once."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import orjson
+import psycopg
+
+from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
+from tracehouse.model.contract import ImportBatch, ImportResponse
+from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
+from tracehouse.sinks.items import finish_values
+from tracehouse.sinks.postgres import writer
+from tracehouse.sinks.postgres.connect import connect, masked, scrub
+from tracehouse.sinks.postgres.migrations import upgrade
+from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
+
+T = TypeVar("T")
+# Deadlocks and serialization failures roll the batch back whole; it is simply run again.
+TXN_RETRIES = 8
+
+
+class PostgresStore:
+    backend = "postgresql"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = self.address = dsn
+        self.location = masked(dsn)
+        self.conn = connect(dsn)
+        try:
+            self.schema_version = upgrade(self.conn, self.location)
+            writer.create_staging(self.conn)
+        except psycopg.Error as exc:
+            self.conn.close()
+            raise StoreError(
+                f"{self.location}: cannot set up the ledger: {self._why(exc)}"
+            ) from None
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _why(self, exc: BaseException) -> str:
+        return scrub(str(exc), self.dsn)
+
+    def _in_transaction(self, work: Callable[[writer.Conn], T]) -> T:
+        """Run `work` in one transaction, again from the start after a deadlock or a
+        serialization failure (with jittered backoff); a lost server is one clear error."""
+        delay = 0.05
+        for attempt in range(TXN_RETRIES + 1):
+            try:
+                with self.conn.transaction():
+                    return work(self.conn)
+            except writer.RETRYABLE as exc:
+                if attempt == TXN_RETRIES:
+                    raise StoreLockedError(
+                        f"{self.location}: gave up after {attempt + 1} tries: {self._why(exc)}"
+                    ) from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 2.0)
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailableError(
+                    f"{self.location}: lost the PostgreSQL server: {self._why(exc)}"
+                ) from None
+        raise AssertionError("unreachable")
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def import_batch(self, batch: ImportBatch) -> ImportResponse:
+        return self._in_transaction(lambda conn: writer.import_batch(conn, batch))
+
+    def start_run(self, run_id: str, mode: str) -> None:
+        self._in_transaction(lambda conn: writer.ensure_run(conn, run_id, mode))
+
+    def finish_run(self, run_id: str, totals: RunTotals) -> None:
+        def finish(conn: writer.Conn) -> None:
+            writer.ensure_run(conn, run_id, "backfill")
+            conn.execute(
+                "UPDATE import_runs SET finished_at = %s, bytes_read = bytes_read + %s,"
+                " rejects = %s, dedupe_hits = dedupe_hits + %s, retries = retries + %s,"
+                " tail_lag_ms = %s, error = %s WHERE run_id = %s",
+                finish_values(run_id, totals),
+            )
+
+        self._in_transaction(finish)
+
+    def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        spec = TABLES_BY_NAME[table]
+        if table not in BOOKKEEPING:
+            raise ValueError(f"{table} is not a bookkeeping table")
+        values = ", ".join("%s::json" if c.kind is Kind.JSON else "%s" for c in spec.columns)
+        sql = (
+            f"INSERT INTO {table} ({', '.join(spec.names)}) VALUES ({values})"
+            " ON CONFLICT DO NOTHING"
+        )
+        params = [[row.get(n) for n in spec.names] for row in rows]
+
+        def merge(conn: writer.Conn) -> int:
+            with conn.cursor() as cur:
+                cur.executemany(sql, params)
+                return cur.rowcount if params else 0
+
+        return self._in_transaction(merge)
+
+    def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
+        keys = list(unit_keys)
+
+        def mark(conn: writer.Conn) -> int:
+            flagged = conn.execute(
+                "UPDATE sessions SET source_missing_at = %s WHERE source_provider = %s"
+                " AND source_path = ANY(%s) AND source_missing_at IS NULL",
+                (at, provider, keys),
+            ).rowcount
+            conn.execute(
+                "UPDATE watermarks SET cursor = (coalesce(cursor::jsonb, '{}')"
+                " || '{\"missing\": true}')::json, run_id = %s"
+                " WHERE source_provider = %s AND unit_key = ANY(%s)",
+                (run_id, provider, keys),
+            )
+            return flagged
+
+        return self._in_transaction(mark) if keys else 0
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def watermarks(
+        self, provider: str, unit_keys: Iterable[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        if unit_keys is None:
+            rows = self.conn.execute(
+                "SELECT unit_key, cursor FROM watermarks WHERE source_provider = %s", (provider,)
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT unit_key, cursor FROM watermarks WHERE source_provider = %s"
+                " AND unit_key = ANY(%s)",
+                (provider, list(unit_keys)),
+            )
+        return {key: orjson.loads(cursor) if cursor else {} for key, cursor in rows}
+
+    def watermark_states(self, provider: str, unit_keys: Iterable[str]) -> dict[str, Any]:
+        rows = self.conn.execute(
+            "SELECT unit_key, state FROM watermarks WHERE source_provider = %s"
+            " AND state IS NOT NULL AND unit_key = ANY(%s)",
+            (provider, list(unit_keys)),
+        )
+        return {key: orjson.loads(state) for key, state in rows}
+
+    def info(self) -> StoreInfo:
+        counts = {}
+        for t in ALL_TABLES:
+            row = self.conn.execute(f"SELECT count(*) FROM {t.name}").fetchone()
+            counts[t.name] = int(row[0]) if row else 0
+        return StoreInfo(self.location, self.backend, self.schema_version, counts)
+
+    def rows(self, table: str) -> Iterator[dict[str, Any]]:
+        spec = TABLES_BY_NAME[table]
+        # Byte order, as SQLite sorts, whatever the database's collation.
+        order = ", ".join(f'{key} COLLATE "C"' for key in spec.primary_key)
+        with self.conn.cursor() as cur:
+            cur.execute(f"SELECT {', '.join(spec.names)} FROM {table} ORDER BY {order}")
+            for values in cur:
+                yield dict(zip(spec.names, values, strict=True))
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.conn.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        if cursor.description is None:
+            return []
+        names = [d.name for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def placeholders(sql: str) -> str:
+    """The read side writes `?` placeholders (sqlite3's style); psycopg takes `%s`. A `%` in the
+    text itself is doubled, and `?` inside a quoted literal is left alone."""
+    out, quoted = [], False
+    for ch in sql:
+        if ch == "'":
+            quoted = not quoted
+        if ch == "%":
+            out.append("%%")
+        elif ch == "?" and not quoted:
+            out.append("%s")
+        else:
+            out.append(ch)
+    return "".join(out)

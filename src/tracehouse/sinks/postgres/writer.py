@@ -1,0 +1,381 @@
+"""`import_batch` on PostgreSQL: DESIGN §4 with COPY and one merge per table.
+
+The caller holds one transaction for the batch and retries it whole on a deadlock or a
+serialization failure. Inside it:
+
+1. advisory locks on every session, watermark and idempotency key the batch touches, taken in
+   one sorted order, so two machines pushing overlapping batches queue rather than deadlock, and
+   the second sees what the first wrote (its item is `skipped`, not a second `imported`);
+2. the rows of the sessions to write go by binary COPY into temporary staging tables;
+3. the fast path merges all of them at once — one `INSERT … SELECT … ON CONFLICT DO UPDATE …
+   WHERE fingerprint IS DISTINCT FROM` per table — inside a savepoint. If any statement fails,
+   that savepoint rolls back and every item is written again in its own savepoint, so the failing
+   item is `failed` with the server's reason and the rest land.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+import psycopg
+import xxhash
+from psycopg import errors as pg_errors
+
+from tracehouse import __version__
+from tracehouse.model.contract import (
+    ImportBatch,
+    ImportItem,
+    ImportResponse,
+    ItemResult,
+    Status,
+    WatermarkUpdate,
+    now_iso,
+)
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
+from tracehouse.sinks.items import (
+    Action,
+    Existing,
+    decide,
+    missing_at,
+    reject_values,
+    replayed,
+    session_upsert_sql,
+    session_values,
+    watermark_values,
+    written,
+)
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+# Failures that say "try the whole transaction again", not "this item is bad".
+RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+
+_STAGE_TYPE = {Kind.TEXT: "text", Kind.INT: "int8", Kind.BOOL: "bool", Kind.JSON: "text"}
+_TABLES = tuple(CONTENT_TABLES.values())
+
+
+def stage_name(table: Table) -> str:
+    return f"stage_{table.name}"
+
+
+def create_staging(conn: Conn) -> None:
+    """Per-connection staging tables; `ON COMMIT DELETE ROWS` empties them after each batch."""
+    for table in _TABLES:
+        columns = ", ".join(f"{c.name} {_STAGE_TYPE[c.kind]}" for c in table.columns)
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {stage_name(table)}"
+            f" ({columns}, _ord bigserial) ON COMMIT DELETE ROWS"
+        )
+
+
+def _merge_sql(table: Table, where: str) -> str:
+    names = table.names
+    pk = ", ".join(table.primary_key)
+    select = ", ".join(f"{c.name}::json" if c.kind is Kind.JSON else c.name for c in table.columns)
+    updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in table.primary_key)
+    # DISTINCT ON: a row offered twice in one batch is written once, the later copy winning,
+    # as sequential inserts would leave it.
+    return (
+        f"INSERT INTO {table.name} AS t ({', '.join(names)}) SELECT {select} FROM"
+        f" (SELECT DISTINCT ON ({pk}) * FROM {stage_name(table)} {where}"
+        f" ORDER BY {pk}, _ord DESC) AS s"
+        f" ON CONFLICT ({pk}) DO UPDATE SET {updates}"
+        " WHERE t.fingerprint IS DISTINCT FROM excluded.fingerprint RETURNING t.session_id"
+    )
+
+
+MERGE_ALL = {t.name: _merge_sql(t, "") for t in _TABLES}
+MERGE_ONE = {t.name: _merge_sql(t, "WHERE session_id = %s") for t in _TABLES}
+UPSERT_SESSION = session_upsert_sql(
+    ", ".join("%s::json" if c.kind is Kind.JSON else "%s" for c in SESSIONS.columns)
+)
+_BOOL_AT = [i for i, c in enumerate(SESSIONS.columns) if c.kind is Kind.BOOL]
+
+# Lineage from the spawning tool calls, whichever of parent and child arrived first: for every
+# child spawned from these sessions, and for these sessions as children, the first spawning call.
+RESOLVE_LINKS = """
+WITH spawns AS (
+    SELECT DISTINCT ON (spawned_session_id) spawned_session_id, session_id, message_id,
+           tool_call_id
+    FROM tool_calls
+    WHERE spawned_session_id IN (
+        SELECT spawned_session_id FROM tool_calls
+        WHERE session_id = ANY(%(ids)s) AND spawned_session_id IS NOT NULL
+        UNION ALL SELECT unnest(%(ids)s::text[]))
+    ORDER BY spawned_session_id, tool_call_id COLLATE "C"
+)
+UPDATE sessions SET parent_session_id = sp.session_id, parent_message_id = sp.message_id,
+       spawn_tool_call_id = sp.tool_call_id
+FROM spawns AS sp
+WHERE sessions.session_id = sp.spawned_session_id
+  AND (sessions.parent_session_id IS DISTINCT FROM sp.session_id
+       OR sessions.parent_message_id IS DISTINCT FROM sp.message_id
+       OR sessions.spawn_tool_call_id IS DISTINCT FROM sp.tool_call_id)
+RETURNING sessions.session_id, sp.session_id
+"""
+
+SAVE_WATERMARK = (
+    "INSERT INTO watermarks VALUES (%s, %s, %s::json, %s, %s, %s::json)"
+    " ON CONFLICT (source_provider, unit_key) DO UPDATE SET cursor = excluded.cursor,"
+    " updated_at = excluded.updated_at, run_id = excluded.run_id, state = excluded.state"
+    " WHERE watermarks.cursor::text IS DISTINCT FROM excluded.cursor::text"
+    " OR watermarks.state::text IS DISTINCT FROM excluded.state::text"
+)
+SAVE_REJECT = (
+    "INSERT INTO rejects VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (reject_id)"
+    " DO UPDATE SET run_id = excluded.run_id, reason = excluded.reason,"
+    " raw_excerpt = excluded.raw_excerpt, created_at = excluded.created_at"
+)
+
+
+def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
+    key = batch.idempotency_key
+    request_hash = batch.content_hash() if key else None
+    _lock(conn, batch)
+    if key and request_hash:
+        stored = conn.execute(
+            "SELECT request_hash, response FROM import_requests WHERE idempotency_key = %s", (key,)
+        ).fetchone()
+        response = replayed(key, request_hash, stored)
+        if response is not None:
+            return response
+
+    ensure_run(conn, batch.run_id, batch.mode)
+    now = now_iso()
+    plan = _plan(batch, _existing(conn, [item.session_id for item in batch.items]), now)
+    to_write = [(item, before) for item, action, before in plan if action == "write"]
+    counts: Counter[str] = Counter()
+    failed: dict[int, str] = {}
+    if to_write:
+        _stage(conn, batch, {item.session_id for item, _ in to_write})
+        host = socket.gethostname()
+        repeated = len({item.session_id for item, _ in to_write}) < len(to_write)
+        if repeated or not _write_all(conn, batch, to_write, host, now, counts):
+            failed = _write_each(conn, batch, to_write, host, now, counts)
+
+    results: list[ItemResult] = list(batch.invalid)
+    watermarks: list[WatermarkUpdate] = []
+    for item, action, before in plan:
+        label = item.session.get("label")
+        ident = (item.source_provider, item.source_session_id, label)
+        if id(item) in failed:
+            results.append(ItemResult(*ident, "failed", failed[id(item)]))
+            continue
+        watermarks.extend(item.watermarks)
+        if action == "write":
+            status: Status = "upserted" if before is not None else "imported"
+            results.append(ItemResult(*ident, status, None, 1 + counts[item.session_id]))
+            counts[item.session_id] = 0  # a repeat of the session is counted once
+            continue
+        if action == "refresh":  # the source came back (or, copied, is gone)
+            conn.execute(
+                "UPDATE sessions SET source_missing_at = %s WHERE session_id = %s",
+                (missing_at(item, batch.mode), item.session_id),
+            )
+        results.append(ItemResult(*ident, "skipped"))
+
+    _save_watermarks(conn, [*watermarks, *batch.watermarks], batch.run_id)
+    if batch.rejects:
+        with conn.cursor() as cur:
+            cur.executemany(
+                SAVE_REJECT, [reject_values(r, batch.run_id, now) for r in batch.rejects]
+            )
+    response = ImportResponse(batch.run_id, tuple(results))
+    _add_run_counts(conn, batch.run_id, response)
+    if key:
+        conn.execute(
+            "INSERT INTO import_requests VALUES (%s, %s, %s::json, %s)",
+            (key, request_hash, orjson.dumps(response.to_json()).decode(), now),
+        )
+    return response
+
+
+def _lock_key(*parts: str) -> int:
+    return xxhash.xxh64_intdigest("\x1f".join(parts).encode()) - 2**63
+
+
+def _lock(conn: Conn, batch: ImportBatch) -> None:
+    keys = {_lock_key("session", item.session_id) for item in batch.items}
+    for wm in (*batch.watermarks, *(w for item in batch.items for w in item.watermarks)):
+        keys.add(_lock_key("unit", wm.source_provider, wm.unit_key))
+    if batch.idempotency_key:
+        keys.add(_lock_key("request", batch.idempotency_key))
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), 1000):
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k",
+            (ordered[start : start + 1000],),
+        )
+
+
+def _existing(conn: Conn, session_ids: list[str]) -> dict[str, Existing]:
+    rows = conn.execute(
+        "SELECT session_id, fingerprint, first_imported_at, source_missing_at,"
+        " (metadata::jsonb ->> 'recovered_from') IS NOT NULL"
+        " FROM sessions WHERE session_id = ANY(%s)",
+        (session_ids,),
+    )
+    return {row[0]: Existing(row[1], row[2], row[3], bool(row[4])) for row in rows}
+
+
+def _plan(
+    batch: ImportBatch, existing: dict[str, Existing], now: str
+) -> list[tuple[ImportItem, Action, Existing | None]]:
+    """Each item's action, deciding repeats of a session against what the earlier one wrote."""
+    plan = []
+    for item in batch.items:
+        before = existing.get(item.session_id)
+        action = decide(item, before, batch.mode)
+        if action == "write":
+            existing[item.session_id] = written(item, before, now)
+        plan.append((item, action, before))
+    return plan
+
+
+def _stage(conn: Conn, batch: ImportBatch, sessions: set[str]) -> None:
+    """Binary COPY of the rows of the sessions to write. PostgreSQL text cannot hold NUL, so a
+    batch that has one is staged again with NUL as U+FFFD (the fingerprint keeps the source's)."""
+    tables = [(t, _rows_of(batch, t, sessions)) for t in _TABLES]
+    try:
+        with conn.transaction():
+            _copy(conn, tables)
+    except psycopg.DataError:
+        _copy(conn, [(t, [_without_nul(row) for row in rows]) for t, rows in tables])
+
+
+def _rows_of(batch: ImportBatch, table: Table, sessions: set[str]) -> list[tuple[Any, ...]]:
+    at = table.names.index("session_id")
+    return [row for row in batch.tuples(table.name) if row[at] in sessions]
+
+
+def _copy(conn: Conn, tables: Sequence[tuple[Table, list[tuple[Any, ...]]]]) -> None:
+    with conn.cursor() as cur:
+        for table, rows in tables:
+            if not rows:
+                continue
+            sql = f"COPY {stage_name(table)} ({', '.join(table.names)}) FROM STDIN (FORMAT BINARY)"
+            with cur.copy(sql) as copy:
+                copy.set_types([_STAGE_TYPE[c.kind] for c in table.columns])
+                for row in rows:
+                    copy.write_row(row)
+
+
+def _without_nul(row: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)
+
+
+def _session_params(
+    batch: ImportBatch, item: ImportItem, before: Existing | None, host: str, now: str
+) -> list[Any]:
+    values = session_values(item, before, batch.mode, host, now)
+    for i in _BOOL_AT:
+        if values[i] is not None:
+            values[i] = bool(values[i])
+    return list(_without_nul(values))
+
+
+def _write_group(
+    conn: Conn,
+    batch: ImportBatch,
+    group: list[tuple[ImportItem, Existing | None]],
+    host: str,
+    now: str,
+    alone: bool,
+) -> Counter[str]:
+    """Write sessions and their staged rows in one savepoint: all staged rows at once, or
+    (`alone`) only the one session's. Returns rows written per session; raises what failed."""
+    found: Counter[str] = Counter()
+    with conn.transaction(), conn.cursor() as cur:
+        params = [_session_params(batch, item, before, host, now) for item, before in group]
+        cur.executemany(UPSERT_SESSION, params)
+        for table in _TABLES:
+            if alone:
+                cur.execute(MERGE_ONE[table.name], (group[0][0].session_id,))
+            else:
+                cur.execute(MERGE_ALL[table.name])
+            found.update(row[0] for row in cur.fetchall())
+        _resolve_links(cur, [item.session_id for item, _ in group], found)
+    return found
+
+
+def _write_all(
+    conn: Conn,
+    batch: ImportBatch,
+    to_write: list[tuple[ImportItem, Existing | None]],
+    host: str,
+    now: str,
+    counts: Counter[str],
+) -> bool:
+    """Every item at once; False (with nothing written) when some statement failed."""
+    try:
+        counts.update(_write_group(conn, batch, to_write, host, now, alone=False))
+    except RETRYABLE:
+        raise
+    except psycopg.Error:
+        return False
+    return True
+
+
+def _write_each(
+    conn: Conn,
+    batch: ImportBatch,
+    to_write: list[tuple[ImportItem, Existing | None]],
+    host: str,
+    now: str,
+    counts: Counter[str],
+) -> dict[int, str]:
+    """Each item in its own savepoint. Returns the reasons of the items that failed."""
+    failed: dict[int, str] = {}
+    for pair in to_write:
+        try:
+            counts.update(_write_group(conn, batch, [pair], host, now, alone=True))
+        except RETRYABLE:
+            raise
+        except psycopg.Error as exc:
+            failed[id(pair[0])] = f"store: {str(exc).strip().splitlines()[0]}"
+    return failed
+
+
+def _resolve_links(cur: psycopg.Cursor[Any], session_ids: list[str], found: Counter[str]) -> None:
+    cur.execute(RESOLVE_LINKS, {"ids": session_ids})
+    written_here = set(session_ids)
+    for child, parent in cur.fetchall():
+        found[child if child in written_here else parent] += 1
+
+
+def _save_watermarks(conn: Conn, watermarks: list[WatermarkUpdate], run_id: str) -> None:
+    if not watermarks:
+        return
+    # One row per unit, the last cursor winning, in lock order.
+    latest = {(wm.source_provider, wm.unit_key): wm for wm in watermarks}
+    rows = [watermark_values(latest[k], run_id) for k in sorted(latest)]
+    with conn.cursor() as cur:
+        cur.executemany(SAVE_WATERMARK, rows)
+
+
+def ensure_run(conn: Conn, run_id: str, mode: str) -> None:
+    conn.execute(
+        "INSERT INTO import_runs (run_id, mode, started_at, imported, upserted, skipped, failed,"
+        " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version)"
+        " VALUES (%s, %s, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0, %s, %s) ON CONFLICT (run_id) DO NOTHING",
+        (run_id, mode, now_iso(), socket.gethostname(), __version__),
+    )
+
+
+def _add_run_counts(conn: Conn, run_id: str, response: ImportResponse) -> None:
+    conn.execute(
+        "UPDATE import_runs SET imported = imported + %s, upserted = upserted + %s,"
+        " skipped = skipped + %s, failed = failed + %s, rows_written = rows_written + %s"
+        " WHERE run_id = %s",
+        (
+            response.count("imported"),
+            response.count("upserted"),
+            response.count("skipped"),
+            response.count("failed"),
+            response.rows_written,
+            run_id,
+        ),
+    )
