@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated
+
 import typer
 
 from tracehouse.cli.common import Context, command
+from tracehouse.config import expand_store
+
+if TYPE_CHECKING:
+    from tracehouse.sinks.copy import CopyReport
 
 app = typer.Typer(help="Create and inspect the ledger.", no_args_is_help=True)
 
@@ -48,3 +56,92 @@ def info(ctx: Context) -> None:
     for name, count in details.row_counts.items():
         table.add_row(name, f"{count:,}")
     ctx.out.print(table)
+
+
+@app.command("copy")
+@command
+def copy(
+    ctx: Context,
+    source: Annotated[
+        str,
+        typer.Option("--from", help="The ledger to read: a SQLite file or a postgresql:// DSN."),
+    ],
+    target: Annotated[
+        str, typer.Option("--to", help="The ledger to write (created if it does not exist).")
+    ],
+) -> None:
+    """Copy a ledger into another store (SQLite ↔ PostgreSQL); re-run to resume or to refresh."""
+    from tracehouse.sinks import open_store
+    from tracehouse.sinks.copy import copy_store
+
+    reader = open_store(expand_store(source), create=False)
+    try:
+        writer = open_store(expand_store(target), create=True)
+        try:
+            with _progress(ctx) as advance:
+                report = copy_store(reader, writer, progress=advance)
+        finally:
+            writer.close()
+    finally:
+        reader.close()
+    render_copy(ctx, report, reader.location, writer.location)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _progress(ctx: Context) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar of sessions copied, on a terminal only."""
+    if ctx.quiet or ctx.json or not ctx.err.is_terminal:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=ctx.err, transient=True) as bar:
+        task = bar.add_task("copying sessions", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def render_copy(ctx: Context, report: CopyReport, source: str, target: str) -> None:
+    if ctx.json:
+        ctx.print_json(
+            {
+                "from": source,
+                "to": target,
+                "runId": report.run_id,
+                "sessions": report.sessions,
+                "copied": report.copied,
+                "unchanged": report.unchanged,
+                "failed": [r.to_json() for r in report.failed],
+                "rowsWritten": report.rows_written,
+                "watermarks": report.watermarks,
+                "logRows": report.log_rows,
+                "rows": {
+                    name: {"from": count, "to": report.target_counts.get(name, 0)}
+                    for name, count in report.source_counts.items()
+                },
+            }
+        )
+        return
+    if ctx.quiet:
+        return
+    out = ctx.out
+    out.print(f"copied {source} → {target}")
+    out.print(
+        f"sessions: {report.copied:,} copied, {report.unchanged:,} already there"
+        f" ({report.sessions:,} in all), {report.rows_written:,} rows written;"
+        f" {report.watermarks:,} watermarks, {report.log_rows:,} run-log rows added"
+    )
+    from rich.table import Table
+
+    table = Table("table", "from", "to", box=None, pad_edge=False)
+    differs = False
+    for name, count in report.source_counts.items():
+        there = report.target_counts.get(name, 0)
+        differs |= there != count
+        table.add_row(name, f"{count:,}", f"{there:,}" + ("" if there == count else " *"))
+    out.print(table)
+    if differs:
+        out.print("* the target holds rows of its own too (its run log includes this copy)")
+    for failure in report.failed:
+        ctx.err.print(f"not copied: {failure.source_session_id}: {failure.reason}")
