@@ -317,3 +317,40 @@ def test_live_into_postgresql(tmp_path, pg_schemas):
         thread.join(timeout=WAIT)
         store.close()
         reader.close()
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
+def test_a_cursor_bubble_arrives_while_watching(tmp_path, poll):
+    """Cursor writes its database (here in WAL mode, as 2026 builds do): the watcher follows."""
+    import json
+    import sqlite3
+
+    from tests.sources.cursor_dbs import bubble, make_user_dir, put
+
+    user = make_user_dir(tmp_path / "home")
+    ledger = tmp_path / "l.db"
+    store = SqliteStore(ledger)
+    stop = threading.Event()
+    options = SyncOptions(sources={"cursor": [user]})
+    live = LiveOptions(poll=poll, poll_interval=0.2)
+    thread = threading.Thread(target=lambda: run_live(store, options, live, stop, lambda _: None))
+    thread.start()
+    try:
+        wait_for(lambda: count(ledger, "sessions") >= 8)
+        conn = sqlite3.connect(user / "globalStorage" / "state.vscdb", isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        key = "composerData:c3-split"
+        data = json.loads(
+            conn.execute("SELECT value FROM cursorDiskKV WHERE key = ?", (key,)).fetchone()[0]
+        )
+        data["fullConversationHeadersOnly"].append({"bubbleId": "v5", "type": 1})
+        conn.execute("BEGIN")
+        put(conn, "cursorDiskKV", "bubbleId:c3-split:v5", bubble("v5", 1, "typed while watched"))
+        put(conn, "cursorDiskKV", key, data)
+        conn.execute("COMMIT")
+        wait_for(lambda: has_message(ledger, "typed while watched"))
+        conn.close()
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+        store.close()

@@ -27,17 +27,30 @@ TABLES = {t.name: t for t in CONTENT_TABLES.values()}
 def parse_all(
     parser: Any, unit: Unit, budget: int = 1 << 30
 ) -> tuple[Any, dict[str, pl.DataFrame], list]:
-    """Parse a unit to its end in chunks of about `budget` bytes; rows merged as a batch would."""
+    """Parse a unit to its end in chunks of about `budget` bytes; rows merged as a batch would.
+    Returns the unit's session item (the last, for a unit of one session)."""
+    items, frames, rejects = parse_all_items(parser, unit, budget)
+    return (items[-1] if items else None), frames, rejects
+
+
+def parse_all_items(
+    parser: Any, unit: Unit, budget: int = 1 << 30
+) -> tuple[list[Any], dict[str, pl.DataFrame], list]:
+    """As `parse_all`, with every session item of the unit (a database holds many), by id."""
     options = ParseOptions(budget_bytes=budget, now=time.time() + 3600)
     cursor = None
-    item = None
+    items: dict[str, Any] = {}
     parts: dict[str, list[pl.DataFrame]] = {}
     rejects: list = []
     for _ in range(100_000):
         result: UnitResult = parser.parse(unit, cursor, options)
         rejects.extend(result.rejects)
-        if result.item is not None:
-            item = result.item
+        found = [result.item] if result.item is not None else []
+        found += result.extra
+        for item in found:
+            items.pop(item.source_session_id, None)
+            items[item.source_session_id] = item
+        if found:
             for name, frame in result.frames().items():
                 parts.setdefault(name, []).append(frame)
         cursor = result.cursor
@@ -49,31 +62,31 @@ def parse_all(
         frames[name] = merged.unique(
             subset=list(TABLES[name].primary_key), keep="last", maintain_order=True
         ).sort(list(TABLES[name].primary_key))
-    return item, frames, rejects
+    return list(items.values()), frames, rejects
 
 
 class SourceContract:
     def test_frames_match_the_table_schemas(self, parser, units):
         assert units, "the fixtures yield units"
         for unit in units:
-            _item, frames, _ = parse_all(parser, unit)
+            _items, frames, _ = parse_all_items(parser, unit)
             for name, frame in frames.items():
                 assert frame.schema == pl.Schema(TABLES[name].schema), (unit.key, name)
 
     def test_output_is_deterministic(self, parser, units):
         for unit in units:
-            first = parse_all(parser, unit)
-            second = parse_all(parser, unit)
+            first = parse_all_items(parser, unit)
+            second = parse_all_items(parser, unit)
             assert _comparable(first) == _comparable(second), unit.key
 
     def test_fingerprints_are_stable_across_processes(self, parser, units):
-        here = sorted(fp for unit in units for fp in _fingerprints(parse_all(parser, unit)))
+        here = sorted(fp for unit in units for fp in _fingerprints(parse_all_items(parser, unit)))
         script = (
             "import sys, time, pickle\n"
-            "from tests.sources.contract import parse_all, _fingerprints\n"
+            "from tests.sources.contract import parse_all_items, _fingerprints\n"
             f"import {parser.__name__} as parser\n"
             "units = pickle.loads(sys.stdin.buffer.read())\n"
-            "fps = sorted(fp for u in units for fp in _fingerprints(parse_all(parser, u)))\n"
+            "fps = sorted(fp for u in units for fp in _fingerprints(parse_all_items(parser, u)))\n"
             "print('\\n'.join(fps))\n"
         )
         import pickle
@@ -86,18 +99,24 @@ class SourceContract:
         )
         assert out.stdout.decode().split() == here
 
+    # Where a reject points: a line of a file, or a key of a database.
+    reject_locations: tuple[str, ...] = ("line ",)
+
     def test_malformed_records_become_rejects_naming_file_and_line(self, parser, bad_unit):
-        item, _frames, rejects = parse_all(parser, bad_unit)
+        items, _frames, rejects = parse_all_items(parser, bad_unit)
         assert rejects, "malformed records are rejected"
         for reject in rejects:
             assert reject.unit_key == bad_unit.key
-            assert reject.location.startswith("line ")
+            assert reject.location.startswith(self.reject_locations)
             assert reject.reason
-        assert item is not None, "the good records around them are still imported"
+        assert items, "the good records around them are still imported"
 
     def test_unknown_record_types_are_kept_not_fatal(self, parser, bad_unit):
-        item, _frames, _rejects = parse_all(parser, bad_unit)
-        assert "totally-new-record" in str(item.session.get("metadata"))
+        items, frames, _rejects = parse_all_items(parser, bad_unit)
+        kept = [str(item.session.get("metadata")) for item in items]
+        kept += [str(frame.get_column("metadata").to_list()) for frame in frames.values()
+                 if "metadata" in frame.columns]  # fmt: skip
+        assert any("totally-new-record" in text for text in kept)
 
     # Each source's subclass runs this with its own parser fixture: one test method, several
     # executors, no state shared between them.
@@ -112,23 +131,23 @@ class SourceContract:
     @given(budget=st.integers(min_value=1, max_value=6000))
     def test_parsing_in_chunks_equals_parsing_whole(self, parser, units, budget):
         for unit in units:
-            whole = parse_all(parser, unit)
-            chunked = parse_all(parser, unit, budget)
+            whole = parse_all_items(parser, unit)
+            chunked = parse_all_items(parser, unit, budget)
             assert _comparable(chunked) == _comparable(whole), (unit.key, budget)
 
 
-def _comparable(parsed: tuple[Any, dict[str, pl.DataFrame], list]) -> Any:
-    item, frames, rejects = parsed
+def _comparable(parsed: tuple[list[Any], dict[str, pl.DataFrame], list]) -> Any:
+    items, frames, rejects = parsed
     return (
-        None if item is None else (item.fingerprint, dict(item.session)),
+        [(item.fingerprint, dict(item.session)) for item in items],
         {name: frame.rows() for name, frame in sorted(frames.items())},
         [(r.location, r.reason) for r in rejects],
     )
 
 
-def _fingerprints(parsed: tuple[Any, dict[str, pl.DataFrame], list]) -> list[str]:
-    item, frames, _ = parsed
-    out = [] if item is None else [item.fingerprint]
+def _fingerprints(parsed: tuple[list[Any], dict[str, pl.DataFrame], list]) -> list[str]:
+    items, frames, _ = parsed
+    out = [item.fingerprint for item in items]
     for frame in frames.values():
         out.extend(frame.get_column("fingerprint").to_list())
     return out

@@ -68,6 +68,10 @@ class UnitResult:
 
 
 class SourceParser(Protocol):
+    """A source. It may also define `plan_unit(unit, cursor, full) -> int | None` (bytes it may
+    read, None for unchanged) when one stat of the unit's path cannot tell whether it changed:
+    a Cursor unit is a database plus its `-wal`. Without it, the sync plans from that stat."""
+
     PROVIDER: str
 
     def default_roots(self, home: Path, env: Mapping[str, str]) -> list[Path]: ...

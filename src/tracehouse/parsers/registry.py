@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from tracehouse.parsers import claude_code, codex
+from tracehouse.parsers import claude_code, codex, cursor
 from tracehouse.parsers.base import SourceParser
 
 PARSERS: dict[str, SourceParser] = {
     claude_code.PROVIDER: claude_code,  # type: ignore[dict-item]
     codex.PROVIDER: codex,  # type: ignore[dict-item]
+    cursor.PROVIDER: cursor,  # type: ignore[dict-item]
 }

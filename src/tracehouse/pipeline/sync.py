@@ -191,6 +191,11 @@ def _plan(
     """Each unit with its cursor and the bytes it may read; None bytes: unchanged, skip it."""
     for unit in units:
         raw = cursors.get(unit.key)
+        # A source whose unit is more than one file (a database and its WAL) plans for itself.
+        own_plan = getattr(PARSERS[unit.provider], "plan_unit", None)
+        if own_plan is not None:
+            yield unit, raw, own_plan(unit, raw, full)
+            continue
         try:
             st = os.stat(unit.key)
         except OSError:

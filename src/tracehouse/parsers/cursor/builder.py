@@ -1,0 +1,382 @@
+"""One Cursor conversation (composer or chat tab) → ledger rows (FORMATS §3.3–3.5).
+
+Bubbles become messages in conversation order: type 1 (or C0 "user") is the user, 2 (or "ai")
+the assistant, any other number an assistant message that records its type. A user bubble opens
+a turn; the bubbles after it belong to that turn. `toolFormerData` becomes a tool call, thinking
+goes to the message's `thinking`, an error notice (`errorDetails`) becomes a `host` message.
+Files, code chunks, web and docs references become `message_sources`. Sub-composers are spawned
+by a `subComposer` tool call of their parent, so the store links them whichever comes first.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from tracehouse.model import ids
+from tracehouse.model.rows import TableBuffer
+from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.parsers.cursor.discover import PROVIDER
+from tracehouse.parsers.cursor.records import Conversation
+from tracehouse.parsers.cursor.text import bubble_text
+from tracehouse.parsers.fields import cap
+
+EPOCH_2000_MS = 946_684_800_000
+TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
+TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
+          "reasoning_tokens", "total_tokens")  # fmt: skip
+
+
+def iso(value: Any) -> str | None:
+    """ms-epoch integers (composer and timing fields) and ISO strings (`_v3` bubbles)."""
+    if isinstance(value, bool) or value in (None, "", 0):
+        return None
+    if isinstance(value, (int, float)):
+        if value < EPOCH_2000_MS:  # a duration or a relative clock, not a point in time
+            return None
+        return (
+            datetime.fromtimestamp(value / 1000, UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z")
+        )
+    return str(value)
+
+
+class ConversationBuilder:
+    def __init__(self, conv: Conversation, max_field: int) -> None:
+        self.conv = conv
+        self.sid = conv.source_id
+        self.session_id = ids.session_id(PROVIDER, self.sid)
+        self.max_field = max_field
+        self.turns = TableBuffer(TURNS)
+        self.messages = TableBuffer(MESSAGES)
+        self.calls = TableBuffer(TOOL_CALLS)
+        self.sources = TableBuffer(MESSAGE_SOURCES)
+        self.turn: dict[str, Any] | None = None
+        self.turn_rows: list[dict[str, Any]] = []
+        self.first_prompt: str | None = None
+        self.models: list[str] = []
+        self.times: list[str] = []
+        self.seq = 0
+
+    # -- bubbles ---------------------------------------------------------------------------------
+
+    def build(self) -> None:
+        for index, bubble in enumerate(self.conv.bubbles):
+            self._bubble(index, bubble)
+        self._spawns()
+        if self.turn is not None and self.conv.data.get("status") == "aborted":
+            self.turn["status"] = "aborted"
+
+    def _bubble(self, index: int, bubble: dict[str, Any]) -> None:
+        bid = str(bubble.get("bubbleId") or bubble.get("id") or f"#{index}")
+        kind = bubble.get("type")
+        user = kind in (1, "user")
+        at = iso(bubble.get("createdAt")) or iso(
+            (bubble.get("timingInfo") or {}).get("clientStartTime")
+        )
+        if at:
+            self.times.append(at)
+        model = _model(bubble)
+        if model:
+            self.models.append(model)
+        if user or self.turn is None:
+            self._open_turn(bid, at)
+        assert self.turn is not None
+        text = bubble_text(bubble)
+        thinking = _thinking(bubble)
+        error = _error(bubble)
+        tool = bubble.get("toolFormerData")
+        if not isinstance(tool, dict) or not (tool.get("name") or tool.get("tool") is not None):
+            tool = None
+        message_id = None
+        # A tool bubble is the assistant's turn to act: it is a message (often without text)
+        # that carries the call, so the call keeps its place in the conversation.
+        if text or thinking or tool or (user and bubble.get("richText")):
+            message_id = self._message(bid, "user" if user else "assistant", text, thinking, at,
+                                       model, bubble)  # fmt: skip
+            if user:
+                self.turn["query_message_ids"].append(message_id)
+            else:
+                self.turn["response_message_id"] = message_id
+        if error:
+            self._message(f"{bid}:error", "system", error, None, at, model, bubble, "host")
+            self.turn["status"] = "error"
+        if tool is not None:
+            self._tool_call(bid, tool, message_id, at)
+        self._tokens(bubble.get("tokenCount"))
+        if message_id:
+            self._sources(message_id, bubble)
+        if at:
+            self.turn["completed_at"] = at
+        if model and not self.turn.get("model"):
+            self.turn["model"] = model
+
+    def _open_turn(self, bid: str, at: str | None) -> None:
+        self.turn = self.turns.add(
+            {
+                "turn_id": ids.turn_id(PROVIDER, self.sid, bid),
+                "session_id": self.session_id,
+                "source_turn_id": bid,
+                "seq": len(self.turns),
+                "started_at": at,
+                "completed_at": at,
+                "status": "completed",
+                "query_message_ids": [],
+                **dict.fromkeys(TOKENS, 0),
+            }
+        )
+        self.turn_rows.append(self.turn)
+
+    def _message(
+        self,
+        bid: str,
+        role: str,
+        text: str | None,
+        thinking: str | None,
+        at: str | None,
+        model: str | None,
+        bubble: dict[str, Any],
+        message_type: str | None = None,
+    ) -> str:
+        assert self.turn is not None
+        message_id = ids.message_id(PROVIDER, self.sid, bid)
+        if role == "user" and text and self.first_prompt is None:
+            self.first_prompt = text.strip().splitlines()[0]
+        metadata: dict[str, Any] = {}
+        if bubble.get("type") not in (1, 2, "user", "ai"):
+            metadata["bubble_type"] = bubble.get("type")
+        if bubble.get("_unlisted"):
+            metadata["unlisted"] = True  # not in the composer's headers; placed by time
+        for key in ("requestId", "serverBubbleId", "unifiedMode", "capabilityType"):
+            if bubble.get(key) not in (None, ""):
+                metadata[key] = bubble[key]
+        self.messages.add(
+            {
+                "message_id": message_id,
+                "session_id": self.session_id,
+                "turn_id": self.turn["turn_id"],
+                "source_message_id": bid,
+                "seq": self.seq,
+                "role": role,
+                "message_type": message_type or role,
+                "content": cap(text, self.max_field) if text else text,
+                "thinking": cap(thinking, self.max_field) if thinking else None,
+                "created_at": at,
+                "model": model,
+                "metadata": metadata or None,
+                "source_ref": f"{self.conv.location}#{bid}",
+            }
+        )
+        self.seq += 1
+        return message_id
+
+    def _tool_call(
+        self, bid: str, tool: dict[str, Any], message_id: str | None, at: str | None
+    ) -> None:
+        assert self.turn is not None
+        call_key = str(tool.get("toolCallId") or bid)
+        status = TOOL_STATUS.get(
+            str(tool.get("status")), "running" if tool.get("status") else "pending"
+        )
+        error = tool.get("error")
+        self.calls.add(
+            {
+                "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, call_key),
+                "session_id": self.session_id,
+                "turn_id": self.turn["turn_id"],
+                "message_id": message_id,
+                "source_tool_call_id": call_key,
+                "seq": len(self.calls),
+                "tool_name": str(tool.get("name") or f"tool-{tool.get('tool')}"),
+                "params": _json_arg(tool.get("rawArgs")) or _json_arg(tool.get("params")),
+                "result": _text(tool.get("result"), self.max_field),
+                "status": status,
+                "error": _text(error, self.max_field) if error else None,
+                "started_at": at,
+                "completed_at": at if status in ("completed", "failed") else None,
+            }
+        )
+
+    def _spawns(self) -> None:
+        """Sub-composers (best-of-N, subagents) hang off their parent by a tool call."""
+        data = self.conv.data
+        for key in ("subComposerIds", "subagentComposerIds"):
+            for child in data.get(key) or []:
+                if not isinstance(child, str):
+                    continue
+                if not self.turn_rows:
+                    self._open_turn("subcomposers", iso(data.get("createdAt")))
+                self.calls.add(
+                    {
+                        "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, f"{key}:{child}"),
+                        "session_id": self.session_id,
+                        # the first turn: a later bubble must not move (rewrite) the link
+                        "turn_id": self.turn_rows[0]["turn_id"],
+                        "source_tool_call_id": f"{key}:{child}",
+                        "seq": len(self.calls),
+                        "tool_name": "subComposer",
+                        "params": {"composerId": child, "via": key},
+                        "status": "completed",
+                        "spawned_session_id": ids.session_id(PROVIDER, child),
+                    }
+                )
+
+    def _tokens(self, count: Any) -> None:
+        assert self.turn is not None
+        if not isinstance(count, dict):
+            return
+        got_in, got_out = int(count.get("inputTokens") or 0), int(count.get("outputTokens") or 0)
+        self.turn["input_tokens"] += got_in
+        self.turn["output_tokens"] += got_out
+        self.turn["total_tokens"] += got_in + got_out
+
+    def _sources(self, message_id: str, bubble: dict[str, Any]) -> None:
+        for kind, uri, title, preview in _references(bubble):
+            self.sources.add(
+                {
+                    "message_id": message_id,
+                    "session_id": self.session_id,
+                    "source_id": ids.source_id(kind, uri),
+                    "source_type": kind,
+                    "title": title,
+                    "uri": uri,
+                    "content_preview": cap(preview, 2000) if preview else None,
+                }
+            )
+
+    # -- the session -----------------------------------------------------------------------------
+
+    def has_content(self) -> bool:
+        return len(self.messages) > 0 or len(self.calls) > 0
+
+    def session_row(self, where: dict[str, Any]) -> dict[str, Any]:
+        data, conv = self.conv.data, self.conv
+        totals = {k: sum(t.get(k) or 0 for t in self.turn_rows) for k in TOKENS}
+        created = iso(data.get("createdAt")) or iso(data.get("lastSendTime"))
+        updated = iso(data.get("lastUpdatedAt")) or iso(data.get("lastSendTime"))
+        times = [t for t in (created, updated, *self.times) if t]
+        config: dict[str, Any] = data.get("modelConfig") or {}
+        if not isinstance(config, dict):
+            config = {}
+        title = data.get("name") or data.get("chatTitle") or self.first_prompt
+        metadata = {
+            "generation": conv.generation,
+            "kind": conv.kind,
+            "database": where.get("scope"),
+            "workspace_id": where.get("workspace_id"),
+            "composer_version": data.get("_v"),
+            "status": data.get("status") or data.get("tabState"),
+            "unified_mode": data.get("unifiedMode"),
+            "force_mode": data.get("forceMode"),
+            "subtitle": data.get("subtitle"),
+            "context_tokens_used": data.get("contextTokensUsed"),
+            "context_token_limit": data.get("contextTokenLimit"),
+            "is_agentic": data.get("isAgentic"),
+        }
+        workspace = where.get("workspace")
+        return {
+            "session_id": self.session_id,
+            "source_provider": PROVIDER,
+            "source_session_id": self.sid,
+            "label": ids.session_label(PROVIDER, self.sid),
+            "title": cap(str(title), 200) if title else None,
+            "created_at": min(times) if times else None,
+            "updated_at": max(times) if times else None,
+            "model": config.get("modelName") or (self.models[-1] if self.models else None),
+            "workspace_path": workspace,
+            "project": workspace.rstrip("/").rsplit("/", 1)[-1] if workspace else None,
+            "entrypoint": data.get("unifiedMode") or conv.kind,
+            "is_subagent": bool(data.get("isBestOfNSubcomposer") or where.get("is_child")),
+            "parent_session_id": where.get("parent_session_id"),
+            "task_status": data.get("status"),
+            **totals,
+            "turn_count": len(self.turns),
+            "message_count": len(self.messages),
+            "tool_call_count": len(self.calls),
+            "metadata": {k: v for k, v in metadata.items() if v not in (None, "")},
+            "source_path": where.get("source_path"),
+        }
+
+    def buffers(self) -> list[TableBuffer]:
+        return [self.turns, self.messages, self.calls, self.sources]
+
+
+def _model(bubble: dict[str, Any]) -> str | None:
+    info = bubble.get("modelInfo")
+    if isinstance(info, dict) and info.get("modelName"):
+        return str(info["modelName"])
+    return str(bubble["modelType"]) if bubble.get("modelType") else None
+
+
+def _thinking(bubble: dict[str, Any]) -> str | None:
+    thinking = bubble.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("text"):
+        return str(thinking["text"])
+    blocks = bubble.get("allThinkingBlocks")
+    if isinstance(blocks, list):
+        texts = [str(b.get("text")) for b in blocks if isinstance(b, dict) and b.get("text")]
+        return "\n\n".join(texts) or None
+    return None
+
+
+def _error(bubble: dict[str, Any]) -> str | None:
+    details = bubble.get("errorDetails")
+    if not isinstance(details, dict):
+        return None
+    error = details.get("error")
+    inner = error.get("details") if isinstance(error, dict) else None
+    if isinstance(inner, dict):
+        parts = [inner.get("title"), inner.get("detail")]
+        return ": ".join(str(p) for p in parts if p) or "error"
+    return str(details.get("message") or error or "error")
+
+
+def _json_arg(value: Any) -> Any:
+    if value in (None, ""):
+        return None
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return {"raw": value}
+    return value
+
+
+def _text(value: Any, limit: int) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return cap(text, limit)
+
+
+def _references(bubble: dict[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
+    found: list[tuple[str, str, str | None, str | None]] = []
+    for entry in bubble.get("relevantFiles") or []:
+        path = (
+            entry
+            if isinstance(entry, str)
+            else (entry or {}).get("uri") or (entry or {}).get("path")
+        )
+        if isinstance(path, str) and path:
+            found.append(("file", path, None, None))
+    for key in ("attachedCodeChunks", "attachedFileCodeChunksUris"):
+        for chunk in bubble.get(key) or []:
+            if isinstance(chunk, dict):
+                uri = chunk.get("relativeWorkspacePath") or chunk.get("uri") or chunk.get("path")
+                uri = uri.get("path") if isinstance(uri, dict) else uri
+                preview = chunk.get("contents") or chunk.get("content")
+                if isinstance(uri, str) and uri:
+                    found.append(("file", uri, None, preview if isinstance(preview, str) else None))
+            elif isinstance(chunk, str):
+                found.append(("file", chunk, None, None))
+    for key, kind in (("webReferences", "url"), ("docsReferences", "doc")):
+        for ref in bubble.get(key) or []:
+            if isinstance(ref, dict):
+                uri = ref.get("url") or ref.get("uri") or ref.get("name")
+                if isinstance(uri, str) and uri:
+                    title = ref.get("title") or ref.get("name")
+                    found.append((kind, uri, str(title) if title else None, None))
+    return list(dict.fromkeys(found))

@@ -1,0 +1,108 @@
+"""Where Cursor keeps its databases, and which file is which unit (FORMATS §3.1).
+
+A root is a Cursor `User` directory. Units: `globalStorage/state.vscdb` and every
+`workspaceStorage/<id>/state.vscdb`, with the folder its `workspace.json` names (percent-decoded;
+remote URIs kept as URIs; numeric and `empty-window` ids have none). `state.vscdb.backup` is an
+older copy of the same data and is never read.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import orjson
+
+from tracehouse.parsers.base import Unit
+
+PROVIDER = "cursor"
+DB_NAME = "state.vscdb"
+GLOBAL = "globalStorage"
+WORKSPACES = "workspaceStorage"
+
+
+def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
+    """Linux, macOS and Windows user dirs under `home`, `%APPDATA%`, and under WSL the Windows
+    users' dirs on `/mnt/c`."""
+    roots = [
+        home / ".config" / "Cursor" / "User",
+        home / "Library" / "Application Support" / "Cursor" / "User",
+        home / "AppData" / "Roaming" / "Cursor" / "User",
+    ]
+    if env.get("APPDATA"):
+        roots.append(Path(env["APPDATA"]) / "Cursor" / "User")
+    if env.get("WSL_DISTRO_NAME"):
+        roots += [Path(p) for p in sorted(glob.glob("/mnt/c/Users/*/AppData/Roaming/Cursor/User"))]
+    unique = dict.fromkeys(os.path.abspath(r) for r in roots)
+    return [Path(r) for r in unique]
+
+
+def watch_roots(roots: list[Path]) -> list[Path]:
+    return [r for r in roots if r.is_dir()]
+
+
+def discover(roots: list[Path]) -> list[Unit]:
+    units: dict[str, Unit] = {}
+    for root in roots:
+        user = os.path.abspath(root)
+        found = os.path.join(user, GLOBAL, DB_NAME)
+        if os.path.isfile(found):
+            units[found] = Unit(PROVIDER, found, user, {"scope": "global", "user": user})
+        base = os.path.join(user, WORKSPACES)
+        for entry in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+            found = os.path.join(base, entry, DB_NAME)
+            if os.path.isfile(found):
+                units[found] = workspace_unit(found, user)
+    return sorted(units.values(), key=lambda u: u.key)
+
+
+def workspace_unit(path: str, user: str) -> Unit:
+    folder = os.path.dirname(path)
+    info = {
+        "scope": "workspace",
+        "user": user,
+        "workspace_id": os.path.basename(folder),
+        "workspace": workspace_path(folder),
+    }
+    return Unit(PROVIDER, path, user, info)
+
+
+def unit_for(path: str, roots: list[Path]) -> Unit | None:
+    """A changed database, `-wal` or `-journal` maps to its database's unit."""
+    for suffix in ("-wal", "-journal", "-shm"):
+        path = path.removesuffix(suffix)
+    if os.path.basename(path) != DB_NAME:
+        return None
+    for root in roots:
+        user = os.path.abspath(root)
+        if os.path.dirname(path) == os.path.join(user, GLOBAL):
+            return Unit(PROVIDER, path, user, {"scope": "global", "user": user})
+        if os.path.dirname(os.path.dirname(path)) == os.path.join(user, WORKSPACES):
+            return workspace_unit(path, user)
+    return None
+
+
+def workspace_path(folder: str) -> str | None:
+    """The folder (or `.code-workspace` file) a workspace DB belongs to, from `workspace.json`."""
+    try:
+        with open(os.path.join(folder, "workspace.json"), "rb") as f:
+            data = orjson.loads(f.read())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    uri = data.get("folder") or data.get("workspace") if isinstance(data, dict) else None
+    return uri_path(uri) if isinstance(uri, str) else None
+
+
+def uri_path(uri: str) -> str:
+    """`file:///home/me/x` → `/home/me/x`, `file:///c%3A/Users/x` → `c:/Users/x`; any other
+    scheme (`vscode-remote://ssh-remote+host/…`) stays a URI."""
+    parts = urlsplit(uri)
+    if parts.scheme != "file":
+        return uri
+    path = unquote(parts.path)
+    if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/Users → c:/Users
+        path = path[1:]
+    return f"//{parts.netloc}{path}" if parts.netloc else path
