@@ -188,6 +188,29 @@ def test_a_rerun_reads_nothing_and_a_new_bubble_writes_only_itself(tmp_path):
     store.close()
 
 
+def test_a_composer_the_store_refused_is_retried_on_the_next_run(tmp_path):
+    user = make_user_dir(tmp_path / "home")
+    store = SqliteStore(tmp_path / "l.db")
+    refused = ids.session_id("cursor", "c4-parent")
+    with store.transaction() as conn:  # the ledger refuses one composer's messages, once
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON messages"
+            f" WHEN NEW.session_id = '{refused}' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+    first = sync(store, SyncOptions(sources={"cursor": [user]}))
+    assert first.statuses == {"imported": 7, "failed": 1}
+    with store.transaction() as conn:
+        conn.execute("DROP TRIGGER refuse")
+    again = sync(store, SyncOptions(sources={"cursor": [user]}))  # the database is unchanged
+    # only the refused composer's database is read again; its other composers are skipped
+    assert again.statuses == {"imported": 1, "skipped": 4}
+    (row,) = store.query("SELECT count(*) AS n FROM messages WHERE session_id = ?", [refused])
+    assert row["n"] > 0
+    third = sync(store, SyncOptions(sources={"cursor": [user]}))  # all in: nothing is read
+    assert third.unchanged == third.units and third.rows_written == 0
+    store.close()
+
+
 def test_an_unreadable_database_is_one_reject_and_nothing_else(tmp_path):
     path = tmp_path / "User" / "globalStorage" / "state.vscdb"
     path.parent.mkdir(parents=True)

@@ -129,6 +129,32 @@ def test_an_item_the_store_refuses_fails_alone(store):
     assert s3 not in {r["session_id"] for r in store.rows("turns")}
 
 
+@pytest.mark.parametrize("refuse", [False, True], ids=["all-written", "one-refused"])
+def test_a_many_session_unit_keeps_its_old_cursor_while_an_item_of_it_fails(store, refuse):
+    """A Cursor database or prompt history: if the cursor moved past a refused session, the
+    next run would not read the unit again and the session would never be retried."""
+    from tracehouse.model.contract import WatermarkUpdate
+
+    valid = batch([item(f"s{i}", sourcePath="/db" if i < 2 else "/other") for i in range(3)])
+    rows = {name: valid.tuples(name) for name in CONTENT[1:]}
+    if refuse:  # s1, from /db, carries a message the store refuses
+        role = MESSAGES.names.index("role")
+        s1 = ids.session_id("claude-code", "s1")
+        rows["messages"] = [
+            (*r[:role], None, *r[role + 1 :]) if r[1] == s1 else r for r in rows["messages"]
+        ]
+    cursors = tuple(
+        WatermarkUpdate("claude-code", unit, {"rowid": 9}, {"digests": unit})
+        for unit in ("/db", "/other")
+    )
+    response = store.import_batch(
+        dataclasses.replace(valid, frames={}, rows=rows, watermarks=cursors)
+    )
+    assert [r.status for r in response.results].count("failed") == int(refuse)
+    saved = store.watermarks("claude-code")
+    assert set(saved) == ({"/other"} if refuse else {"/db", "/other"})
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [

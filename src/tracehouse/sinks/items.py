@@ -6,7 +6,7 @@ skipped, upserted, which provenance a session row carries — is decided here, o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -106,6 +106,17 @@ def recovered(session: Mapping[str, Any]) -> bool:
     if isinstance(metadata, str):
         return '"recovered_from"' in metadata
     return isinstance(metadata, dict) and bool(metadata.get("recovered_from"))
+
+
+def unit_cursors_to_save(
+    watermarks: Iterable[WatermarkUpdate], failed: Iterable[ImportItem]
+) -> list[WatermarkUpdate]:
+    """The batch-level cursors of units that hold many sessions (a Cursor database, a prompt
+    history), less those of units with an item that failed: such a unit keeps its old cursor,
+    so the next run reads it again and retries the item; its other sessions are then skipped
+    by fingerprint. Saving the cursor would lose the failed session until its source changed."""
+    held = {(i.source_provider, i.session.get("source_path")) for i in failed}
+    return [wm for wm in watermarks if (wm.source_provider, wm.unit_key) not in held]
 
 
 def watermark_values(wm: WatermarkUpdate, run_id: str) -> tuple[Any, ...]:

@@ -45,6 +45,7 @@ from tracehouse.sinks.items import (
     replayed,
     session_upsert_sql,
     session_values,
+    unit_cursors_to_save,
     watermark_values,
     written,
 )
@@ -177,7 +178,9 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
             )
         results.append(ItemResult(*ident, "skipped"))
 
-    _save_watermarks(conn, [*watermarks, *batch.watermarks], batch.run_id)
+    refused = [item for item, _, _ in plan if id(item) in failed]
+    watermarks.extend(unit_cursors_to_save(batch.watermarks, refused))
+    _save_watermarks(conn, watermarks, batch.run_id)
     if batch.rejects:
         with conn.cursor() as cur:
             cur.executemany(

@@ -34,6 +34,7 @@ from tracehouse.sinks.items import (
     replayed,
     session_upsert_sql,
     session_values,
+    unit_cursors_to_save,
     watermark_values,
     written,
 )
@@ -83,6 +84,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         for name, table in _CONTENT_BY_NAME.items()
     }
     results: list[ItemResult] = list(batch.invalid)
+    failed: list[ImportItem] = []
     host = socket.gethostname()
     now = now_iso()
     for item in batch.items:
@@ -90,9 +92,11 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         result = _apply_item(conn, sql, batch, item, before, partitions, host, now)
         if result.status in ("imported", "upserted"):  # a repeat later in the batch is a skip
             existing[item.session_id] = written(item, before, now)
+        elif result.status == "failed":
+            failed.append(item)
         results.append(result)
 
-    for wm in batch.watermarks:
+    for wm in unit_cursors_to_save(batch.watermarks, failed):
         save_watermark(conn, wm, batch.run_id)
     for reject in batch.rejects:
         save_reject(conn, batch.run_id, reject, now)
