@@ -320,13 +320,20 @@ def test_live_into_postgresql(tmp_path, pg_schemas):
 
 
 @pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
-def test_a_cursor_bubble_arrives_while_watching(tmp_path, poll):
-    """Cursor writes its database (here in WAL mode, as 2026 builds do): the watcher follows."""
+def test_a_cursor_bubble_arrives_while_watching(tmp_path, poll, monkeypatch):
+    """Cursor writes its database (here in WAL mode, as 2026 builds do): the watcher follows,
+    from the copy it keeps, and removes that copy when it stops."""
     import json
     import sqlite3
+    import tempfile
+
+    import xxhash
 
     from tests.sources.cursor_dbs import bubble, make_user_dir, put
 
+    private = tmp_path / "private-tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     user = make_user_dir(tmp_path / "home")
     ledger = tmp_path / "l.db"
     store = SqliteStore(ledger)
@@ -349,8 +356,17 @@ def test_a_cursor_bubble_arrives_while_watching(tmp_path, poll):
         put(conn, "cursorDiskKV", key, data)
         conn.execute("COMMIT")
         wait_for(lambda: has_message(ledger, "typed while watched"))
+        kept = xxhash.xxh64_hexdigest(os.fsencode(user / "globalStorage" / "state.vscdb"))
+        assert len(list(private.glob(f"tracehouse-live-*/{kept}/state.vscdb"))) == 1
+        data["fullConversationHeadersOnly"].append({"bubbleId": "v6", "type": 2})
+        conn.execute("BEGIN")  # the same WAL: read from the kept copy and the -wal alone
+        put(conn, "cursorDiskKV", "bubbleId:c3-split:v6", bubble("v6", 2, "and answered"))
+        put(conn, "cursorDiskKV", key, data)
+        conn.execute("COMMIT")
+        wait_for(lambda: has_message(ledger, "and answered"))
         conn.close()
     finally:
         stop.set()
         thread.join(timeout=WAIT)
         store.close()
+    assert list(private.iterdir()) == []

@@ -43,6 +43,9 @@ class ParseOptions:
     max_field: int = 1024 * 1024
     quiet_seconds: float = 2.0
     now: float = 0.0  # wall clock of the run (seconds), for the quiet-line rule
+    # A private directory that outlives one parse (sync live): a parser may keep copies of what
+    # it reads there between runs, as Cursor keeps its database snapshots. None: keep nothing.
+    scratch: str | None = None
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -120,6 +121,19 @@ def run_live(
     on_flush: Callable[[LiveStatus], None] = lambda status: None,
 ) -> LiveStatus:
     """Catch up, then follow the sources until `stop` is set."""
+    # What parsers keep between flushes (Cursor's database copies) lives as long as the watcher.
+    with tempfile.TemporaryDirectory(prefix="tracehouse-live-") as scratch:
+        return _follow(store, replace(options, scratch=scratch), live, stop, log, on_flush)
+
+
+def _follow(
+    store: SessionStore,
+    options: SyncOptions,
+    live: LiveOptions,
+    stop: threading.Event,
+    log: Callable[[str], None],
+    on_flush: Callable[[LiveStatus], None],
+) -> LiveStatus:
     status = LiveStatus()
     sync_options = replace(options, mode="live", stop=stop.is_set, pool_min_bytes=1 << 62)
     catch_up = replace(options, stop=stop.is_set)

@@ -44,6 +44,7 @@ class SyncOptions:
     max_field: int = 1024 * 1024
     quiet_seconds: float = 2.0
     pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
+    scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
     # Called after each committed batch with its number (inline runs only: it does not travel
     # to worker processes). The crash-safety tests stop here.
     on_batch: Callable[[int], None] | None = None
@@ -252,6 +253,7 @@ def run_tasks(
         max_field=options.max_field,
         quiet_seconds=options.quiet_seconds,
         now=time.time(),
+        scratch=options.scratch,
     )
     pending = PendingBatch()
     newest = 0  # the newest write among the units in the pending batch (mtime, ns)

@@ -63,7 +63,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     places: dict[str, list[str | None]] = dict(state.get("places") or {})
     new_cursor: dict[str, Any] = {"files": files}
     try:
-        with snapshot(unit.key) as conn:
+        with snapshot(unit.key, options.scratch) as conn:
             if unit.info.get("scope") == "global":
                 conversations = _global(conn, unit, cursor, known, places, options, new_cursor)
             else:

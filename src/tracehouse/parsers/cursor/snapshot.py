@@ -10,6 +10,12 @@
   `mode=ro` is not used on a WAL database, because a reader writes its read marks into `-shm`,
   nor is `immutable=1`, which ignores the WAL.
 
+A long-running reader (`sync live`) passes a private directory of its own to keep the copy in:
+while the database file is unchanged (same inode, size and mtime), only the `-wal` is copied
+again. That is sound because a WAL only grows until a checkpoint, and a checkpoint rewrites the
+database file: its frames are whole pages, so applying them over a copy that already holds some
+of them gives the same pages. The copy is opened read-only, so its pages stay as copied.
+
 `SQLITE_BUSY` is retried with backoff and reported only when it persists.
 """
 
@@ -21,10 +27,12 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+import xxhash
 
 ATTEMPTS = 10
 SIDE_FILES = ("-wal", "-journal")
@@ -55,27 +63,72 @@ def _wal_mode(path: str) -> bool:
 
 
 @contextmanager
-def snapshot(path: str) -> Iterator[sqlite3.Connection]:
-    """A connection to a consistent, private view of the database at `path`."""
+def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connection]:
+    """A connection to a consistent, private view of the database at `path`. With `keep_in`
+    (a directory the caller owns), a copy is kept there and refreshed from the `-wal` alone
+    while the database file is unchanged."""
     try:
-        in_place = not _wal_mode(path) and not any(os.path.exists(path + s) for s in SIDE_FILES)
+        wal = _wal_mode(path)
+        in_place = not wal and not any(os.path.exists(path + s) for s in SIDE_FILES)
     except OSError as exc:
         raise SnapshotError(f"cannot read: {exc.strerror or exc}") from None
-    if in_place:
-        conn = _open_read_only(path)
+    with ExitStack() as cleanup:
+        if in_place:
+            target = path
+        elif wal and keep_in is not None:
+            target = _refresh_kept(path, keep_in)
+        else:
+            private = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="tracehouse-vscdb-"))
+            target, _ = _copy_consistent(path, private)
+        # A copy is opened read-only too: closing then does not fold the copied WAL into it,
+        # which would write the WAL's size again on every read and change the kept pages.
+        conn = _open_read_only(target)
         try:
             yield conn
         finally:
             conn.close()
-        return
-    with tempfile.TemporaryDirectory(prefix="tracehouse-vscdb-") as private:
-        copy = _copy_consistent(path, private)
-        conn = sqlite3.connect(copy)  # private: SQLite may fold the copied WAL into it
-        try:
-            conn.execute("PRAGMA query_only = 1")
-            yield conn
-        finally:
-            conn.close()
+
+
+def _refresh_kept(path: str, keep_in: str) -> str:
+    """The kept copy of `path`, brought up to date: the `-wal` alone if neither the database
+    file nor the WAL's header changed since the copy was taken, everything otherwise. Only a
+    checkpoint followed by a WAL restart makes kept pages stale, and a restart writes a new
+    header (new salts), so the header catches what a coarse mtime might not."""
+    private = os.path.join(keep_in, xxhash.xxh64_hexdigest(os.fsencode(os.path.abspath(path))))
+    copy, record = os.path.join(private, "state.vscdb"), os.path.join(private, "copied-from")
+    try:
+        with open(record, encoding="ascii") as f:
+            copied_from = f.read()
+    except OSError:
+        copied_from = ""
+    if copied_from and os.path.exists(copy):
+        identity = _identity(path)
+        for suffix in ("-shm", "-wal"):  # the -shm is rebuilt from the WAL on open
+            Path(copy + suffix).unlink(missing_ok=True)
+        _copy_if_there(path + "-wal", copy + "-wal")
+        if f"{identity}|{_wal_header(copy)}" == copied_from and _identity(path) == identity:
+            return copy
+    os.makedirs(private, exist_ok=True)
+    for stale in (record, copy, *(copy + s for s in ("-shm", *SIDE_FILES))):
+        Path(stale).unlink(missing_ok=True)  # a copy cut short is never taken for a good one
+    copy, identity = _copy_consistent(path, private)
+    with open(record, "w", encoding="ascii") as f:
+        f.write(f"{identity}|{_wal_header(copy)}")
+    return copy
+
+
+def _wal_header(copy: str) -> str:
+    """Magic, format, page size, checkpoint sequence and salts of the copied WAL."""
+    try:
+        with open(copy + "-wal", "rb") as f:
+            return f.read(24).hex()
+    except OSError:
+        return ""
+
+
+def _identity(path: str) -> str:
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _open_read_only(path: str) -> sqlite3.Connection:
@@ -85,16 +138,16 @@ def _open_read_only(path: str) -> sqlite3.Connection:
     return conn
 
 
-def _copy_consistent(path: str, into: str) -> str:
+def _copy_consistent(path: str, into: str) -> tuple[str, str]:
+    """The copy's path, and the identity of the database file it was copied from."""
     target = os.path.join(into, "state.vscdb")
     delay = 0.05
     for _ in range(ATTEMPTS):
-        before = os.stat(path)
+        before = _identity(path)
         for suffix in ("-shm", "", *SIDE_FILES):
             _copy_if_there(path + suffix, target + suffix)
-        after = os.stat(path)
-        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
-            return target
+        if _identity(path) == before:
+            return target, before
         for suffix in ("-shm", "", *SIDE_FILES):
             Path(target + suffix).unlink(missing_ok=True)
         time.sleep(delay)

@@ -1,0 +1,134 @@
+"""The snapshot a watcher keeps of a Cursor database in WAL mode: refreshed from the `-wal`
+alone while that is sound, and always the same rows as the database itself."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracehouse.parsers.cursor.snapshot import snapshot
+
+snapshot_module = importlib.import_module("tracehouse.parsers.cursor.snapshot")
+
+
+def wal_db(path: Path) -> sqlite3.Connection:
+    """A writer that checkpoints only when told, as the test's operations say."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB)")
+    return conn
+
+
+def rows(conn: sqlite3.Connection) -> list[tuple[str, bytes]]:
+    return conn.execute("SELECT key, value FROM kv ORDER BY key").fetchall()
+
+
+def seen(path: Path, keep_in: str | None) -> list[tuple[str, bytes]]:
+    with snapshot(str(path), keep_in) as conn:
+        return rows(conn)
+
+
+def count_full_copies(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    copies: list[str] = []
+    real = snapshot_module._copy_consistent
+
+    def counted(path: str, into: str) -> tuple[str, str]:
+        copies.append(path)
+        return real(path, into)
+
+    monkeypatch.setattr(snapshot_module, "_copy_consistent", counted)
+    return copies
+
+
+def test_new_frames_are_read_from_the_wal_alone(tmp_path, monkeypatch):
+    copies = count_full_copies(monkeypatch)
+    path, keep = tmp_path / "state.vscdb", str(tmp_path / "kept")
+    writer = wal_db(path)
+    writer.executemany("INSERT INTO kv VALUES (?, ?)", [(f"k{i}", b"v" * 500) for i in range(50)])
+    assert seen(path, keep) == rows(writer)
+    for n in range(3):  # appended transactions: the database file is not touched
+        writer.execute("INSERT INTO kv VALUES (?, ?)", (f"new{n}", b"w" * 500))
+        assert seen(path, keep) == rows(writer)
+    assert len(copies) == 1
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file changes: copied again
+    writer.execute("INSERT INTO kv VALUES ('after', 'x')")
+    assert seen(path, keep) == rows(writer)
+    assert len(copies) == 2
+    writer.close()
+
+
+def test_a_restarted_wal_is_caught_even_when_the_mtime_does_not_move(tmp_path, monkeypatch):
+    """A checkpoint and a WAL restart within one tick of a coarse clock: the database file's
+    stat looks the same, but the WAL's salts do not."""
+    copies = count_full_copies(monkeypatch)
+    path, keep = tmp_path / "state.vscdb", str(tmp_path / "kept")
+    writer = wal_db(path)
+    writer.executemany(
+        "INSERT INTO kv VALUES (?, ?)", [(f"k{i:03d}", b"a" * 900) for i in range(80)]
+    )
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert seen(path, keep) == rows(writer)
+    before = os.stat(path)
+    writer.execute(
+        "UPDATE kv SET value = ? WHERE key < 'k010'", (b"b" * 900,)
+    )  # pages at the start
+    writer.execute("PRAGMA wal_checkpoint(RESTART)")  # into the database; the next write restarts
+    writer.execute("UPDATE kv SET value = ? WHERE key >= 'k070'", (b"c" * 900,))  # pages at the end
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    assert seen(path, keep) == rows(writer)
+    assert len(copies) == 2
+    writer.close()
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), st.integers(1, 40)),
+        st.tuples(st.just("update"), st.integers(0, 60)),
+        st.tuples(st.just("delete"), st.integers(0, 60)),
+        st.tuples(st.just("checkpoint"), st.sampled_from(["PASSIVE", "RESTART", "TRUNCATE"])),
+        st.tuples(st.just("reopen"), st.just(0)),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPERATIONS)
+def test_the_kept_snapshot_always_equals_the_database(operations):
+    with tempfile.TemporaryDirectory() as tmp:
+        path, keep = Path(tmp) / "state.vscdb", os.path.join(tmp, "kept")
+        writer, n = wal_db(path), 0
+        for op, arg in operations:
+            if op == "insert":
+                writer.executemany(
+                    "INSERT INTO kv VALUES (?, ?)",
+                    [(f"k{n + i:04d}", os.urandom(300)) for i in range(arg)],
+                )
+                n += arg
+            elif op == "update":
+                writer.execute(
+                    "UPDATE kv SET value = ? WHERE key = ?", (os.urandom(300), f"k{arg:04d}")
+                )
+            elif op == "delete":
+                writer.execute("DELETE FROM kv WHERE key = ?", (f"k{arg:04d}",))
+            elif op == "checkpoint":
+                writer.execute(f"PRAGMA wal_checkpoint({arg})")
+            else:  # Cursor quits and starts again: the last connection folds and deletes the WAL
+                writer.close()
+                writer = wal_db(path)
+            assert seen(path, keep) == rows(writer)
+        writer.close()
