@@ -154,8 +154,13 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
         _stage(conn, batch, {item.session_id for item, _ in to_write})
         host = socket.gethostname()
         repeated = len({item.session_id for item, _ in to_write}) < len(to_write)
-        if repeated or not _write_all(conn, batch, to_write, host, now, counts):
-            failed = _write_each(conn, batch, to_write, host, now, counts)
+        # One set of statements for the whole batch; if the server refuses it (or a session
+        # repeats), each item alone, so that only the items at fault fail.
+        if repeated or _write(conn, batch, to_write, host, now, counts, alone=False):
+            for pair in to_write:
+                reason = _write(conn, batch, [pair], host, now, counts, alone=True)
+                if reason is not None:
+                    failed[id(pair[0])] = reason
 
     results: list[ItemResult] = list(batch.invalid)
     watermarks: list[WatermarkUpdate] = []
@@ -304,42 +309,25 @@ def _write_group(
     return found
 
 
-def _write_all(
+def _write(
     conn: Conn,
     batch: ImportBatch,
-    to_write: list[tuple[ImportItem, Existing | None]],
+    group: list[tuple[ImportItem, Existing | None]],
     host: str,
     now: str,
     counts: Counter[str],
-) -> bool:
-    """Every item at once; False (with nothing written) when some statement failed."""
+    *,
+    alone: bool,
+) -> str | None:
+    """Write a group of items in a savepoint: None, or the server's reason with nothing of the
+    group written."""
     try:
-        counts.update(_write_group(conn, batch, to_write, host, now, alone=False))
+        counts.update(_write_group(conn, batch, group, host, now, alone=alone))
     except RETRYABLE:
         raise
-    except psycopg.Error:
-        return False
-    return True
-
-
-def _write_each(
-    conn: Conn,
-    batch: ImportBatch,
-    to_write: list[tuple[ImportItem, Existing | None]],
-    host: str,
-    now: str,
-    counts: Counter[str],
-) -> dict[int, str]:
-    """Each item in its own savepoint. Returns the reasons of the items that failed."""
-    failed: dict[int, str] = {}
-    for pair in to_write:
-        try:
-            counts.update(_write_group(conn, batch, [pair], host, now, alone=True))
-        except RETRYABLE:
-            raise
-        except psycopg.Error as exc:
-            failed[id(pair[0])] = f"store: {str(exc).strip().splitlines()[0]}"
-    return failed
+    except psycopg.Error as exc:
+        return f"store: {str(exc).strip().splitlines()[0]}"
+    return None
 
 
 def _resolve_links(cur: psycopg.Cursor[Any], session_ids: list[str], found: Counter[str]) -> None:
