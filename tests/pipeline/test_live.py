@@ -158,7 +158,9 @@ def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig)
         str(ledger),
         "-q",
     ]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    private = tmp_path / "private-tmp"
+    private.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(private)}
     process = subprocess.Popen(command, env=env)
     wait_for(lambda: count(ledger, "sessions") >= 3, 30)
     stop_writing = threading.Event()
@@ -179,6 +181,8 @@ def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig)
     stop_writing.set()
     writer.join()
     assert code == (0 if sig == signal.SIGTERM else -signal.SIGKILL)
+    # a killed watcher leaves its scratch directory behind; the next one removes it
+    assert len(list(private.glob("tracehouse-live-*"))) == (sig == signal.SIGKILL)
     # restart: the catch-up brings the ledger to the final files, nothing twice
     restart = subprocess.Popen(command, env=env)
     final = count_lines = len(main_file(home).read_bytes().splitlines())
@@ -193,6 +197,7 @@ def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig)
         restart.send_signal(signal.SIGTERM)
         assert restart.wait(timeout=30) == 0
     assert snapshot(store) == expected
+    assert list(private.glob("tracehouse-live-*")) == []
     store.close()
 
 
@@ -274,6 +279,20 @@ def test_polling_is_used_with_one_line_when_native_events_fail(tmp_path, monkeyp
     finally:
         observer.stop()
         observer.join()
+
+
+def test_only_the_scratch_of_watchers_no_longer_running_is_removed(tmp_path):
+    import tracehouse.pipeline.live as live
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    orphan = tmp_path / f"tracehouse-live-{ended.pid}-a1b2"
+    running = tmp_path / f"tracehouse-live-{os.getpid()}-c3d4"
+    unrelated = tmp_path / "tracehouse-live-notes"
+    for folder in (orphan, running, unrelated):
+        (folder / "kept").mkdir(parents=True)
+    assert live.remove_orphaned_scratch(str(tmp_path)) == [str(orphan)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, unrelated.name])
 
 
 def test_a_locked_store_loses_nothing(tmp_path):

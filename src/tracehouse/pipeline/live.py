@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import tempfile
 import threading
 import time
@@ -30,6 +31,7 @@ from tracehouse.pipeline.sync import SyncOptions, SyncReport, Targets, sync
 from tracehouse.sinks.protocol import SessionStore
 
 MAX_BACKOFF = 30.0
+SCRATCH_PREFIX = "tracehouse-live-"
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,35 @@ def run_live(
 ) -> LiveStatus:
     """Catch up, then follow the sources until `stop` is set."""
     # What parsers keep between flushes (Cursor's database copies) lives as long as the watcher.
-    with tempfile.TemporaryDirectory(prefix="tracehouse-live-") as scratch:
+    remove_orphaned_scratch(tempfile.gettempdir())
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         return _follow(store, replace(options, scratch=scratch), live, stop, log, on_flush)
+
+
+def remove_orphaned_scratch(tmp: str) -> list[str]:
+    """Remove the scratch directories of watchers that were killed (SIGKILL, the OOM killer)
+    and could not clean up: each may hold a copy of a multi-GB database, and a service that is
+    restarted after each kill would otherwise fill a RAM-backed /tmp. A directory is orphaned
+    when the pid in its name is not running; POSIX only (on Windows, os.kill is no probe)."""
+    if os.name != "posix":
+        return []
+    removed = []
+    for entry in os.scandir(tmp):
+        pid = entry.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if entry.name.startswith(SCRATCH_PREFIX) and pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: not ours to judge
+    return True
 
 
 def _follow(
