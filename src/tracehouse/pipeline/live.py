@@ -138,8 +138,10 @@ def remove_orphaned_scratch(tmp: str) -> list[str]:
         return []
     removed = []
     for entry in os.scandir(tmp):
+        if not entry.name.startswith(SCRATCH_PREFIX):
+            continue
         pid = entry.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
-        if entry.name.startswith(SCRATCH_PREFIX) and pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not _running(int(pid)):
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(entry.path)
     return removed

@@ -7,14 +7,13 @@
   kept only if the database file did not change while it was copied (a checkpoint would have
   moved pages between the two files); otherwise it is taken again. A `-wal` that grew meanwhile
   is fine: SQLite ignores a trailing frame that is incomplete.
-  `mode=ro` is not used on a WAL database, because a reader writes its read marks into `-shm`,
-  nor is `immutable=1`, which ignores the WAL.
+  `mode=ro` is not used on the user's WAL database, because a reader writes its read marks into
+  `-shm`, nor is `immutable=1`, which ignores the WAL. The private copy is opened `mode=ro`.
 
 A long-running reader (`sync live`) passes a private directory of its own to keep the copy in:
-while the database file is unchanged (same inode, size and mtime), only the `-wal` is copied
-again. That is sound because a WAL only grows until a checkpoint, and a checkpoint rewrites the
-database file: its frames are whole pages, so applying them over a copy that already holds some
-of them gives the same pages. The copy is opened read-only, so its pages stay as copied.
+while neither the database file (inode, size, mtime) nor the WAL header (salts) changed, only
+the `-wal` is copied again. That is sound because the kept pages can only go stale through a
+checkpoint that is followed by a WAL restart, and a restart writes new salts.
 
 `SQLITE_BUSY` is retried with backoff and reported only when it persists.
 """
@@ -66,7 +65,7 @@ def _wal_mode(path: str) -> bool:
 def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connection]:
     """A connection to a consistent, private view of the database at `path`. With `keep_in`
     (a directory the caller owns), a copy is kept there and refreshed from the `-wal` alone
-    while the database file is unchanged."""
+    while that is sound (`_refresh_kept`)."""
     try:
         wal = _wal_mode(path)
         in_place = not wal and not any(os.path.exists(path + s) for s in SIDE_FILES)
@@ -109,7 +108,7 @@ def _refresh_kept(path: str, keep_in: str) -> str:
         if f"{identity}|{_wal_header(copy)}" == copied_from and _identity(path) == identity:
             return copy
     os.makedirs(private, exist_ok=True)
-    for stale in (record, copy, *(copy + s for s in ("-shm", *SIDE_FILES))):
+    for stale in (record, *(copy + s for s in ("-shm", *SIDE_FILES))):
         Path(stale).unlink(missing_ok=True)  # a copy cut short is never taken for a good one
     copy, identity = _copy_consistent(path, private)
     with open(record, "w", encoding="ascii") as f:

@@ -164,11 +164,13 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
 
     results: list[ItemResult] = list(batch.invalid)
     watermarks: list[WatermarkUpdate] = []
+    refused: list[ImportItem] = []
     for item, action, before in plan:
         label = item.session.get("label")
         ident = (item.source_provider, item.source_session_id, label)
         if id(item) in failed:
             results.append(ItemResult(*ident, "failed", failed[id(item)]))
+            refused.append(item)
             continue
         watermarks.extend(item.watermarks)
         if action == "write":
@@ -183,7 +185,6 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
             )
         results.append(ItemResult(*ident, "skipped"))
 
-    refused = [item for item, _, _ in plan if id(item) in failed]
     watermarks.extend(unit_cursors_to_save(batch.watermarks, refused))
     _save_watermarks(conn, watermarks, batch.run_id)
     if batch.rejects:
