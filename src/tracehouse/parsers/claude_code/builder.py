@@ -24,7 +24,8 @@ from tracehouse.parsers.claude_code.turns import Turns
 PROVIDER = "claude-code"
 STATE_VERSION = 1
 OPEN_MESSAGES = 8  # assistant messages that later split lines may still extend
-UUID_LINKS = 256  # line uuid → message id, for parent links across an append boundary
+LINK_WINDOW = 512  # line uuids a later line may name as its parent (real gaps: ≤ 400 lines)
+OWN, NO_MESSAGE = "=", ""
 
 
 class SessionBuilder:
@@ -62,7 +63,7 @@ class SessionBuilder:
     def feed(self, r: dict[str, Any], offset: int) -> str:
         """Consume one record; returns how it was accounted for."""
         kind = r.get("type")
-        self.agg.count_record(kind, r.get("subtype"))
+        self.agg.count_record(kind, _data_type(r) if kind == "progress" else r.get("subtype"))
         handler = _CONVERSATION.get(kind)  # type: ignore[arg-type]
         uuid = r.get("uuid")
         if handler is not None and isinstance(uuid, str):
@@ -96,7 +97,7 @@ class SessionBuilder:
             )
         owner_message = self._replays.owner_message(r, uuid)
         if owner_message is not None:
-            self.links[uuid] = owner_message
+            self._remember(uuid, owner_message)
             return True
         # A resumed file replays its predecessor before anything of its own; a side question
         # copies its parent's messages in between its own, so a subagent keeps looking.
@@ -271,6 +272,9 @@ class SessionBuilder:
         message_id = ids.message_id(PROVIDER, self.sid, key)
         extra = {k: v for k, v in r.items() if k not in rec.KNOWN_KEYS}
         metadata: dict[str, Any] = {"uuid": r.get("uuid")}
+        parent, unresolved = self._parent(r.get("parentUuid"))
+        if unresolved:
+            metadata["parent_unresolved"] = {"uuid": r.get("parentUuid"), "reason": unresolved}
         if r.get("isSidechain"):
             metadata["sidechain"] = True
         if extra:
@@ -280,7 +284,7 @@ class SessionBuilder:
             "session_id": self.session_id,
             "turn_id": self.turn["turn_id"] if self.turn else None,
             "source_message_id": key,
-            "parent_message_id": self._parent(r.get("parentUuid")),
+            "parent_message_id": parent,
             "seq": self.seq,
             "role": role,
             "message_type": mtype,
@@ -360,23 +364,56 @@ class SessionBuilder:
             self.agg.turns += 1
 
     # -- DAG links --------------------------------------------------------------------------
+    #
+    # `links` maps the last LINK_WINDOW line uuids to what a child line's parent link becomes:
+    # a message id, OWN (the line's own message, whose id derives from its uuid), NO_MESSAGE
+    # (no message at or above it: a root hook line), or "?<uuid>" (a line whose own parent is
+    # written later in the file). The window is trimmed after every line and kept whole in the
+    # resume state, so a parse in one go and in any chunks link alike. A parent that cannot be
+    # resolved is NULL, with the reason in the message's metadata, never a guessed id.
 
     def _link(self, r: dict[str, Any], message_id: str | None) -> None:
-        """Remember which message a line uuid stands for (its own, or its nearest ancestor's)."""
+        """Remember what a line uuid stands for: its own message, or its nearest ancestor's."""
         uuid = r.get("uuid")
         if not isinstance(uuid, str):
             return
-        target = message_id or self._parent(r.get("parentUuid"))
-        if target:
-            self.links[uuid] = target
-            if len(self.links) > UUID_LINKS * 4:
-                for _ in range(len(self.links) - UUID_LINKS):
-                    self.links.popitem(last=False)
+        if message_id is not None:
+            own = message_id == ids.message_id(PROVIDER, self.sid, uuid)
+            self._remember(uuid, OWN if own else message_id)
+            return
+        parent = r.get("parentUuid")
+        if not isinstance(parent, str):
+            self._remember(uuid, NO_MESSAGE)
+            return
+        target = self.links.get(parent)
+        if target == OWN:
+            target = ids.message_id(PROVIDER, self.sid, parent)
+        self._remember(uuid, f"?{parent}" if target is None else target)
 
-    def _parent(self, parent_uuid: Any) -> str | None:
+    def _remember(self, uuid: str, target: str) -> None:
+        self.links[uuid] = target
+        self.links.move_to_end(uuid)
+        while len(self.links) > LINK_WINDOW:
+            self.links.popitem(last=False)
+
+    def _parent(self, parent_uuid: Any) -> tuple[str | None, str | None]:
+        """(message id of the parent, or None with the reason)."""
         if not isinstance(parent_uuid, str):
-            return None
-        return self.links.get(parent_uuid) or ids.message_id(PROVIDER, self.sid, parent_uuid)
+            return None, None
+        key = parent_uuid
+        for _hop in range(LINK_WINDOW):
+            target = self.links.get(key)
+            if target is None:
+                later = key != parent_uuid
+                return None, "written later in the file" if later else "not among the lines before"
+            if target == NO_MESSAGE:
+                return None, "no message above it"
+            if target == OWN:
+                return ids.message_id(PROVIDER, self.sid, key), None
+            if not target.startswith("?"):
+                return target, None
+            key = target[1:]
+        return None, "link cycle"
 
     # -- end of a parse ---------------------------------------------------------------------
 
@@ -384,7 +421,6 @@ class SessionBuilder:
         """Emit the rows still open and return the resume state for the next append."""
         if self.turn is not None:
             self.turns.emit()
-        links = list(self.links.items())[-UUID_LINKS:]
         return {
             "v": STATE_VERSION,
             "seq": self.seq,
@@ -392,7 +428,7 @@ class SessionBuilder:
             **self.turns.to_state(),
             "open": list(self.open.items()),
             "pending": self.pending,
-            "links": links,
+            "links": list(self.links.items()),
             "prompted": self.prompted,
             "replaying": self.replaying,
             "queued": self.queued,
@@ -415,6 +451,11 @@ _CONVERSATION = {
     "system": SessionBuilder._system,
     "attachment": SessionBuilder._attachment,
 }
+
+
+def _data_type(r: dict[str, Any]) -> Any:
+    data = r.get("data")
+    return data.get("type") if isinstance(data, dict) else None
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -32,7 +32,9 @@ SESSION_METADATA_TYPES = frozenset(
 # Record types ignored by a named rule (counted in the session metadata, no row).
 IGNORED_TYPES = {
     "file-history-snapshot": "editor backup bookkeeping, not conversation",
-    "progress": "structural hook progress, carries no content",
+    # hook_progress is structural; agent_progress mirrors a running subagent's messages, whose
+    # originals are in the subagent's own transcript (counted as progress/agent_progress)
+    "progress": "hook progress, or a mirror of a subagent's own transcript",
 }
 # Attachments that put a file into the model's context: message_sources of the turn's prompt.
 FILE_ATTACHMENTS = frozenset(

@@ -7,6 +7,8 @@
   an earlier file belong to the earliest one and are skipped here.
 * A side-question sidechain copies its parent's assistant messages, sometimes with new request
   ids: a subagent's assistant line whose `message.id` appears in its parent's file is skipped.
+  The parent's `agent_progress` records, which mirror a running subagent, do not count: the
+  subagent's own file is the original.
 
 The answer depends only on which files exist, never on what was imported before, so import
 order does not matter. Scans are cached per process by (path, size, mtime).
@@ -28,6 +30,7 @@ HEAD_BYTES = 1024 * 1024  # a first line carrying an image can be this long
 HEAD_STEP = 16 * 1024
 _UUID = re.compile(rb'"uuid":\s*"([^"]+)"')
 _MESSAGE_ID = re.compile(rb'"id":\s*"(msg_[^"]+)"')
+_MIRROR = b'"agent_progress"'
 _CONVERSATIONAL = (
     b'"type":"user"',
     b'"type":"assistant"',
@@ -195,7 +198,44 @@ def _uuids(path: str) -> frozenset[str]:
 
 
 def _message_ids(path: str) -> frozenset[str]:
-    return _scan(path, *_stat(path), _MESSAGE_ID)
+    return _own_message_ids(path, *_stat(path))
+
+
+@lru_cache(maxsize=32)
+def _own_message_ids(path: str, size: int, _mtime: int) -> frozenset[str]:
+    """The assistant message ids a transcript holds itself, not those it mirrors.
+
+    2.1.x parents mirror a running subagent's messages as `progress` records
+    (`data.type: "agent_progress"`) with the subagent's own `message.id`: those copies are the
+    subagent's, so they must not make the subagent's originals look like replays."""
+    if size < 0:
+        return frozenset()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return frozenset()
+    if _MIRROR not in data:
+        return frozenset(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(data))
+    found: set[str] = set()
+    for line in data.split(b"\n"):
+        if _MIRROR in line and is_agent_progress(line):
+            continue
+        found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(line))
+    return frozenset(found)
+
+
+def is_agent_progress(line: bytes) -> bool:
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    data = record.get("data") if isinstance(record, dict) else None
+    return (
+        record.get("type") == "progress"
+        and isinstance(data, dict)
+        and data.get("type") == "agent_progress"
+    )
 
 
 def _stat(path: str) -> tuple[int, int]:
