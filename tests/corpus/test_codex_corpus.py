@@ -83,13 +83,46 @@ def test_every_output_is_joined_to_its_call(corpus):
         assert result.accounting["orphan"] == 0, unit.key
 
 
+def copied_block(recs: list[dict[str, Any]]) -> range:
+    """The history copied from another thread: after the rollout's leading session_meta lines
+    (its own, then the source's), the burst of records each within 500 ms of the one before.
+    Only a rollout with a copied session_meta, or a fork or spawned child, has one."""
+    metas = 0
+    while metas < len(recs) and recs[metas].get("type") == "session_meta":
+        metas += 1
+    own = recs[0].get("payload", {}) if metas else {}
+    spawn = ((own.get("source") or {}) if isinstance(own.get("source"), dict) else {}).get(
+        "subagent"
+    )
+    child = own.get("forked_from_id") or (isinstance(spawn, dict) and "thread_spawn" in spawn)
+    if metas == 0 or (metas == 1 and not child):
+        return range(0)
+    at = _seconds(recs[metas - 1])
+    end = metas
+    while end < len(recs):
+        here = _seconds(recs[end])
+        if recs[end].get("type") != "session_meta" and here - at > 0.5:
+            break
+        at, end = here, end + 1
+    return range(metas, end)
+
+
+def _seconds(r: dict[str, Any]) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00")).timestamp()
+
+
 def expected_tokens(path: str) -> tuple[int, int, int]:
     """The token rule, written out: count an event's last usage only when the thread's running
-    total changed since the previous event, never while a review child's usage is mirrored."""
+    total changed since the previous event, never while a review child's usage is mirrored,
+    never in history copied from another thread."""
     previous = None
     reviewing = False
     inp = out = cached = 0
-    for r in records(path):
+    recs = records(path)
+    copied = copied_block(recs)
+    for at, r in enumerate(recs):
         p = r.get("payload") if isinstance(r.get("payload"), dict) else {}
         kind = p.get("type")
         if kind in ("entered_review_mode", "exited_review_mode"):
@@ -101,7 +134,7 @@ def expected_tokens(path: str) -> tuple[int, int, int]:
             continue
         previous = total
         last = p["info"].get("last_token_usage") or total
-        if not reviewing:
+        if not reviewing and at not in copied:
             inp += last.get("input_tokens", 0)
             out += last.get("output_tokens", 0)
             cached += last.get("cached_input_tokens", 0)
@@ -136,3 +169,6 @@ def test_the_review_child_is_linked_to_its_parent(corpus, tmp_path):
         "SELECT * FROM tool_calls WHERE tool_call_id = ?", [child["spawn_tool_call_id"]]
     )
     assert call["session_id"] == parent and call["tool_name"] == "review"
+    # linked both ways: the call names the child, the child the message that made the call
+    assert call["spawned_session_id"] == child["session_id"]
+    assert child["parent_message_id"] == call["message_id"] is not None

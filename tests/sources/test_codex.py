@@ -274,3 +274,27 @@ def test_moving_a_rollout_to_archived_sessions_changes_nothing(tmp_path):
     assert store.query(
         "SELECT count(*) AS n FROM sessions WHERE source_missing_at IS NOT NULL"
     ) == [{"n": 0}]
+
+
+def test_titles_come_from_the_thread_index_when_the_session_index_has_none(tmp_path):
+    import sqlite3
+
+    home = tmp_path / ".codex"
+    shutil.copytree(HOME, home)
+    db = sqlite3.connect(home / "state_5.sqlite")
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, title TEXT NOT NULL)")
+    db.executemany(
+        "INSERT INTO threads VALUES (?, ?)",
+        [(CHILD, "explore the repo for billing"), (PARENT, "run the tests"), (G1, "")],
+    )
+    db.commit()  # left open: the rows are in the -wal, read from a private copy
+    titles = {}
+    for unit in codex.discover([home]):
+        if unit.info["kind"] == "rollout":
+            item, _frames, _ = parse_all(codex, unit)
+            titles[unit.info["thread"]] = item.session["title"]
+    db.close()
+    assert titles[CHILD] == "explore the repo for billing"
+    assert titles[PARENT] == "tests fixed"  # session_index.jsonl names it: the user's name wins
+    assert titles[G1] is None

@@ -15,6 +15,7 @@ from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
 from tracehouse.parsers.codex import events, tools
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.codex.context import RolloutContext
+from tracehouse.parsers.codex.copied import CopiedHistory
 from tracehouse.parsers.codex.session import SessionAggregate
 from tracehouse.parsers.codex.turns import Turns
 from tracehouse.parsers.fields import cap
@@ -47,7 +48,7 @@ class RolloutBuilder:
         self.awaiting: dict[str, Any] | None = s.get("awaiting")
         self.tokens_prev: list[int] | None = s.get("tokens_prev")
         self.review: dict[str, Any] | None = s.get("review")
-        self.replaying: bool = s.get("replaying", True)
+        self.copied = CopiedHistory.from_state(s.get("copied"))
         self.prompted: bool = s.get("prompted", False)
         self.ts: str | None = None
 
@@ -80,6 +81,9 @@ class RolloutBuilder:
             p = r.get("payload")
             p = p if isinstance(p, dict) else {}
             enveloped = kind in ("response_item", "event_msg")
+            if kind == "session_meta":
+                self.agg.note_meta(p, self.ts)
+            self.copied.observe(kind, p, self.ts, {"id": self.agg.thread_id, **self.agg.meta})
             self.agg.count(f"{kind}:{p.get('type')}" if enveloped else kind)
             echo = kind == "event_msg" and p.get("type") == "user_message"
             if self.awaiting is not None and not echo:
@@ -106,8 +110,7 @@ class RolloutBuilder:
         if kind == "event_msg":
             return events.handle(self, p, offset)
         if kind == "session_meta":
-            self.agg.note_meta(p, self.ts)
-            return "folded"
+            return "folded"  # noted in feed: the copy tracker needs it first
         if kind == "turn_context":
             self.agg.note_turn_context(p)
             self.turns.note_context(p, offset)
@@ -196,12 +199,15 @@ class RolloutBuilder:
         row["role"] = "user" if kind == "user" else "system"
         if kind == "user":
             self.turns.prompt(row, self.ts)
-            row["meta"] = self._attribution(text)
-            self.prompted = True
+            if not self.copied.active:  # a copied prompt is the source thread's, not ours
+                row["meta"] = self._attribution(text)
+                self.prompted = True
         self.messages.add(row)
 
     def _attribution(self, text: str) -> dict[str, Any]:
-        meta: dict[str, Any] = {"source": "typed", "origin": self.agg_origin()}
+        origin = self.agg_origin()
+        # `codex exec` prompts come from a script or another program, not from a person typing
+        meta: dict[str, Any] = {"source": "exec" if origin == "exec" else "typed", "origin": origin}
         parent = None if self.prompted else self.ctx.parent_of(self.agg)
         subagent = rec.subagent_kind(self.agg.meta)
         if parent:
@@ -273,8 +279,8 @@ class RolloutBuilder:
         key = key or f"line:{offset}"
         turn = self.turns.current
         metadata: dict[str, Any] = {}
-        if self.in_replay():
-            metadata["replayed"] = True
+        if self.copied.active:
+            metadata["replayed_from"] = self.copied.source
         row = {
             "message_id": ids.message_id(PROVIDER, sid, key),
             "session_id": self.session_id,
@@ -322,19 +328,6 @@ class RolloutBuilder:
                 }
             )
 
-    def in_replay(self) -> bool:
-        """Forks and spawned children begin with a copy of the parent's history, written in the
-        second the child was created (FORMATS §2.7, as ccusage detects it)."""
-        if not self.replaying:
-            return False
-        created = self.agg.created_at
-        if not self.agg.is_child or not created:
-            self.replaying = bool(not self.agg.meta)  # undecided until the session_meta
-            return False
-        if self.ts is not None and self.ts[:19] > created[:19]:
-            self.replaying = False
-        return self.replaying
-
     # -- end of a parse ---------------------------------------------------------------------
 
     def finish(self) -> dict[str, Any]:
@@ -355,7 +348,7 @@ class RolloutBuilder:
             "awaiting": self.awaiting,
             "tokens_prev": self.tokens_prev,
             "review": self.review,
-            "replaying": self.replaying,
+            "copied": self.copied.to_state(),
             "prompted": self.prompted,
             "session": self.agg.to_state(),
         }
@@ -366,7 +359,10 @@ class RolloutBuilder:
     def session_row(self) -> dict[str, Any]:
         sid = self.source_session_id
         row = self.agg.session_row(
-            sid, self.ctx.path, self.ctx.title(sid), self.ctx.parent_of(self.agg)
+            sid,
+            self.ctx.path,
+            self.ctx.title(sid, self.agg.title_event),
+            self.ctx.parent_of(self.agg),
         )
         self.ctx.link_review(self.agg, row)
         return row

@@ -35,8 +35,11 @@ class RolloutContext:
     def name(self) -> str:
         return os.path.basename(self.path)
 
-    def title(self, sid: str) -> str | None:
-        return _session_index(_signature(os.path.join(self.home, "session_index.jsonl"))).get(sid)
+    def title(self, sid: str, renamed: str | None) -> str | None:
+        """The name the user gave the thread (`session_index.jsonl`, else the rollout's own
+        `thread_name_updated`), else the title the thread index keeps (often its first prompt)."""
+        named = _session_index(_signature(os.path.join(self.home, "session_index.jsonl")))
+        return named.get(sid) or renamed or thread_index(self.home).titles.get(sid)
 
     def history_prompts(self, sid: str) -> dict[str, float]:
         return _history(_signature(os.path.join(self.home, "history.jsonl"))).get(sid, {})
@@ -46,8 +49,9 @@ class RolloutContext:
         if parent:
             return str(parent)
         sid = agg.thread_id or self.thread
-        if sid and sid in spawn_edges(self.home):
-            return spawn_edges(self.home)[sid]
+        edges = thread_index(self.home).edges
+        if sid and sid in edges:
+            return edges[sid]
         review = self._review(agg)
         return review[0] if review else None
 
@@ -116,24 +120,43 @@ def history_records(path: str) -> list[tuple[str, float, str]]:
     return found
 
 
-def spawn_edges(home: str) -> dict[str, str]:
-    """child thread → parent thread, from every thread index database in the home."""
+@dataclass(frozen=True)
+class ThreadIndex:
+    """What `state_*.sqlite` knows of threads: child → parent thread, thread → title."""
+
+    edges: dict[str, str]
+    titles: dict[str, str]
+
+
+def thread_index(home: str) -> ThreadIndex:
+    """Every thread index database in the home, merged (newer numbered files last)."""
     edges: dict[str, str] = {}
+    titles: dict[str, str] = {}
     for folder in (home, os.path.join(home, "sqlite")):
         for db in sorted(Path(folder).glob("state_*.sqlite")):
-            edges.update(_edges(_signature(str(db)), _signature(f"{db}-wal")))
-    return edges
+            found = _thread_index(_signature(str(db)), _signature(f"{db}-wal"))
+            edges.update(found.edges)
+            titles.update(found.titles)
+    return ThreadIndex(edges, titles)
 
 
 @lru_cache(maxsize=8)
-def _edges(db: Signature, wal: Signature) -> dict[str, str]:
-    rows = read_snapshot(db[0], "SELECT child_thread_id, parent_thread_id FROM thread_spawn_edges")
-    return {str(child): str(parent) for child, parent in rows if child and parent}
+def _thread_index(db: Signature, wal: Signature) -> ThreadIndex:
+    edges, titles = read_snapshot(
+        db[0],
+        "SELECT child_thread_id, parent_thread_id FROM thread_spawn_edges",
+        "SELECT id, title FROM threads WHERE title != ''",
+    )
+    return ThreadIndex(
+        {str(child): str(parent) for child, parent in edges if child and parent},
+        {str(thread): str(title) for thread, title in titles if thread and title},
+    )
 
 
-def read_snapshot(path: str, sql: str) -> list[tuple[Any, ...]]:
-    """Run one query on a private copy of a live SQLite database (with its -wal and -shm), so
-    the application's files are never opened, locked or checkpointed by us."""
+def read_snapshot(path: str, *queries: str) -> list[list[tuple[Any, ...]]]:
+    """Run queries on one private copy of a live SQLite database (with its -wal and -shm), so
+    the application's files are never opened, locked or checkpointed by us. A query the
+    database cannot answer (an older index without that table, not a database) gives []."""
     with tempfile.TemporaryDirectory(prefix="tracehouse-") as tmp:
         copy = os.path.join(tmp, "snapshot.sqlite")
         for attempt in range(3):
@@ -143,14 +166,20 @@ def read_snapshot(path: str, sql: str) -> list[tuple[Any, ...]]:
                     shutil.copyfile(path + suffix, copy + suffix)
             if before == [_signature(path + s) for s in ("", "-wal")] or attempt == 2:
                 break
+        results: list[list[tuple[Any, ...]]] = []
         try:
             conn = sqlite3.connect(copy)
-            try:
-                return conn.execute(sql).fetchall()
-            finally:
-                conn.close()
         except sqlite3.Error:
-            return []  # an older index without the table, or not a database
+            return [[] for _ in queries]
+        try:
+            for sql in queries:
+                try:
+                    results.append(conn.execute(sql).fetchall())
+                except sqlite3.Error:
+                    results.append([])
+        finally:
+            conn.close()
+        return results
 
 
 @lru_cache(maxsize=64)

@@ -100,8 +100,8 @@ def _tokens(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
     if b.review is not None:
         b.agg.mirrored_token_events += 1  # the review child's usage, counted in its own file
         return "mirrored"
-    if b.in_replay():
-        b.agg.replayed += 1  # the parent's usage, copied into a fork or spawned child
+    if b.copied.active:
+        b.agg.replayed += 1  # the source thread's usage, copied into this rollout
         return "replayed"
     b.turns.add_tokens(delta, offset)
     b.agg.add_tokens(delta)

@@ -141,7 +141,7 @@ class SessionAggregate:
             "source_provider": PROVIDER,
             "source_session_id": sid,
             "label": ids.session_label(PROVIDER, sid),
-            "title": title or self.title_event,
+            "title": title,
             "created_at": self.created_at or self.first_ts,
             "updated_at": self.last_ts,
             "model": self.model,

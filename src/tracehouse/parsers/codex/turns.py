@@ -54,6 +54,8 @@ class Turns:
             "query_message_ids": [],
             "metadata": {"implicit": True} if implicit else {},
         }
+        if self.b.copied.active:  # a turn of the copied history, with its calls
+            turn["metadata"]["replayed_from"] = self.b.copied.source
         self.current = turn
         self.seq += 1
         self.b.agg.turns += 1
