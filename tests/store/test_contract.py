@@ -239,7 +239,45 @@ def test_lineage_order_gives_the_same_ledger(make_store):
     assert snapshot(a, drop=WHEN) == snapshot(b, drop=WHEN)
 
 
-POOL = [item(f"p{i}", 1 + i % 4) for i in range(6)] + lineage_items()
+def review_items() -> list[dict]:
+    """A Codex-style review: the child names the parent's call; the call does not name it."""
+    parent = item("review-parent", 4)
+    parent["toolCalls"][0].update(toolName="review", status="completed")
+    parent["toolCalls"][0]["messageId"] = ids.message_id("claude-code", "review-parent", "m1")
+    child = item(
+        "review-child",
+        2,
+        isSubagent=True,
+        parentSessionId=ids.session_id("claude-code", "review-parent"),
+        spawnToolCallId=ids.tool_call_id("claude-code", "review-parent", "c0"),
+    )
+    return [parent, child]
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_a_child_naming_its_spawning_call_is_linked_both_ways(make_store, order):
+    store = make_store()
+    items = review_items()
+    for index in order:
+        store.import_batch(batch([copy.deepcopy(items[index])]))
+    call_id = ids.tool_call_id("claude-code", "review-parent", "c0")
+    (call,) = store.query("SELECT * FROM tool_calls WHERE tool_call_id = ?", [call_id])
+    (child,) = store.query(
+        "SELECT * FROM sessions WHERE session_id = ?",
+        [ids.session_id("claude-code", "review-child")],
+    )
+    assert call["spawned_session_id"] == child["session_id"]
+    assert child["spawn_tool_call_id"] == call_id
+    assert child["parent_message_id"] == ids.message_id("claude-code", "review-parent", "m1")
+    # a changed parent rewrites its call from the item, and the store links it again
+    changed = copy.deepcopy(items[0])
+    changed["toolCalls"][0]["result"] = "reviewed again"
+    store.import_batch(batch([changed]))
+    (call,) = store.query("SELECT * FROM tool_calls WHERE tool_call_id = ?", [call_id])
+    assert call["spawned_session_id"] == child["session_id"]
+
+
+POOL = [item(f"p{i}", 1 + i % 4) for i in range(6)] + lineage_items() + review_items()
 
 
 @settings(

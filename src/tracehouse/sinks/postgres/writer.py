@@ -95,6 +95,16 @@ UPSERT_SESSION = session_upsert_sql(
 )
 _BOOL_AT = [i for i, c in enumerate(SESSIONS.columns) if c.kind is Kind.BOOL]
 
+# A child that names its spawning call (a Codex review knows only the parent's call) gives
+# that call its `spawned_session_id`, whether the child or the parent is being written.
+LINK_NAMED_CALLS = """
+UPDATE tool_calls SET spawned_session_id = s.session_id
+FROM sessions AS s
+WHERE s.spawn_tool_call_id = tool_calls.tool_call_id
+  AND tool_calls.spawned_session_id IS NULL
+  AND (s.session_id = ANY(%(ids)s) OR tool_calls.session_id = ANY(%(ids)s))
+"""
+
 # Lineage from the spawning tool calls, whichever of parent and child arrived first: for every
 # child spawned from these sessions, and for these sessions as children, the first spawning call.
 RESOLVE_LINKS = """
@@ -332,6 +342,7 @@ def _write(
 
 
 def _resolve_links(cur: psycopg.Cursor[Any], session_ids: list[str], found: Counter[str]) -> None:
+    cur.execute(LINK_NAMED_CALLS, {"ids": session_ids})
     cur.execute(RESOLVE_LINKS, {"ids": session_ids})
     written_here = set(session_ids)
     for child, parent in cur.fetchall():

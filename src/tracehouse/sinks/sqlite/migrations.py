@@ -51,9 +51,16 @@ def m001_ledger(db: Database) -> None:
         db.execute(sql)
 
 
+def m002_spawn_call_index(db: Database) -> None:
+    # A child that names its spawning call (a Codex review) links that call back to itself:
+    # the store looks children up by the call they name, from the parent's side too.
+    db.execute("CREATE INDEX idx_sessions_spawn_call ON sessions (spawn_tool_call_id)")
+
+
 # In order; a name is never reused or renumbered.
 STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m001_ledger", m001_ledger),
+    ("m002_spawn_call_index", m002_spawn_call_index),
 ]
 
 

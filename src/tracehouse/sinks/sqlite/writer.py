@@ -189,7 +189,23 @@ def _apply_item(
 
 
 def _resolve_links(conn: sqlite3.Connection, session_id: str) -> None:
-    """Lineage from the spawning tool call, whichever of parent and child arrived first."""
+    """Lineage from the spawning tool call, whichever of parent and child arrived first.
+
+    A child that names its spawning call (a Codex review knows only the parent's call) first
+    gives that call its `spawned_session_id`, from whichever side is being written; then every
+    child takes parent, message and call from the call that spawned it."""
+    conn.execute(
+        "UPDATE tool_calls SET spawned_session_id = ? WHERE tool_call_id ="
+        " (SELECT spawn_tool_call_id FROM sessions WHERE session_id = ?)"
+        " AND spawned_session_id IS NULL",
+        (session_id, session_id),
+    )
+    conn.execute(
+        "UPDATE tool_calls SET spawned_session_id = s.session_id FROM sessions AS s"
+        " WHERE tool_calls.session_id = ? AND s.spawn_tool_call_id = tool_calls.tool_call_id"
+        " AND tool_calls.spawned_session_id IS NULL",
+        (session_id,),
+    )
     changed = (
         "(sessions.parent_session_id IS NOT tc.session_id"
         " OR sessions.parent_message_id IS NOT tc.message_id"
