@@ -111,6 +111,13 @@ def global_db(user: Path) -> Path:
                     "rawArgs": json.dumps({"relative_workspace_path": "src"}),
                     "result": json.dumps({"files": ["app.py"]}),
                 },
+                # as C3 writes it: a relative start clock beside absolute epoch-ms times
+                timingInfo={
+                    "clientStartTime": 2315.4,
+                    "clientRpcSendTime": T0 + 60_000,
+                    "clientSettleTime": T0 + 60_400,
+                    "clientEndTime": T0 + 63_000,
+                },
             ),
             bubble(
                 "x3",

@@ -115,6 +115,15 @@ def test_texts_times_tokens_and_models(units):
     assert item.session["title"] == "Old chat"
 
 
+def test_c3_bubbles_take_their_absolute_timing_fields(units):
+    item, messages, calls = sessions(units)["c3-split"]
+    sent = "2025-06-15T15:07:40.000Z"  # clientRpcSendTime; clientStartTime is a relative clock
+    assert messages[1]["created_at"] == sent and calls[0]["started_at"] == sent
+    assert messages[0]["created_at"] == sent  # the prompt left when its answer was requested
+    assert messages[2]["created_at"] is None  # no time of its own: none is made up
+    assert item.session["updated_at"] >= "2025-06-15T15:07:43.000Z"  # clientEndTime
+
+
 def test_an_unlisted_error_bubble_is_placed_by_time_as_a_host_notice(units):
     _item, messages, _ = sessions(units)["c5-new"]
     assert [m["message_type"] for m in messages] == ["user", "host", "assistant"]

@@ -44,6 +44,39 @@ def iso(value: Any) -> str | None:
     return str(value)
 
 
+# Where a bubble's time comes from, first found wins: `createdAt` (ISO on `_v3` bubbles), then
+# the absolute epoch-ms fields of `timingInfo` in the order the request lived them. C3 bubbles
+# have no `createdAt`, and their `clientStartTime` is often a relative clock (iso() drops it).
+TIMING_FIELDS = ("clientRpcSendTime", "clientStartTime", "clientSettleTime", "clientEndTime")
+
+
+def bubble_times(bubble: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(when the bubble was sent or made, when its response ended), either possibly None."""
+    timing = bubble.get("timingInfo")
+    timing = timing if isinstance(timing, dict) else {}
+    at = iso(bubble.get("createdAt"))
+    for name in TIMING_FIELDS:
+        if at is not None:
+            break
+        at = iso(timing.get(name))
+    return at, iso(timing.get("clientEndTime"))
+
+
+def _prompt_times(bubbles: list[dict[str, Any]]) -> list[str | None]:
+    """For each user bubble, the send time of the first timed answer before the next prompt
+    (C3 prompts carry no time of their own; their answer's `clientRpcSendTime` is when they
+    were sent). None elsewhere."""
+    found: list[str | None] = [None] * len(bubbles)
+    answer: str | None = None
+    for index in range(len(bubbles) - 1, -1, -1):
+        bubble = bubbles[index]
+        if bubble.get("type") in (1, "user"):
+            found[index], answer = answer, None
+        else:
+            answer = bubble_times(bubble)[0] or answer
+    return found
+
+
 class ConversationBuilder:
     def __init__(self, conv: Conversation, max_field: int) -> None:
         self.conv = conv
@@ -64,21 +97,21 @@ class ConversationBuilder:
     # -- bubbles ---------------------------------------------------------------------------------
 
     def build(self) -> None:
+        sent = _prompt_times(self.conv.bubbles)
         for index, bubble in enumerate(self.conv.bubbles):
-            self._bubble(index, bubble)
+            self._bubble(index, bubble, sent[index])
         self._spawns()
         if self.turn is not None and self.conv.data.get("status") == "aborted":
             self.turn["status"] = "aborted"
 
-    def _bubble(self, index: int, bubble: dict[str, Any]) -> None:
+    def _bubble(self, index: int, bubble: dict[str, Any], sent: str | None) -> None:
         bid = str(bubble.get("bubbleId") or bubble.get("id") or f"#{index}")
         kind = bubble.get("type")
         user = kind in (1, "user")
-        at = iso(bubble.get("createdAt")) or iso(
-            (bubble.get("timingInfo") or {}).get("clientStartTime")
-        )
-        if at:
-            self.times.append(at)
+        at, ended = bubble_times(bubble)
+        if at is None and user:
+            at = sent  # the prompt left when its answer's request was sent
+        self.times.extend(t for t in (at, ended) if t)
         model = _model(bubble)
         if model:
             self.models.append(model)
