@@ -91,7 +91,7 @@ def test_sessions_list_and_show(home, ledger):
     assert "source [web_search] https://docs.python.org/3/library/exceptions.html" in text
     assert "## Subagents" in text
     child = run("sessions", "show", "cc-a0fix000", "--store", ledger)
-    assert "## User (from ses_" in child.stdout and "via Task)" in child.stdout
+    assert "## User (from cc-11111111 via Task) [" in child.stdout
     as_json = json.loads(run("sessions", "show", "cc-11111111", "--store", ledger, "--json").stdout)
     assert as_json["session"]["title"] == "Fix division by zero in app.py"
     assert isinstance(as_json["session"]["metadata"], dict)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import orjson
 import typer
 
 from tracehouse.cli.common import Context, command
 from tracehouse.exports.transcript import render
+from tracehouse.model.stored_json import for_json
 from tracehouse.sinks.reads import find_session, list_sessions, session_detail
 
 app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
@@ -83,13 +83,16 @@ def show(
 
 
 def _decoded(detail: dict) -> dict:  # type: ignore[type-arg]
-    """JSON columns as JSON, not as strings inside JSON."""
+    """JSON columns as JSON, not as strings inside JSON; an unreadable one says so."""
     json_columns = {"metadata", "meta", "params", "query_message_ids"}
 
     def fix(row: dict) -> dict:  # type: ignore[type-arg]
-        return {
-            k: orjson.loads(v) if k in json_columns and isinstance(v, str) else v
-            for k, v in row.items()
-        }
+        return {k: for_json(v) if k in json_columns else v for k, v in row.items()}
 
-    return {k: fix(v) if isinstance(v, dict) else [fix(r) for r in v] for k, v in detail.items()}
+    out = {}
+    for k, v in detail.items():
+        if k == "labels":
+            out[k] = v
+        else:
+            out[k] = fix(v) if isinstance(v, dict) else [fix(r) for r in v]
+    return out

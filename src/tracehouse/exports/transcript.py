@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
+from tracehouse.model.stored_json import decode_mapping
 
+UNATTRIBUTED = frozenset({"typed", "task"})  # typed input; a task's tool is named by `via`
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 CUT = 600
 
@@ -18,9 +19,10 @@ def render(detail: dict[str, Any], *, show_thinking: bool = False, cut: int = CU
 
 def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[str]:
     s = detail["session"]
+    labels: dict[str, str] = detail.get("labels", {})
     yield f"# {s.get('title') or s.get('task_description') or s['label']}"
     yield ""
-    yield from _header(s)
+    yield from _header(s, labels)
     calls_by_message: dict[str | None, list[dict[str, Any]]] = {}
     for call in detail["tool_calls"]:
         calls_by_message.setdefault(call["message_id"], []).append(call)
@@ -41,7 +43,7 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
                 yield f"    ↳ source [{source['source_type']}] {source['uri']}"
             continue
         yield ""
-        yield _heading(m)
+        yield _heading(m, labels)
         if m.get("thinking"):
             if show_thinking:
                 yield from (f"> {line}" for line in m["thinking"].splitlines())
@@ -68,7 +70,7 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
             )
 
 
-def _header(s: dict[str, Any]) -> Iterator[str]:
+def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:
     fields = [
         ("session", f"{s['label']}  ({s['session_id']})"),
         ("source", f"{s['source_provider']} {s['source_session_id']}"),
@@ -77,7 +79,7 @@ def _header(s: dict[str, Any]) -> Iterator[str]:
         ("model", s.get("model")),
         ("tool", " ".join(x for x in (s.get("tool_version"), s.get("entrypoint")) if x) or None),
         ("time", f"{s.get('created_at')} → {s.get('updated_at')}"),
-        ("parent", s.get("parent_session_id")),
+        ("parent", labels.get(s.get("parent_session_id") or "", s.get("parent_session_id"))),
         (
             "counts",
             f"{s['turn_count']} turns, {s['message_count']} messages,"
@@ -97,23 +99,36 @@ def _header(s: dict[str, Any]) -> Iterator[str]:
             yield f"{name:<11}{value}"
 
 
-def _heading(m: dict[str, Any]) -> str:
+def _heading(m: dict[str, Any], labels: dict[str, str]) -> str:
     title = ROLE_TITLES.get(m["role"], m["role"].title())
     if m["message_type"] == "host":
         title = "Notice"
-    meta = orjson.loads(m["meta"]) if m.get("meta") else {}
-    via = []
-    if meta.get("source_agent_id"):
-        via.append(f"from {meta['source_agent_id']}")
-    if meta.get("via"):
-        via.append(f"via {meta['via']}")
-    elif meta.get("source") and meta["source"] not in ("task",):
-        via.append(f"via {meta['source']}")
-    if meta.get("queued"):
-        via.append("queued while the agent worked")
-    attribution = f" ({' '.join(via)})" if via else ""
+    meta, problem = decode_mapping(m.get("meta"))
+    notes = attribution(meta, labels)
+    if problem is not None:
+        notes.append(f"attribution unreadable: {problem.reason}")
+    shown = f" ({' '.join(notes)})" if notes else ""
     model = f" · {m['model']}" if m.get("model") else ""
-    return f"## {title}{attribution} [{m.get('created_at') or '?'}]{model}"
+    return f"## {title}{shown} [{m.get('created_at') or '?'}]{model}"
+
+
+def attribution(meta: dict[str, Any], labels: dict[str, str]) -> list[str]:
+    """How a message arrived, for its heading: `from <agent label> via <tool or source>`.
+
+    Typed input carries none; everything else (exec, review, task, teammate, hook, …) names
+    its source, and the agent that sent it by the label a user can open."""
+    notes = []
+    agent = meta.get("source_agent_id")
+    if agent:
+        notes.append(f"from {labels.get(str(agent), agent)}")
+    source = meta.get("source")
+    if meta.get("via"):
+        notes.append(f"via {meta['via']}")
+    elif source and source not in UNATTRIBUTED:
+        notes.append(f"via {source}")
+    if meta.get("queued"):
+        notes.append("queued while the agent worked")
+    return notes
 
 
 def _call(call: dict[str, Any], child: dict[str, Any] | None, cut: int) -> Iterator[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracehouse.errors import TracehouseError
+from tracehouse.model.stored_json import decode_mapping
 from tracehouse.model.tables import MESSAGES
 from tracehouse.sinks.protocol import SessionStore
 
@@ -52,8 +53,10 @@ def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
 
 
 def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
+    """A session with its rows, children, and the labels of the sessions it names (its parent
+    and the agents its messages came from), so readers show labels, not hash ids."""
     by_session = [session_id]
-    return {
+    detail: dict[str, Any] = {
         "session": find_session(store, session_id),
         "turns": store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY seq", by_session),
         "messages": store.query(
@@ -73,6 +76,24 @@ def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
             by_session,
         ),
     }
+    named = {detail["session"]["parent_session_id"]}
+    for m in detail["messages"]:
+        meta, _problem = decode_mapping(m.get("meta"))
+        named.add(meta.get("source_agent_id"))
+    detail["labels"] = labels_of(store, [n for n in named if isinstance(n, str)])
+    return detail
+
+
+def labels_of(store: SessionStore, session_ids: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for start in range(0, len(session_ids), 500):
+        chunk = session_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in store.query(
+            f"SELECT session_id, label FROM sessions WHERE session_id IN ({marks})", chunk
+        ):
+            found[row["session_id"]] = row["label"]
+    return found
 
 
 def context_messages(store: SessionStore, session_id: str) -> list[dict[str, Any]]:

@@ -1,0 +1,79 @@
+"""`sessions show`: attribution headings as the seeds render them, and stored JSON it cannot
+read shown as unreadable, never as a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+from typer.testing import CliRunner
+
+from tests.conftest import DATA
+from tracehouse.cli.app import app
+
+runner = CliRunner()
+CODEX = DATA / "codex" / "home"
+PARENT = "019c0000-0000-7000-8000-000000000002"
+REVIEW = "019c0000-0000-7000-8000-000000000003"
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def codex_ledger(tmp_path, originator: str = "codex-tui"):
+    home = tmp_path / "home"
+    shutil.copytree(CODEX, home)
+    if originator != "codex-tui":
+        for path in (home / ".codex" / "sessions").rglob(f"*{PARENT}.jsonl"):
+            path.write_text(path.read_text().replace('"codex-tui"', f'"{originator}"'))
+    ledger = tmp_path / "ledger.db"
+    result = run("sync", "backfill", "--home", home, "--store", ledger, "--source", "codex")
+    assert result.exit_code == 0, result.output
+    return ledger
+
+
+def headings(result) -> list[str]:
+    assert result.exit_code == 0, result.output
+    return [line for line in result.stdout.splitlines() if line.startswith("## User")]
+
+
+def test_typed_input_carries_no_attribution_line(tmp_path):
+    ledger = codex_ledger(tmp_path)
+    shown = headings(run("sessions", "show", PARENT, "--store", ledger))
+    assert shown and all(h.startswith("## User [") for h in shown)
+
+
+def test_exec_prompts_and_review_children_name_their_origin_by_label(tmp_path):
+    ledger = codex_ledger(tmp_path, originator="codex_exec")
+    shown = headings(run("sessions", "show", PARENT, "--store", ledger))
+    assert shown and all(h.startswith("## User (via exec) [") for h in shown)
+    parent_label = "cx-" + PARENT.replace("-", "")[-8:]
+    child = headings(run("sessions", "show", REVIEW, "--store", ledger))
+    assert child[0].startswith(f"## User (from {parent_label} via review) [")
+
+
+def test_unreadable_stored_json_is_said_not_raised(tmp_path):
+    ledger = codex_ledger(tmp_path)
+    with sqlite3.connect(ledger) as conn:
+        conn.execute("UPDATE messages SET meta = '{\"source\": tru', metadata = '[1, 2'")
+        conn.execute("UPDATE tool_calls SET params = 'NaN garbage'")
+    result = run("sessions", "show", PARENT, "--store", ledger)
+    assert result.exit_code == 0, result.output
+    assert "attribution unreadable: not JSON" in result.stdout
+    data = json.loads(run("sessions", "show", PARENT, "--store", ledger, "--json").stdout)
+    message = data["messages"][0]
+    assert message["meta"]["unreadable"].startswith("not JSON")
+    assert message["meta"]["excerpt"] == '{"source": tru'
+    assert message["metadata"]["unreadable"].startswith("not JSON")
+
+
+def test_oversized_stored_json_is_not_decoded(tmp_path):
+    ledger = codex_ledger(tmp_path)
+    huge = json.dumps({"source": "exec", "pad": "x" * (2 << 20)})
+    with sqlite3.connect(ledger) as conn:
+        conn.execute("UPDATE messages SET meta = ?", [huge])
+    result = run("sessions", "show", PARENT, "--store", ledger)
+    assert result.exit_code == 0, result.output
+    assert "attribution unreadable: 2,097," in result.stdout
