@@ -72,6 +72,7 @@ def expected_tokens(path: Path) -> int:
                 continue
             seen.add(uuid)
         m = r.get("message")
+        # progress/agent_progress lines mirror a subagent's messages: its own file counts them
         if r.get("type") != "assistant" or not isinstance(m, dict):
             continue
         u = m.get("usage") or {}

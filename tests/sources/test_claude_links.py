@@ -147,3 +147,11 @@ def test_every_parent_names_a_message_in_a_long_session_in_chunks(tmp_path: Path
     present = set(whole.get_column("message_id").to_list())
     parents = [p for p in whole.get_column("parent_message_id").to_list() if p is not None]
     assert parents and set(parents) <= present
+
+
+def test_the_independent_corpus_rule_agrees_on_the_mirror_home():
+    from tests.corpus.test_claude_corpus import expected_tokens
+
+    for name, unit in units().items():
+        item, _frames, _ = parse_all(claude_code, unit)
+        assert item.session["total_tokens"] == expected_tokens(Path(unit.key)), name
