@@ -159,7 +159,7 @@ class SessionBuilder:
                 self.turn["status"] = "completed"
         elif self.turn is not None and r.get("isApiErrorMessage"):
             self.turn["status"] = "error"
-        self._link(r, row["message_id"])
+        self._link(r, row)
         self.messages.add(dict(row))
         return "row"
 
@@ -185,7 +185,7 @@ class SessionBuilder:
             self.turn["query_message_ids"].append(row["message_id"])
         for block in results:
             self._tool_result(block, r, row)
-        self._link(r, row["message_id"])
+        self._link(r, row)
         self.messages.add(row)
         return "row"
 
@@ -219,7 +219,7 @@ class SessionBuilder:
         failed = subtype in ("api_error", "error", "api_refusal")
         if failed and self.turn is not None and self.turn["status"] != "aborted":
             self.turn["status"] = "error"
-        self._link(r, row["message_id"])
+        self._link(r, row)
         self.messages.add(row)
         return "row"
 
@@ -251,7 +251,7 @@ class SessionBuilder:
                 row["meta"] = {"source": "hook", "hook": a.get("hookName")}
             row["content"] = rec.cap(text, self.max_field)
             row["metadata"]["attachment"] = kind
-            self._link(r, row["message_id"])
+            self._link(r, row)
             self.messages.add(row)
             return "row"
         self._link(r, None)
@@ -372,14 +372,14 @@ class SessionBuilder:
     # resume state, so a parse in one go and in any chunks link alike. A parent that cannot be
     # resolved is NULL, with the reason in the message's metadata, never a guessed id.
 
-    def _link(self, r: dict[str, Any], message_id: str | None) -> None:
+    def _link(self, r: dict[str, Any], row: dict[str, Any] | None) -> None:
         """Remember what a line uuid stands for: its own message, or its nearest ancestor's."""
         uuid = r.get("uuid")
         if not isinstance(uuid, str):
             return
-        if message_id is not None:
-            own = message_id == ids.message_id(PROVIDER, self.sid, uuid)
-            self._remember(uuid, OWN if own else message_id)
+        if row is not None:  # a message keyed by the line's uuid has the id OWN stands for
+            own = row["source_message_id"] == uuid
+            self._remember(uuid, OWN if own else row["message_id"])
             return
         parent = r.get("parentUuid")
         if not isinstance(parent, str):

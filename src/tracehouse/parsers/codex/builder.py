@@ -83,7 +83,9 @@ class RolloutBuilder:
             enveloped = kind in ("response_item", "event_msg")
             if kind == "session_meta":
                 self.agg.note_meta(p, self.ts)
-            self.copied.observe(kind, p, self.ts, {"id": self.agg.thread_id, **self.agg.meta})
+            if self.copied.deciding:
+                own = {"id": self.agg.thread_id, **self.agg.meta}
+                self.copied.observe(kind, p, self.ts, own)
             self.agg.count(f"{kind}:{p.get('type')}" if enveloped else kind)
             echo = kind == "event_msg" and p.get("type") == "user_message"
             if self.awaiting is not None and not echo:

@@ -52,6 +52,11 @@ class CopiedHistory:
     def active(self) -> bool:
         return self.phase == COPY
 
+    @property
+    def deciding(self) -> bool:
+        """Still at the head of the file or in a copy: records must be observed."""
+        return self.phase != OWN
+
     def observe(
         self, kind: str, payload: dict[str, Any], ts: str | None, own: dict[str, Any]
     ) -> None:
