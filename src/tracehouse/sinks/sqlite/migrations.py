@@ -57,10 +57,17 @@ def m002_spawn_call_index(db: Database) -> None:
     db.execute("CREATE INDEX idx_sessions_spawn_call ON sessions (spawn_tool_call_id)")
 
 
+def m003_search_index(db: Database) -> None:
+    from tracehouse.sinks.sqlite import search_index
+
+    search_index.create(db.conn)
+
+
 # In order; a name is never reused or renumbered.
 STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m001_ledger", m001_ledger),
     ("m002_spawn_call_index", m002_spawn_call_index),
+    ("m003_search_index", m003_search_index),
 ]
 
 

@@ -38,6 +38,7 @@ from tracehouse.sinks.items import (
     watermark_values,
     written,
 )
+from tracehouse.sinks.sqlite import search_index
 
 
 def _upsert_sql(table: Table) -> str:
@@ -101,6 +102,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
     for reject in batch.rejects:
         save_reject(conn, batch.run_id, reject, now)
 
+    search_index.flush(conn)
     response = ImportResponse(batch.run_id, tuple(results))
     _add_run_counts(conn, batch.run_id, response)
     if key:
@@ -166,14 +168,15 @@ def _apply_item(
             conn.execute("RELEASE item")
             return ItemResult(item.source_provider, item.source_session_id, label, "skipped")
 
-        before = conn.total_changes
-        conn.execute(sql.session, session_values(item, existing, batch.mode, host, now))
+        # Ledger rows only: rowcount leaves out what triggers write (the search index's queue).
+        rows_written = conn.execute(
+            sql.session, session_values(item, existing, batch.mode, host, now)
+        ).rowcount
         for name, slices in partitions.items():
             rows = slices.rows(item.session_id)
             if rows is not None:
-                conn.executemany(sql.content[name], rows)
-        _resolve_links(conn, item.session_id)
-        rows_written = conn.total_changes - before
+                rows_written += conn.executemany(sql.content[name], rows).rowcount
+        rows_written += _resolve_links(conn, item.session_id)
         _save_watermarks(conn, item.watermarks, batch.run_id)
         conn.execute("RELEASE item")
     except sqlite3.Error as exc:
@@ -188,44 +191,45 @@ def _apply_item(
     )
 
 
-def _resolve_links(conn: sqlite3.Connection, session_id: str) -> None:
+def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
     """Lineage from the spawning tool call, whichever of parent and child arrived first.
 
     A child that names its spawning call (a Codex review knows only the parent's call) first
     gives that call its `spawned_session_id`, from whichever side is being written; then every
-    child takes parent, message and call from the call that spawned it."""
-    conn.execute(
+    child takes parent, message and call from the call that spawned it. Returns rows changed."""
+    changed_rows = conn.execute(
         "UPDATE tool_calls SET spawned_session_id = ? WHERE tool_call_id ="
         " (SELECT spawn_tool_call_id FROM sessions WHERE session_id = ?)"
         " AND spawned_session_id IS NULL",
         (session_id, session_id),
-    )
-    conn.execute(
+    ).rowcount
+    changed_rows += conn.execute(
         "UPDATE tool_calls SET spawned_session_id = s.session_id FROM sessions AS s"
         " WHERE tool_calls.session_id = ? AND s.spawn_tool_call_id = tool_calls.tool_call_id"
         " AND tool_calls.spawned_session_id IS NULL",
         (session_id,),
-    )
+    ).rowcount
     changed = (
         "(sessions.parent_session_id IS NOT tc.session_id"
         " OR sessions.parent_message_id IS NOT tc.message_id"
         " OR sessions.spawn_tool_call_id IS NOT tc.tool_call_id)"
     )
-    conn.execute(
+    changed_rows += conn.execute(
         "UPDATE sessions SET parent_session_id = tc.session_id, parent_message_id = tc.message_id,"
         " spawn_tool_call_id = tc.tool_call_id FROM (SELECT spawned_session_id, session_id,"
         " message_id, min(tool_call_id) AS tool_call_id FROM tool_calls WHERE session_id = ?"
         " AND spawned_session_id IS NOT NULL GROUP BY spawned_session_id) AS tc"
         f" WHERE sessions.session_id = tc.spawned_session_id AND {changed}",
         (session_id,),
-    )
-    conn.execute(
+    ).rowcount
+    changed_rows += conn.execute(
         "UPDATE sessions SET parent_session_id = tc.session_id, parent_message_id = tc.message_id,"
         " spawn_tool_call_id = tc.tool_call_id FROM (SELECT session_id, message_id, tool_call_id"
         " FROM tool_calls WHERE spawned_session_id = ? ORDER BY tool_call_id LIMIT 1) AS tc"
         f" WHERE sessions.session_id = ? AND {changed}",
         (session_id, session_id),
-    )
+    ).rowcount
+    return changed_rows
 
 
 def _save_watermarks(
