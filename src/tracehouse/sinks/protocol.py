@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tracehouse.model.contract import ImportBatch, ImportResponse
+from tracehouse.search.hits import Hit, SearchFilters
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ class SessionStore(Protocol):
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         """A read-only query with parameters, for the read side (sessions list/show)."""
+        ...
+
+    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
+        """Full-text search: the best hits, ranked, each with a highlighted snippet."""
         ...
 
     def close(self) -> None: ...

@@ -13,6 +13,7 @@ import psycopg
 from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
 from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
+from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_values
 from tracehouse.sinks.postgres import writer
 from tracehouse.sinks.postgres.connect import connect, masked, scrub
@@ -171,6 +172,13 @@ class PostgresStore:
             return []
         names = [d.name for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
+        """Full-text search of the ledger (`search/query.py` for the syntax)."""
+        from tracehouse.search import postgres as fts
+        from tracehouse.search.query import parse
+
+        return fts.search(self.query, parse(query), filters or SearchFilters())
 
     def close(self) -> None:
         self.conn.close()

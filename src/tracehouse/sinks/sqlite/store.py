@@ -15,6 +15,7 @@ import orjson
 from tracehouse.errors import StoreError, StoreLockedError
 from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
+from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 from tracehouse.sinks.sqlite import writer
@@ -171,6 +172,13 @@ class SqliteStore:
         cursor = self.conn.execute(sql, tuple(params))
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
+        """Full-text search of the ledger (`search/query.py` for the syntax)."""
+        from tracehouse.search import sqlite as fts
+        from tracehouse.search.query import parse
+
+        return fts.search(self.conn, parse(query), filters or SearchFilters())
 
     def close(self) -> None:
         self.conn.close()

@@ -1,0 +1,130 @@
+"""What a search returns and what narrows it, shared by both backends.
+
+A hit is one place where the query matched: a message's text, its thinking, a tool call
+(name, parameters, output, error) or a session's title. The filters are plain values here; the
+SQL that applies them is written once (`filter_sql`) with `?` placeholders, which both stores'
+`query` accept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MARK = ("\x02", "\x03")  # snippet highlight markers: never in stored text that is shown
+SNIPPET_WORDS = 24
+
+# What `--type` selects, and where each kind of hit comes from.
+KINDS = ("user", "assistant", "system", "tool", "thinking", "host", "title")
+MESSAGE_TYPES = {"user": "user", "assistant": "assistant", "system": "system", "host": "host"}
+
+
+# The columns each kind of hit returns, the same on both backends: id, where `--at` opens,
+# message type, time (`hit_at`), tool name.
+MESSAGE_COLUMNS = (
+    "m.message_id AS id, m.message_id, m.message_type, m.created_at AS hit_at, NULL AS tool_name"
+)
+CALL_COLUMNS = (
+    "t.tool_call_id AS id, t.message_id, NULL AS message_type, t.started_at AS hit_at, t.tool_name"
+)
+SESSION_COLUMNS = (
+    "s.session_id AS id, NULL AS message_id, NULL AS message_type, s.updated_at AS hit_at,"
+    " NULL AS tool_name"
+)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    providers: tuple[str, ...] = ()
+    project: str | None = None  # a workspace path or project name, matched as a prefix
+    session_ids: tuple[str, ...] = ()  # these sessions only (a session and its subagents)
+    kinds: tuple[str, ...] = ()  # any of KINDS; empty: all
+    tool: str | None = None  # only calls of this tool (case-insensitive)
+    since: str | None = None  # UTC ISO timestamps, as the ledger stores them
+    until: str | None = None
+    limit: int = 20
+
+    def wants(self, kind: str) -> bool:
+        if self.tool is not None:
+            return kind == "tool"
+        return not self.kinds or kind in self.kinds
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str  # user, assistant, system, host, tool (a call or a tool result), thinking, title
+    id: str  # the message, tool call or session that matched
+    message_id: str | None  # where `sessions show --at` opens the transcript
+    session_id: str
+    label: str
+    provider: str
+    project: str | None
+    created_at: str | None
+    snippet: str  # the matched words between MARK[0] and MARK[1]
+    score: float  # higher is better (BM25 on SQLite, ts_rank on PostgreSQL)
+    tool_name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("extra")
+        out["snippet"] = self.snippet.replace(MARK[0], "").replace(MARK[1], "")
+        out["highlights"] = highlights(self.snippet)
+        return out
+
+
+def highlights(snippet: str) -> list[str]:
+    """The marked words of a snippet, in order."""
+    out = []
+    for part in snippet.split(MARK[0])[1:]:
+        out.append(part.split(MARK[1], 1)[0])
+    return out
+
+
+def message_types(filters: SearchFilters) -> list[str] | None:
+    """The message types a search of message text may return (None: any; []: none)."""
+    if filters.tool is not None:
+        return []
+    if not filters.kinds:
+        return None
+    # tool results are indexed on their calls, never as messages
+    return [MESSAGE_TYPES[k] for k in filters.kinds if k in MESSAGE_TYPES]
+
+
+def filter_sql(
+    filters: SearchFilters, *, table: str, alias: str, at: str, types: list[str] | None = None
+) -> tuple[str, list[Any]]:
+    """WHERE conditions over the joined `sessions s` and the hit's table (`alias`), whose time
+    column is `at`; `types` limits message hits. Starts with ' AND' when not empty."""
+    sql: list[str] = []
+    params: list[Any] = []
+    if types is not None:
+        sql.append(f"{alias}.message_type IN ({', '.join('?' * len(types))})")
+        params.extend(types)
+    if filters.tool is not None and table == "tool_calls":
+        sql.append(f"lower({alias}.tool_name) = lower(?)")
+        params.append(filters.tool)
+    if filters.providers:
+        sql.append(f"s.source_provider IN ({', '.join('?' * len(filters.providers))})")
+        params.extend(filters.providers)
+    if filters.project:
+        n = len(filters.project)
+        sql.append("(substr(s.workspace_path, 1, ?) = ? OR substr(s.project, 1, ?) = ?)")
+        params.extend([n, filters.project, n, filters.project])
+    if filters.session_ids:
+        sql.append(f"s.session_id IN ({', '.join('?' * len(filters.session_ids))})")
+        params.extend(filters.session_ids)
+    if filters.since:
+        sql.append(f"{alias}.{at} >= ?")
+        params.append(filters.since)
+    if filters.until:
+        sql.append(f"{alias}.{at} < ?")
+        params.append(filters.until)
+    return "".join(f" AND {s}" for s in sql), params
+
+
+def merge(hits: list[Hit], limit: int) -> list[Hit]:
+    """The best `limit` hits over every source: score first, then the newest."""
+    hits.sort(key=lambda h: h.created_at or "", reverse=True)
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits[:limit]

@@ -1,0 +1,64 @@
+"""Search filters from what a person typed: validated where they enter, labels resolved."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tracehouse.errors import ConfigError
+from tracehouse.model.tables import PROVIDERS
+from tracehouse.search.hits import KINDS, SearchFilters
+from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.reads import find_session
+from tracehouse.timespec import to_utc_iso
+
+MAX_LIMIT = 1000
+
+
+def build_filters(
+    store: SessionStore,
+    *,
+    providers: Sequence[str] = (),
+    project: str | None = None,
+    session: str | None = None,
+    kinds: Sequence[str] = (),
+    tool: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 20,
+) -> SearchFilters:
+    unknown = [p for p in providers if p not in PROVIDERS]
+    if unknown:
+        raise ConfigError(f"--provider {unknown[0]!r}: known providers are {', '.join(PROVIDERS)}")
+    wrong = [k for k in kinds if k not in KINDS]
+    if wrong:
+        raise ConfigError(f"--type {wrong[0]!r}: one of {', '.join(KINDS)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"--limit {limit}: give a number from 1 to {MAX_LIMIT}")
+    return SearchFilters(
+        providers=tuple(providers),
+        project=project or None,
+        session_ids=session_family(store, session) if session else (),
+        kinds=tuple(kinds),
+        tool=tool or None,
+        since=to_utc_iso(since, option="--since") if since else None,
+        until=to_utc_iso(until, option="--until") if until else None,
+        limit=limit,
+    )
+
+
+def session_family(store: SessionStore, ref: str) -> tuple[str, ...]:
+    """A session and every subagent below it, however deep."""
+    found = [find_session(store, ref)["session_id"]]
+    frontier = list(found)
+    while frontier:
+        marks = ", ".join("?" * len(frontier))
+        children = [
+            row["session_id"]
+            for row in store.query(
+                f"SELECT session_id FROM sessions WHERE parent_session_id IN ({marks})", frontier
+            )
+            if row["session_id"] not in found
+        ]
+        found.extend(children)
+        frontier = children
+    return tuple(found)

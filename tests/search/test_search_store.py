@@ -1,0 +1,191 @@
+"""`store.search` on both backends, over a ledger of every source's tests/data fixtures: hits
+equal a brute-force scan of the same rows, filters narrow them, the index follows appends and
+deletes in the rows' own transactions, and an unchanged re-run does not touch it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA
+from tests.sources.cursor_dbs import make_user_dir
+from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.search.hits import SearchFilters
+from tracehouse.search.options import build_filters
+from tracehouse.search.query import matches, parse
+from tracehouse.sinks.protocol import SessionStore
+
+QUERIES = [
+    "app.py",  # a path: the phrase of its words
+    "division",
+    "zero",
+    '"missing import"',
+    "tests OR docs",
+    "pytest -fixture",
+    "explor*",
+    "rotate_key",  # nothing has it
+    "the -app",
+    "ZeroDivisionError",
+    "list_dir",
+    "relative_workspace_path",
+    "files OR file -src",
+]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    shutil.copytree(DATA / "codex" / "home" / ".codex", home / ".codex")
+    make_user_dir(home)
+    return home
+
+
+def backfill(store: SessionStore, home: Path):  # type: ignore[no-untyped-def]
+    sources = {
+        "claude-code": [home / ".claude"],
+        "codex": [home / ".codex"],
+        "cursor": [home / ".config" / "Cursor" / "User"],
+    }
+    return sync(store, SyncOptions(sources=sources, workers=0))
+
+
+def brute_force(store: SessionStore, text: str, filters: SearchFilters) -> set[tuple[str, str]]:
+    """(kind, id) of every row the query matches, found by reading every row."""
+    query = parse(text)
+
+    def hit(*fields: str | None) -> bool:
+        # a word or phrase is found within one field, as the index sees each column
+        return all(any(any(_has(t, f) for f in fields) for t in g) for g in query.groups) and (
+            not any(_has(t, f) for t in query.excluded for f in fields)
+        )
+
+    found = set()
+    for m in store.rows("messages"):
+        kind = m["message_type"]  # a tool result is found on its call, not twice
+        if kind != "tool_result" and hit(m["content"]) and filters.wants(kind):
+            found.add((kind, m["message_id"]))
+        if hit(m["thinking"]) and filters.wants("thinking"):
+            found.add(("thinking", m["message_id"]))
+    for c in store.rows("tool_calls"):
+        params = c["params"] if isinstance(c["params"], str) or c["params"] is None else None
+        if params is None:  # PostgreSQL hands JSON back decoded: compare with its text
+            (row,) = store.query(
+                "SELECT params::text AS p FROM tool_calls WHERE tool_call_id = ?",
+                [c["tool_call_id"]],
+            )
+            params = row["p"]
+        if hit(c["tool_name"], params, c["result"], c["error"]) and filters.wants("tool"):
+            found.add(("tool", c["tool_call_id"]))
+    for s in store.rows("sessions"):
+        if hit(s["title"], s["task_description"]) and filters.wants("title"):
+            found.add(("title", s["session_id"]))
+    return found
+
+
+def _has(term, field: str | None) -> bool:  # type: ignore[no-untyped-def]
+    return (
+        matches(parse(" ".join(term.words) + ("*" if term.prefix else "")), field)
+        if (len(term.words) == 1)
+        else matches(parse('"' + " ".join(term.words) + '"'), field)
+    )
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_hits_equal_a_brute_force_scan(store, home, text):
+    assert backfill(store, home).ok
+    everything = SearchFilters(limit=1000)
+    got = {(h.kind, h.id) for h in store.search(text, everything)}
+    assert got == brute_force(store, text, everything), text
+
+
+def test_the_corpus_queries_find_something(store, home):
+    assert backfill(store, home).ok
+    found = [text for text in QUERIES if store.search(text, SearchFilters(limit=1000))]
+    assert len(found) >= len(QUERIES) - 2
+
+
+def test_hits_are_ranked_and_highlighted(store, home):
+    backfill(store, home)
+    hits = store.search("division zero", SearchFilters(limit=50))
+    assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    best = hits[0]
+    assert best.label.startswith(("cc-", "cx-", "cu-")) and best.provider
+    assert {w.lower() for w in best.to_json()["highlights"]} & {"division", "zero"}
+
+
+def test_filters_narrow_the_hits(store, home):
+    backfill(store, home)
+    everything = store.search("app", SearchFilters(limit=1000))
+    providers = {h.provider for h in everything}
+    assert len(providers) >= 2
+    only = build_filters(store, providers=["codex"], limit=1000)
+    assert {h.provider for h in store.search("app", only)} == {"codex"}
+    users = build_filters(store, kinds=["user"], limit=1000)
+    assert {h.kind for h in store.search("app", users)} == {"user"}
+    calls = build_filters(store, tool="Read", limit=1000)
+    tools = store.search("app", calls)
+    assert tools and {h.tool_name for h in tools} == {"Read"}
+    later = build_filters(store, since="2030-01-01", limit=1000)
+    assert store.search("app", later) == []
+    earlier = build_filters(store, until="2030-01-01", limit=1000)
+    assert {h.id for h in store.search("app", earlier)} <= {h.id for h in everything}
+    project = build_filters(store, project="/tmp/demo", limit=1000)
+    assert {h.project for h in store.search("app", project)} == {"demo"}
+
+
+def test_a_session_filter_takes_its_subagents(store, home):
+    backfill(store, home)
+    family = build_filters(store, session="cc-11111111", limit=1000)
+    labels = {h.label for h in store.search("app OR division OR fix", family)}
+    assert "cc-11111111" in labels and "cc-a0fix000" in labels
+    assert labels <= {"cc-11111111", "cc-a0fix000"}
+
+
+def test_an_appended_line_is_found_after_the_next_sync(store, home):
+    backfill(store, home)
+    assert store.search("quokka", SearchFilters()) == []
+    transcript = (
+        home / ".claude" / "projects" / "-tmp-demo" / ("11111111-1111-4111-8111-111111111111.jsonl")
+    )
+    line = (
+        transcript.read_bytes()
+        .splitlines()[2]
+        .replace(b"Find the bug in app.py and look up the docs", b"what does a quokka eat")
+        .replace(b'"uuid":"u1"', b'"uuid":"u-quokka"')
+    )
+    with transcript.open("ab") as f:
+        f.write(line + b"\n")
+    assert backfill(store, home).ok
+    (hit,) = store.search("quokka", SearchFilters())
+    assert hit.kind == "user" and hit.label == "cc-11111111"
+
+
+def test_an_unchanged_rerun_does_not_touch_the_index(store, home):
+    backfill(store, home)
+    again = sync(
+        store,
+        SyncOptions(
+            sources={"claude-code": [home / ".claude"], "codex": [home / ".codex"]},
+            workers=0,
+            full=True,
+        ),
+    )
+    assert again.rows_written == 0
+
+
+def test_deleted_rows_leave_nothing_in_the_index(store, home):
+    backfill(store, home)
+    assert store.search("division", SearchFilters(limit=1000))
+    conn = store.conn  # type: ignore[attr-defined]
+    for table in ("message_sources", "tool_calls", "messages", "turns", "sessions"):
+        conn.execute(f"DELETE FROM {table}")
+    if store.backend == "postgresql":  # type: ignore[attr-defined]
+        conn.commit()
+    assert store.search("division OR app OR zero", SearchFilters(limit=1000)) == []
+    if store.backend == "sqlite":  # type: ignore[attr-defined]
+        for index in ("messages_fts", "tool_calls_fts", "sessions_fts"):
+            conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 0)")
+            assert conn.execute(f"SELECT count(*) FROM {index}_docsize").fetchone() == (0,)
