@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tracehouse.cli import import_cmd, sessions_cmds, store_cmds, sync_cmds
+from tracehouse.cli import import_cmd, search_cmd, sessions_cmds, store_cmds, sync_cmds
 
 app = typer.Typer(
     name="tracehouse",
@@ -17,6 +17,7 @@ app.add_typer(sync_cmds.app, name="sync")
 app.add_typer(sessions_cmds.app, name="sessions")
 app.add_typer(store_cmds.app, name="store")
 app.command("import")(import_cmd.import_request)
+app.command("search")(search_cmd.search)
 
 
 def main() -> None:

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
-from tracehouse.exports.transcript import render
+from tracehouse.exports.transcript import focus, render
 from tracehouse.model.stored_json import for_json
-from tracehouse.sinks.reads import find_session, list_sessions, session_detail
+from tracehouse.sinks.reads import SessionNotFound, find_session, list_sessions, session_detail
 
 app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 
@@ -68,6 +68,15 @@ def show(
     ctx: Context,
     ref: Annotated[str, typer.Argument(help="Session id, label (e.g. cc-6a963594) or source id.")],
     thinking: Annotated[bool, typer.Option("--thinking", help="Unfold thinking.")] = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="Open at this message or tool call id (as `search` prints), with a few"
+            " messages around it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """One session in order: attribution, tool calls and results, sources, subagents."""
     ledger = ctx.store(create=False)
@@ -76,6 +85,11 @@ def show(
         detail = session_detail(ledger, session["session_id"])
     finally:
         ledger.close()
+    if at is not None:
+        try:
+            detail = focus(detail, at)
+        except LookupError:
+            raise SessionNotFound(f"--at {at!r}: no such message or tool call in {ref}") from None
     if ctx.json:
         ctx.print_json(_decoded(detail))
         return

@@ -11,6 +11,7 @@ from tracehouse.model.stored_json import decode_mapping
 UNATTRIBUTED = frozenset({"typed", "task"})  # typed input; a task's tool is named by `via`
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 CUT = 600
+CONTEXT = 3  # messages shown on each side of the one a search hit opens
 
 
 def render(detail: dict[str, Any], *, show_thinking: bool = False, cut: int = CUT) -> str:
@@ -33,17 +34,21 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
     # Calls made without a message of their own (Codex calls follow reasoning, not text) are
     # shown in time order between the messages.
     loose = sorted(calls_by_message.pop(None, []), key=lambda c: (c["started_at"] or "", c["seq"]))
+    before, after = detail.get("hidden", (0, 0))
+    if before:
+        yield ""
+        yield f"… {before:,} earlier messages"
     for m in detail["messages"]:
         while loose and (loose[0]["started_at"] or "") < (m["created_at"] or ""):
             call = loose.pop(0)
             yield from _call(call, children.get(call["tool_call_id"]), cut)
-        if m["message_type"] == "tool_result":
+        if m["message_type"] == "tool_result" and m["message_id"] != detail.get("focus"):
             # Results are shown under their calls; only what they cited is left to show.
             for source in sources_by_message.get(m["message_id"], []):
                 yield f"    ↳ source [{source['source_type']}] {source['uri']}"
             continue
         yield ""
-        yield _heading(m, labels)
+        yield ("▶ " if m["message_id"] == detail.get("focus") else "") + _heading(m, labels)
         if m.get("thinking"):
             if show_thinking:
                 yield from (f"> {line}" for line in m["thinking"].splitlines())
@@ -58,6 +63,9 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
             yield f"  ↳ source [{source['source_type']}] {source['uri']}{title}"
     for call in loose:
         yield from _call(call, children.get(call["tool_call_id"]), cut)
+    if after:
+        yield ""
+        yield f"… {after:,} later messages"
     if detail["children"]:
         yield ""
         yield "## Subagents"
@@ -68,6 +76,42 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
                 f" ({child['message_count']} messages, {child['total_tokens'] or 0:,} tokens,"
                 f" spawned by {child.get('spawn_tool_call_id') or '?'})"
             )
+
+
+def focus(detail: dict[str, Any], at: str, context: int = CONTEXT) -> dict[str, Any]:
+    """The session cut to the messages around `at` (a message id, or a tool call id), for
+    opening a transcript at a search hit. Raises LookupError if the session has no such row."""
+    messages = detail["messages"]
+    index = next((i for i, m in enumerate(messages) if m["message_id"] == at), None)
+    if index is None:
+        call = next((c for c in detail["tool_calls"] if c["tool_call_id"] == at), None)
+        if call is None:
+            raise LookupError(at)
+        if call["message_id"] is not None:
+            index = next(i for i, m in enumerate(messages) if m["message_id"] == call["message_id"])
+        else:  # a call of no message (Codex): the last message before it
+            started = call["started_at"] or ""
+            index = max(
+                (i for i, m in enumerate(messages) if (m["created_at"] or "") <= started),
+                default=0,
+            )
+    lo, hi = max(0, index - context), min(len(messages), index + context + 1)
+    kept = messages[lo:hi]
+    ids = {m["message_id"] for m in kept}
+    first, last = kept[0]["created_at"] or "", kept[-1]["created_at"] or ""
+    return {
+        **detail,
+        "messages": kept,
+        "tool_calls": [
+            c
+            for c in detail["tool_calls"]
+            if c["message_id"] in ids
+            or (c["message_id"] is None and first <= (c["started_at"] or "") <= last)
+        ],
+        "sources": [s for s in detail["sources"] if s["message_id"] in ids],
+        "focus": messages[index]["message_id"],
+        "hidden": (lo, len(messages) - hi),
+    }
 
 
 def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:

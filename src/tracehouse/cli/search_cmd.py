@@ -1,0 +1,104 @@
+"""`tracehouse search QUERY`: full-text search of the ledger."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tracehouse.cli.common import Context, command
+from tracehouse.search.hits import MARK, Hit
+from tracehouse.search.options import build_filters
+from tracehouse.timespec import local_time
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+SYNTAX = (
+    'Words must all appear; "a phrase"; -word excludes; a OR b; migrat* is a prefix.'
+    " Paths, identifiers and flags match as the phrase of their words."
+)
+
+
+@command
+def search(
+    ctx: Context,
+    query: Annotated[str, typer.Argument(help=SYNTAX, show_default=False)],
+    provider: Annotated[
+        list[str] | None,
+        typer.Option("--provider", help="claude-code, codex or cursor (repeatable).",
+                     show_default=False),
+    ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", help="Workspace path or project name (a prefix).",
+                     show_default=False),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", help="Only this session (label or id) and its subagents.",
+                     show_default=False),
+    ] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--type", "--role", help="user, assistant, system, tool, thinking, host or"
+                     " title (repeatable).", show_default=False),
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Option("--tool", help="Only calls of this tool (e.g. Bash, shell).",
+                     show_default=False),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="From this local date or time, or a duration (7d, 12h).",
+                     show_default=False),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Before this local date or time, or a duration.",
+                     show_default=False),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many hits.")] = 20,
+) -> None:  # fmt: skip
+    """Find anything said, run or read: ranked hits with the matched words highlighted."""
+    ledger = ctx.store(create=False)
+    try:
+        filters = build_filters(
+            ledger, providers=provider or (), project=project, session=session,
+            kinds=kind or (), tool=tool, since=since, until=until, limit=limit,
+        )  # fmt: skip
+        hits = ledger.search(query, filters)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json({"query": query, "hits": [h.to_json() for h in hits]})
+        return
+    if not hits:
+        ctx.err.print(f"no hits for {query!r}")
+        return
+    from rich.text import Text
+
+    for hit in hits:
+        where = " · ".join(
+            x for x in (hit.label, hit.provider, hit.project, local_time(hit.created_at)) if x
+        )
+        what = f"{hit.kind} {hit.tool_name}" if hit.tool_name else hit.kind
+        ctx.out.print(Text.assemble((where, "bold"), " · ", (what, "cyan")))
+        ctx.out.print(Text("  ").append_text(_highlighted(hit.snippet)))
+        ctx.out.print(Text(f"  → {open_command(hit)}", style="dim"))
+        ctx.out.print()
+
+
+def open_command(hit: Hit) -> str:
+    at = hit.message_id or (hit.id if hit.kind == "tool" else None)
+    return f"tracehouse sessions show {hit.label}" + (f" --at {at}" if at else "")
+
+
+def _highlighted(snippet: str) -> Text:
+    from rich.text import Text
+
+    text = Text()
+    for i, part in enumerate(snippet.replace(MARK[1], MARK[0]).split(MARK[0])):
+        text.append(part, style="bold yellow" if i % 2 else "")
+    return text
