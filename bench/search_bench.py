@@ -1,0 +1,215 @@
+"""Search: query latency on the ledger of the backfill corpus, and what the index costs.
+
+    uv run python bench/search_bench.py [--copies 60] [--runs 2] [--queries 240] [--pg DSN]
+
+Builds (or reuses) backfill_bench's replicated corpus (about 16 MB a copy; 60 copies ≈ 1 GB),
+then, in one run on this machine:
+
+  backfill     `sync backfill` into a fresh SQLite ledger with the search index, and into one
+               whose index was dropped before the run (the floor), interleaved `--runs` times:
+               medians, ranges and the ratio (target ≤ 1.25×)
+  re-run       the same backfill again: rows written (target 0: the index is not touched)
+  size         the index's pages against the ledger's (SQLite dbstat)
+  queries      ≥ 200 queries of mixed shapes drawn from the ledger's own text (rare word,
+               common word, phrase, identifier, path, prefix, exclusion), half of them with a
+               filter; p50 / p95 / max per shape and overall (target p95 ≤ 50 ms on SQLite)
+  PostgreSQL   with --pg (or TRACEHOUSE_PG_DSN answering): the ledger copied there, and the same
+               queries (target p95 ≤ 100 ms)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sqlite3
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from backfill_bench import OUT, build_corpus, files_of, run_cli  # noqa: E402
+
+from tracehouse.search.hits import SearchFilters  # noqa: E402
+from tracehouse.sinks import open_store  # noqa: E402
+from tracehouse.sinks.sqlite.search_index import INDEXES  # noqa: E402
+
+IDENT = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
+PATH = re.compile(r"\b[\w.-]+/[\w.-]+\.(?:py|ts|js|md|json|toml|rs|go)\b")
+WORD = re.compile(r"\b[a-zA-Z]{4,}\b")
+
+
+def fresh(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def drop_index(path: Path) -> None:
+    """A ledger without the search index: the floor the index's cost is measured against."""
+    store = open_store(path)
+    store.close()
+    conn = sqlite3.connect(path)
+    for index in INDEXES:
+        for suffix in ("ai", "ad", "au"):
+            conn.execute(f"DROP TRIGGER {index.name}_{suffix}")
+        conn.execute(f"DROP TABLE {index.name}")
+    conn.commit()
+    conn.close()
+
+
+def backfill(corpus: Path, ledger: Path) -> tuple[float, dict]:  # type: ignore[type-arg]
+    wall, _peak, report = run_cli(
+        ["sync", "backfill", "--home", str(corpus), "--store", str(ledger), "--json", "-q"]
+    )
+    return wall, report
+
+
+def index_size(path: Path) -> tuple[int, int]:
+    """(bytes of the FTS shadow tables, bytes of the whole file)."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+    except sqlite3.OperationalError:
+        return -1, path.stat().st_size
+    finally:
+        conn.close()
+    fts = sum(size for name, size in rows if name.split("_fts")[0] != name)
+    return fts, sum(size for _name, size in rows)
+
+
+def make_queries(ledger: Path, n: int, seed: int = 7) -> list[tuple[str, str, SearchFilters]]:
+    """(shape, query, filters) drawn from the ledger's own text."""
+    rng = random.Random(seed)
+    conn = sqlite3.connect(ledger)
+    sample = [r[0] for r in conn.execute(
+        "SELECT content FROM messages WHERE content IS NOT NULL AND length(content) > 40"
+        " ORDER BY rowid LIMIT 20000"
+    )]  # fmt: skip
+    params = [r[0] for r in conn.execute(
+        "SELECT params FROM tool_calls WHERE params IS NOT NULL ORDER BY rowid LIMIT 20000"
+    )]  # fmt: skip
+    providers = [r[0] for r in conn.execute("SELECT DISTINCT source_provider FROM sessions")]
+    conn.close()
+    counts = Counter(w.lower() for text in sample[:5000] for w in WORD.findall(text))
+    common = [w for w, _ in counts.most_common(40)]
+    rare = [w for w, c in counts.items() if c <= 2][:2000]
+    idents = sorted({m for text in sample + params for m in IDENT.findall(text)})[:2000]
+    paths = sorted({m for text in sample + params for m in PATH.findall(text)})[:2000]
+
+    def phrase() -> str:
+        words = WORD.findall(rng.choice(sample))
+        if len(words) < 3:
+            return rng.choice(common)
+        at = rng.randrange(len(words) - 1)
+        return f'"{words[at]} {words[at + 1]}"'
+
+    shapes = {
+        "rare word": lambda: rng.choice(rare),
+        "common word": lambda: rng.choice(common),
+        "phrase": phrase,
+        "identifier": lambda: rng.choice(idents or common),
+        "path": lambda: rng.choice(paths or common),
+        "prefix": lambda: rng.choice(rare or common)[:4] + "*",
+        "exclusion": lambda: f"{rng.choice(common)} -{rng.choice(common)}",
+    }
+    out = []
+    for i in range(n):
+        shape = list(shapes)[i % len(shapes)]
+        filters = SearchFilters(limit=20)
+        if i % 2:
+            choice = rng.randrange(3)
+            if choice == 0:
+                filters = SearchFilters(providers=(rng.choice(providers),), limit=20)
+            elif choice == 1:
+                filters = SearchFilters(kinds=("user", "assistant"), limit=20)
+            else:
+                filters = SearchFilters(since="2026-01-01T00:00:00.000Z", limit=20)
+        out.append((shape + (" +filter" if i % 2 else ""), shapes[shape](), filters))
+    return out
+
+
+def latencies(store, queries) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    by_shape: dict[str, list[float]] = {}
+    for shape, text, filters in queries:
+        start = time.perf_counter()
+        store.search(text, filters)
+        by_shape.setdefault(shape.split(" +")[0], []).append(time.perf_counter() - start)
+        by_shape.setdefault("all", []).append(time.perf_counter() - start)
+    return by_shape
+
+
+def report_latency(backend: str, by_shape: dict[str, list[float]]) -> None:
+    for shape, values in by_shape.items():
+        values = sorted(values)
+        p95 = values[max(0, int(len(values) * 0.95) - 1)]
+        p50 = statistics.median(values)
+        print(
+            f"query    {backend:<10} {shape:<12} n={len(values):<4} p50 {p50 * 1000:6.1f} ms"
+            f"  p95 {p95 * 1000:6.1f} ms  max {values[-1] * 1000:6.1f} ms"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=240)
+    parser.add_argument("--pg", default=os.environ.get("TRACEHOUSE_PG_DSN"))
+    parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
+    args = parser.parse_args()
+
+    corpus = build_corpus(args.corpus, args.copies)
+    mb = sum(p.stat().st_size for p in files_of(corpus)) / 1e6
+    print(f"corpus: {mb:,.0f} MB in {corpus}")
+    with_index, without = OUT / "search-ledger.db", OUT / "search-floor.db"
+    times: dict[str, list[float]] = {"with index": [], "without index": []}
+    for _ in range(args.runs):  # interleaved: the machine's load changes from run to run
+        fresh(without)
+        drop_index(without)
+        times["without index"].append(backfill(corpus, without)[0])
+        fresh(with_index)
+        times["with index"].append(backfill(corpus, with_index)[0])
+    for name, values in times.items():
+        mid = statistics.median(values)
+        print(
+            f"backfill {name:<14} median {mid:6.2f} s"
+            f"  range {min(values):.2f}-{max(values):.2f} s  ({mb / mid:.0f} MB/s)"
+        )
+    ratio = statistics.median(times["with index"]) / statistics.median(times["without index"])
+    print(f"backfill index cost          {ratio:6.2f}x the floor (target ≤ 1.25x)")
+    _wall, again = backfill(corpus, with_index)
+    print(f"re-run   no change           rows written {again['rowsWritten']} (target 0)")
+    fts, total = index_size(with_index)
+    print(
+        f"size     index {fts / 2**20:,.0f} MiB of a {total / 2**20:,.0f} MiB ledger"
+        f" ({fts / max(total - fts, 1):.0%} of the rest)"
+    )
+
+    queries = make_queries(with_index, args.queries)
+    store = open_store(with_index)
+    latencies(store, queries[:20])  # warm the page cache, as a ledger in use is
+    report_latency("sqlite", latencies(store, queries))
+    if args.pg:
+        from tracehouse.sinks.copy import copy_store
+
+        try:
+            team = open_store(args.pg)
+        except Exception as exc:  # a bench: report and go on
+            print(f"postgres skipped: {exc}")
+        else:
+            start = time.perf_counter()
+            copy_store(store, team)
+            print(f"postgres ledger copied in {time.perf_counter() - start:.1f} s")
+            latencies(team, queries[:20])
+            report_latency("postgresql", latencies(team, queries))
+            team.close()
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
