@@ -91,6 +91,19 @@ def message_types(filters: SearchFilters) -> list[str] | None:
     return [MESSAGE_TYPES[k] for k in filters.kinds if k in MESSAGE_TYPES]
 
 
+def conditions(
+    filters: SearchFilters, kind: str | None, *, table: str, alias: str, at: str
+) -> tuple[str, list[Any]] | None:
+    """The WHERE conditions of one source of hits (`kind` None: message text, whose kind is
+    its type), or None when the filters want nothing from it."""
+    if kind is not None and not filters.wants(kind):
+        return None
+    types = message_types(filters) if kind is None else None
+    if types == []:
+        return None
+    return filter_sql(filters, table=table, alias=alias, at=at, types=types)
+
+
 def filter_sql(
     filters: SearchFilters, *, table: str, alias: str, at: str, types: list[str] | None = None
 ) -> tuple[str, list[Any]]:

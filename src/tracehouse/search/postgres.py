@@ -18,9 +18,8 @@ from tracehouse.search.hits import (
     SNIPPET_WORDS,
     Hit,
     SearchFilters,
-    filter_sql,
+    conditions,
     merge,
-    message_types,
 )
 from tracehouse.search.query import Query, to_tsquery_sql
 
@@ -60,14 +59,12 @@ def search(run: Run, query: Query, filters: SearchFilters) -> list[Hit]:
     tsquery, tsparams = to_tsquery_sql(query)
     hits: list[Hit] = []
     for source in SOURCES:
-        if source.kind is not None and not filters.wants(source.kind):
-            continue
-        types = message_types(filters) if source.kind is None else None
-        if types == []:
-            continue
-        where, params = filter_sql(
-            filters, table=source.table, alias=source.alias, at=source.at, types=types
+        found = conditions(
+            filters, source.kind, table=source.table, alias=source.alias, at=source.at
         )
+        if found is None:
+            continue
+        where, params = found
         join = (
             ""
             if source.table == "sessions"

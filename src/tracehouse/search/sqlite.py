@@ -19,9 +19,8 @@ from tracehouse.search.hits import (
     SNIPPET_WORDS,
     Hit,
     SearchFilters,
-    filter_sql,
+    conditions,
     merge,
-    message_types,
 )
 from tracehouse.search.query import Query, to_fts5
 
@@ -57,15 +56,13 @@ def search(conn: sqlite3.Connection, query: Query, filters: SearchFilters) -> li
     match = to_fts5(query)
     hits: list[Hit] = []
     for source in SOURCES:
-        if source.kind is not None and not filters.wants(source.kind):
-            continue
-        types = message_types(filters) if source.kind is None else None
-        if types == []:
-            continue
-        expression = f"{source.columns} : ({match})" if source.columns else match
-        where, params = filter_sql(
-            filters, table=source.table, alias=source.alias, at=source.at, types=types
+        found = conditions(
+            filters, source.kind, table=source.table, alias=source.alias, at=source.at
         )
+        if found is None:
+            continue
+        where, params = found
+        expression = f"{source.columns} : ({match})" if source.columns else match
         join = (
             " JOIN sessions s ON s.rowid = f.rowid"
             if source.table == "sessions"

@@ -208,13 +208,7 @@ def _own_message_ids(path: str, size: int, _mtime: int) -> frozenset[str]:
     2.1.x parents mirror a running subagent's messages as `progress` records
     (`data.type: "agent_progress"`) with the subagent's own `message.id`: those copies are the
     subagent's, so they must not make the subagent's originals look like replays."""
-    if size < 0:
-        return frozenset()
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return frozenset()
+    data = _read(path, size)
     if _MIRROR not in data:
         return frozenset(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(data))
     found: set[str] = set()
@@ -248,11 +242,15 @@ def _stat(path: str) -> tuple[int, int]:
 
 @lru_cache(maxsize=32)
 def _scan(path: str, size: int, _mtime: int, pattern: re.Pattern[bytes]) -> frozenset[str]:
+    return frozenset(m.decode("utf-8", "replace") for m in pattern.findall(_read(path, size)))
+
+
+def _read(path: str, size: int) -> bytes:
+    """The file's bytes; nothing for a file that is gone (size -1) or unreadable."""
     if size < 0:
-        return frozenset()
+        return b""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except OSError:
-        return frozenset()
-    return frozenset(m.decode("utf-8", "replace") for m in pattern.findall(data))
+        return b""
