@@ -45,6 +45,13 @@ def test_json_hits_open_with_sessions_show_at(ledger):
     shown = run("sessions", "show", hit["label"], "--at", hit["message_id"], "--store", ledger)
     assert shown.exit_code == 0, shown.output
     assert "▶ ## " in shown.stdout
+    as_json = run(
+        "sessions", "show", hit["label"], "--at", hit["message_id"], "--json", "--store", ledger
+    )
+    assert as_json.exit_code == 0, as_json.output
+    opened = json.loads(as_json.stdout)
+    assert opened["focus"] == hit["message_id"]
+    assert hit["message_id"] in {m["message_id"] for m in opened["messages"]}
 
 
 def test_filters_from_the_command_line(ledger):

@@ -103,9 +103,10 @@ def _decoded(detail: dict) -> dict:  # type: ignore[type-arg]
     def fix(row: dict) -> dict:  # type: ignore[type-arg]
         return {k: for_json(v) if k in json_columns else v for k, v in row.items()}
 
+    rows = {"session", "turns", "messages", "tool_calls", "sources", "children"}
     out = {}
-    for k, v in detail.items():
-        if k == "labels":
+    for k, v in detail.items():  # labels, and --at's focus and hidden counts, stay as they are
+        if k not in rows:
             out[k] = v
         else:
             out[k] = fix(v) if isinstance(v, dict) else [fix(r) for r in v]

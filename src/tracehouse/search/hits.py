@@ -8,6 +8,7 @@ SQL that applies them is written once (`filter_sql`) with `?` placeholders, whic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -112,20 +113,20 @@ def filter_sql(
     sql: list[str] = []
     params: list[Any] = []
     if types is not None:
-        sql.append(f"{alias}.message_type IN ({', '.join('?' * len(types))})")
+        sql.append(f"{alias}.message_type IN ({_marks(types)})")
         params.extend(types)
     if filters.tool is not None and table == "tool_calls":
         sql.append(f"lower({alias}.tool_name) = lower(?)")
         params.append(filters.tool)
     if filters.providers:
-        sql.append(f"s.source_provider IN ({', '.join('?' * len(filters.providers))})")
+        sql.append(f"s.source_provider IN ({_marks(filters.providers)})")
         params.extend(filters.providers)
     if filters.project:
         n = len(filters.project)
         sql.append("(substr(s.workspace_path, 1, ?) = ? OR substr(s.project, 1, ?) = ?)")
         params.extend([n, filters.project, n, filters.project])
     if filters.session_ids:
-        sql.append(f"s.session_id IN ({', '.join('?' * len(filters.session_ids))})")
+        sql.append(f"s.session_id IN ({_marks(filters.session_ids)})")
         params.extend(filters.session_ids)
     if filters.since:
         sql.append(f"{alias}.{at} >= ?")
@@ -134,6 +135,10 @@ def filter_sql(
         sql.append(f"{alias}.{at} < ?")
         params.append(filters.until)
     return "".join(f" AND {s}" for s in sql), params
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" * len(values))
 
 
 def merge(hits: list[Hit], limit: int) -> list[Hit]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracehouse.errors import TracehouseError
@@ -91,7 +92,18 @@ def _term(token: str) -> Term | None:
     return Term(tuple(words), prefix)
 
 
-# -- SQLite FTS5 -------------------------------------------------------------------------------
+def _expression(
+    query: Query, term: Callable[[Term], str], any_of: str, all_of: str, but_not: str
+) -> str:
+    """The query's structure in one engine's operators; `but_not` takes {kept} and {dropped}."""
+    clauses = []
+    for group in query.groups:
+        inner = any_of.join(term(t) for t in group)
+        clauses.append(f"({inner})" if len(group) > 1 else inner)
+    expression = all_of.join(clauses)
+    for t in query.excluded:
+        expression = but_not.format(kept=expression, dropped=term(t))
+    return expression
 
 
 def to_fts5(query: Query) -> str:
@@ -101,17 +113,7 @@ def to_fts5(query: Query) -> str:
         phrase = '"' + " ".join(t.words) + '"'
         return phrase + "*" if t.prefix else phrase
 
-    clauses = []
-    for group in query.groups:
-        inner = " OR ".join(term(t) for t in group)
-        clauses.append(f"({inner})" if len(group) > 1 else inner)
-    expression = " AND ".join(clauses)
-    for t in query.excluded:
-        expression = f"({expression}) NOT {term(t)}"
-    return expression
-
-
-# -- PostgreSQL tsquery ------------------------------------------------------------------------
+    return _expression(query, term, " OR ", " AND ", "({kept}) NOT {dropped}")
 
 
 def to_tsquery_sql(query: Query) -> tuple[str, list[str]]:
@@ -125,14 +127,7 @@ def to_tsquery_sql(query: Query) -> tuple[str, list[str]]:
         params.append(" ".join(t.words))
         return "phraseto_tsquery('simple', ?)"
 
-    clauses = []
-    for group in query.groups:
-        inner = " || ".join(term(t) for t in group)
-        clauses.append(f"({inner})" if len(group) > 1 else inner)
-    expression = " && ".join(clauses)
-    for t in query.excluded:
-        expression = f"({expression}) && !!({term(t)})"
-    return expression, params
+    return _expression(query, term, " || ", " && ", "({kept}) && !!({dropped})"), params
 
 
 def matches(query: Query, text: str | None) -> bool:

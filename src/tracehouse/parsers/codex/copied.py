@@ -10,10 +10,10 @@ model call whose answer and token count follow.
 The rule: the block is the burst of records that follows the *last* `session_meta` of the head
 of the file, each record within `BURST_GAP_MS` of the one before it; it ends at the first record
 after a longer pause. (A running total that restarts is no end mark: the copied history can
-hold restarts of its own.) A fork or spawned child
-whose rollout has no copied `session_meta` (older writers) gets the same burst rule after its
-own `session_meta`. A thread that is none of these has no copy: its own first records follow
-its `session_meta` within milliseconds and are its own.
+hold restarts of its own.) A fork or spawned child whose rollout has no copied `session_meta`
+(older writers) gets the same burst rule after its own `session_meta`. A thread that is none
+of these has no copy: its own first records follow its `session_meta` within milliseconds and
+are its own.
 
 Messages of the block stay in the session, flagged `metadata.replayed_from`; its token counts
 are the source thread's and are not counted here. The state is a small dict kept in the
@@ -89,7 +89,7 @@ class CopiedHistory:
 def _within(anchor: int | None, at: int | None) -> bool:
     if anchor is None or at is None:
         return at is None  # an untimed record cannot end the burst by a pause
-    return 0 <= at - anchor <= BURST_GAP_MS or at < anchor
+    return at - anchor <= BURST_GAP_MS  # a clock stepping back is no pause
 
 
 def _millis(ts: str | None) -> int | None:

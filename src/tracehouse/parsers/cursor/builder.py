@@ -54,12 +54,8 @@ def bubble_times(bubble: dict[str, Any]) -> tuple[str | None, str | None]:
     """(when the bubble was sent or made, when its response ended), either possibly None."""
     timing = bubble.get("timingInfo")
     timing = timing if isinstance(timing, dict) else {}
-    at = iso(bubble.get("createdAt"))
-    for name in TIMING_FIELDS:
-        if at is not None:
-            break
-        at = iso(timing.get(name))
-    return at, iso(timing.get("clientEndTime"))
+    found = (iso(v) for v in (bubble.get("createdAt"), *(timing.get(f) for f in TIMING_FIELDS)))
+    return next((t for t in found if t), None), iso(timing.get("clientEndTime"))
 
 
 def _prompt_times(bubbles: list[dict[str, Any]]) -> list[str | None]:

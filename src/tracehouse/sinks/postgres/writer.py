@@ -103,6 +103,7 @@ FROM sessions AS s
 WHERE s.spawn_tool_call_id = tool_calls.tool_call_id
   AND tool_calls.spawned_session_id IS NULL
   AND (s.session_id = ANY(%(ids)s) OR tool_calls.session_id = ANY(%(ids)s))
+RETURNING s.session_id, tool_calls.session_id
 """
 
 # Lineage from the spawning tool calls, whichever of parent and child arrived first: for every
@@ -342,11 +343,11 @@ def _write(
 
 
 def _resolve_links(cur: psycopg.Cursor[Any], session_ids: list[str], found: Counter[str]) -> None:
-    cur.execute(LINK_NAMED_CALLS, {"ids": session_ids})
-    cur.execute(RESOLVE_LINKS, {"ids": session_ids})
     written_here = set(session_ids)
-    for child, parent in cur.fetchall():
-        found[child if child in written_here else parent] += 1
+    for sql in (LINK_NAMED_CALLS, RESOLVE_LINKS):  # each returns (child, parent) per row changed
+        cur.execute(sql, {"ids": session_ids})
+        for child, parent in cur.fetchall():
+            found[child if child in written_here else parent] += 1
 
 
 def _save_watermarks(conn: Conn, watermarks: list[WatermarkUpdate], run_id: str) -> None:
