@@ -21,6 +21,23 @@ if TYPE_CHECKING:
     import polars as pl
 
 
+# What a parser raises on a record of an unexpected shape (a list where a dict was, a number
+# too large, nesting too deep): the record becomes a reject naming where it is, never a crash.
+SHAPE_ERRORS = (
+    TypeError,
+    ValueError,
+    KeyError,
+    AttributeError,
+    IndexError,
+    OverflowError,
+    RecursionError,
+)
+
+
+def shape_error(exc: BaseException) -> str:
+    return f"unexpected shape ({type(exc).__name__}: {exc})"
+
+
 @dataclass(frozen=True)
 class Unit:
     """One thing a parser reads and keeps a watermark for: a file, a database composer."""
@@ -34,6 +51,12 @@ class Unit:
     def path(self) -> Path:
         # Derived, not stored: discovery makes thousands of units and pathlib objects are costly.
         return Path(self.key)
+
+
+def unreadable_directory(provider: str, path: str, root: str, exc: OSError) -> Unit:
+    """A directory discovery could not list, as a unit whose parse is one reject naming it: the
+    run says so and exits 1, instead of leaving out what the directory holds without a word."""
+    return Unit(provider, path, root, {"unreadable": exc.strerror or str(exc)})
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import xxhash
+
+# The largest count a JSON reader anywhere holds exactly (2^53 - 1): a token count above it is
+# not a count but a corrupted or hostile value, and would not fit the ledger's int64 sums.
+MAX_COUNT = 2**53 - 1
 
 
 def cap(text: str, limit: int) -> str:
@@ -12,3 +18,24 @@ def cap(text: str, limit: int) -> str:
     full = text.encode("utf-8", "surrogatepass")
     digest = xxhash.xxh3_128_hexdigest(full)
     return f"{text[:limit]}\n…[cut: {len(full)} bytes in full, xxh3-128 {digest}]"
+
+
+def count(value: Any, name: str) -> int:
+    """A token count as a source wrote it: absent or not a number is 0; a number that cannot be
+    a count raises ValueError naming the field, so the record becomes a reject, not a crash."""
+    if value is None or isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{name} is not a finite number")
+        value = int(value)
+    elif isinstance(value, str):
+        try:
+            value = int(value)
+        except ValueError:
+            return 0
+    elif not isinstance(value, int):
+        return 0
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{name} = {value} is not a token count (0 … 2^53-1)")
+    return int(value)

@@ -50,23 +50,45 @@ def _parses(line: bytes) -> bool:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def loads(line: bytes) -> Any:
-    """A JSON line, or None if it is not JSON at all.
+class LineError(ValueError):
+    """A line that is not a JSON value tracehouse can keep; the message says why."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise LineError(f"invalid JSON: {name} is not a JSON number")
+
+
+def decode_line(line: bytes) -> Any:
+    """A JSON line's value, or LineError saying why there is none.
 
     Agents write what tools print: invalid UTF-8 bytes and lone surrogate escapes (`\ud83d`
     without its pair) occur (FORMATS §4.7). orjson refuses both; such a line is decoded again
     with replacement characters instead of being rejected, so its text is kept and can be stored.
+    What stays refused: `NaN`/`Infinity` (not JSON; no store can hold them) and nesting past
+    orjson's limit (the stdlib decoder would recurse until Python's stack gives out).
     """
     try:
         return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        pass
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    if "depth" in str(first) or "recursion" in str(first).lower():
+        raise LineError(f"invalid JSON: nested too deep ({first})") from None
     try:
-        value = json.loads(line.decode("utf-8", "replace"))
-    except ValueError:
+        value = json.loads(line.decode("utf-8", "replace"), parse_constant=_refuse_constant)
+        text = json.dumps(value, ensure_ascii=False)
+        return orjson.loads(_LONE_SURROGATE.sub("\ufffd", text).encode("utf-8"))
+    except LineError:
+        raise
+    except (ValueError, RecursionError):
+        raise LineError(f"invalid JSON: {first}") from None
+
+
+def loads(line: bytes) -> Any:
+    """A JSON line, or None if it cannot be read as one (for scans that only skip such lines)."""
+    try:
+        return decode_line(line)
+    except LineError:
         return None
-    text = json.dumps(value, ensure_ascii=False)
-    return orjson.loads(_LONE_SURROGATE.sub("\ufffd", text).encode("utf-8"))
 
 
 def lines(chunk: Chunk) -> Iterator[tuple[int, int, bytes]]:

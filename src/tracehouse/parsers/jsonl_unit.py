@@ -13,14 +13,20 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-import orjson
-
 from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.jsonl import Chunk, last_line_span, lines, loads, read_chunk
+from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.jsonl import (
+    Chunk,
+    LineError,
+    decode_line,
+    last_line_span,
+    lines,
+    loads,
+    read_chunk,
+)
 from tracehouse.state.watermark import (
     HEAD_BYTES,
     Action,
@@ -90,41 +96,107 @@ def parse_jsonl(
         new = _cursor(st, chunk, base, head, base.state if base else {}, base.lines if base else 0)
         wait = Action.WAIT if chunk.end < st.st_size else action
         return UnitResult(unit, wait, watermark=wm(provider, unit, new), cursor=new.to_json())
-    builder = make_builder(dict(base.state) if base else None)
     first_line = base.lines if base else 0
-    rejects: list[Reject] = []
-    accounting: Counter[str] = Counter()
+    line_count = chunk.data.count(b"\n") + (0 if chunk.data.endswith(b"\n") else 1)
+    result = UnitResult(
+        unit, action, bytes_read=len(chunk.data), done=chunk.eof, mtime_ns=st.st_mtime_ns
+    )
+    skip: dict[int, str] = {}
+    while True:
+        builder = make_builder(dict(base.state) if base else None)
+        result.rejects, result.accounting = [], Counter()
+        _feed_all(provider, unit, chunk, first_line, builder, skip, result)
+        try:
+            state = builder.finish()
+            new = _cursor(st, chunk, base, head, state, first_line + line_count)
+            attach(
+                provider,
+                result,
+                builder,
+                wm(provider, unit, new),
+                [str(chunk.end), new.tail_hash],
+                options,
+            )
+            break
+        except SHAPE_ERRORS as exc:
+            # A value the builder took but no store can hold (nested past the JSON writer's
+            # depth, or an integer past int64): find the lines that carry one and build again
+            # without them. Costs nothing on good input; a unit without such a line is refused.
+            found = _unstorable_lines(chunk, first_line, skip)
+            if not found:
+                return _refused(provider, unit, exc)
+            skip.update(found)
+    result.cursor = new.to_json()
+    return result
+
+
+MAX_DEPTH = 200  # orjson writes at most 254 levels; the session row wraps a record in a few more
+MAX_INT = 2**63 - 1
+
+
+def _feed_all(
+    provider: str,
+    unit: Unit,
+    chunk: Chunk,
+    first_line: int,
+    builder: Builder,
+    skip: Mapping[int, str],
+    result: UnitResult,
+) -> None:
     for offset, index, raw in lines(chunk):
         line = first_line + index + 1
-        record = loads(raw)
-        if not isinstance(record, dict):
-            what = "invalid JSON: " + _json_error(raw) if record is None else None
-            reason = what or f"a JSON {type(record).__name__}, not an object"
-            rejects.append(reject(provider, unit, line, offset, reason, raw))
-            accounting["rejected"] += 1
+        reason = skip.get(line)
+        if reason is None:
+            try:
+                record = decode_line(raw)
+            except LineError as exc:
+                reason = str(exc)
+            else:
+                if not isinstance(record, dict):
+                    reason = f"a JSON {type(record).__name__}, not an object"
+        if reason is None:
+            try:
+                result.accounting[builder.feed(record, offset)] += 1
+                continue
+            except SHAPE_ERRORS as exc:
+                reason = shape_error(exc)
+        result.rejects.append(reject(provider, unit, line, offset, reason, raw))
+        result.accounting["rejected"] += 1
+
+
+def _unstorable_lines(chunk: Chunk, first_line: int, skip: Mapping[int, str]) -> dict[int, str]:
+    found = {}
+    for _offset, index, raw in lines(chunk):
+        line = first_line + index + 1
+        if line in skip:
             continue
-        try:
-            accounting[builder.feed(record, offset)] += 1
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            reason = f"unexpected shape ({type(exc).__name__}: {exc})"
-            rejects.append(reject(provider, unit, line, offset, reason, raw))
-            accounting["rejected"] += 1
-    state = builder.finish()
-    line_count = chunk.data.count(b"\n") + (0 if chunk.data.endswith(b"\n") else 1)
-    new = _cursor(st, chunk, base, head, state, first_line + line_count)
-    result = UnitResult(
-        unit,
-        action,
-        rejects=rejects,
-        bytes_read=len(chunk.data),
-        done=chunk.eof,
-        accounting=accounting,
-        cursor=new.to_json(),
-        mtime_ns=st.st_mtime_ns,
-    )
-    salt = [str(chunk.end), new.tail_hash]
-    attach(provider, result, builder, wm(provider, unit, new), salt, options)
-    return result
+        why = unstorable(loads(raw))
+        if why:
+            found[line] = why
+    return found
+
+
+def unstorable(value: Any) -> str | None:
+    """Why a decoded value cannot be stored (too deep, an integer past int64), or None."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels"
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+        elif isinstance(node, int) and not -MAX_INT - 1 <= node <= MAX_INT:
+            return f"integer {node} does not fit in 64 bits"
+    return None
+
+
+def _refused(provider: str, unit: Unit, exc: Exception) -> UnitResult:
+    """A unit whose rows cannot be built: one reject for the file, no cursor moved, so the next
+    run reads it again (a fixed tracehouse, or a changed file, may read it then)."""
+    reason = f"cannot build its rows ({type(exc).__name__}: {exc})"
+    return UnitResult(unit, Action.SKIP, rejects=[Reject(provider, unit.key, "file", reason)])
 
 
 def attach(
@@ -187,14 +259,6 @@ def _cursor(
         state=state,
         lines=line_count,
     )
-
-
-def _json_error(raw: bytes) -> str:
-    try:
-        orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return str(exc)
-    return "unreadable"
 
 
 def read_whole(

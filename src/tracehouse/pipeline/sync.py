@@ -194,13 +194,19 @@ def _plan(
         raw = cursors.get(unit.key)
         # A source whose unit is more than one file (a database and its WAL) plans for itself.
         own_plan = getattr(PARSERS[unit.provider], "plan_unit", None)
+        if unit.info.get("unreadable"):
+            yield unit, None, 0  # its parse is the reject that says so
+            continue
         if own_plan is not None:
             yield unit, raw, own_plan(unit, raw, full)
             continue
         try:
             st = os.stat(unit.key)
-        except OSError:
+        except FileNotFoundError:
             continue  # vanished since discovery: the next run flags it missing
+        except OSError:
+            yield unit, raw, 0  # a symlink loop, a file we may not read: its parse says why
+            continue
         if not full and quick_plan(st, raw) is Action.SKIP:
             yield unit, raw, None
             continue
@@ -214,10 +220,15 @@ def _missing(
     """Units with a watermark under a scanned root that were not found: flag, delete nothing."""
     present = {u.key for u in units}
     prefixes = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots)
+    # What is under a directory that could not be listed is unknown, not gone.
+    unlisted = tuple(u.key.rstrip(os.sep) + os.sep for u in units if u.info.get("unreadable"))
     return [
         key
         for key, cursor in cursors.items()
-        if key not in present and key.startswith(prefixes) and not cursor.get("missing")
+        if key not in present
+        and key.startswith(prefixes)
+        and not (unlisted and key.startswith(unlisted))
+        and not cursor.get("missing")
     ]
 
 
@@ -289,6 +300,10 @@ def run_tasks(
 
 
 def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    unreadable = unit.info.get("unreadable")
+    if unreadable:
+        reject = Reject(unit.provider, unit.key, "directory", f"cannot list: {unreadable}")
+        return UnitResult(unit, Action.SKIP, rejects=[reject])
     return PARSERS[unit.provider].parse(unit, cursor, options)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from tracehouse.parsers.base import Unit
+from tracehouse.parsers.base import Unit, unreadable_directory
 
 PROVIDER = "claude-code"
 
@@ -47,10 +47,13 @@ def discover(roots: list[Path]) -> list[Unit]:
         if projects is None:
             continue
         top = os.path.abspath(root)
-        for project in _entries(os.path.abspath(projects)):
+        listing = Listing(top)
+        for project in listing.entries(os.path.abspath(projects)):
             if project.is_dir(follow_symlinks=False):
-                for unit in _project_units(project.path, project.name, top):
+                for unit in _project_units(project.path, project.name, top, listing):
                     units.setdefault(unit.key, unit)  # the same dir reached through two roots
+        for unit in listing.unreadable:
+            units.setdefault(unit.key, unit)
     return sorted(units.values(), key=lambda u: u.key)
 
 
@@ -77,17 +80,39 @@ def unit_for(path: str, roots: list[Path]) -> Unit | None:
     return None
 
 
-def _entries(path: str) -> list[os.DirEntry[str]]:
+class Listing:
+    """Directory listings under one root, keeping the directories that could not be read."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.unreadable: list[Unit] = []
+
+    def entries(self, path: str) -> list[os.DirEntry[str]]:
+        try:
+            return list(os.scandir(path))
+        except FileNotFoundError:
+            return []  # gone since its parent was listed
+        except OSError as exc:
+            self.unreadable.append(unreadable_directory(PROVIDER, path, self.root, exc))
+            return []
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """A symlink loop or a dangling link named `*.jsonl` is still a unit: its parse reports
+    why it cannot be read, where `is_file` would raise or say nothing."""
     try:
-        return list(os.scandir(path))
+        return entry.is_file() or entry.is_symlink()
     except OSError:
-        return []
+        return True
 
 
-def _project_units(project: str, name: str, root: str) -> list[Unit]:
+def _project_units(
+    project: str, name: str, root: str, listing: Listing | None = None
+) -> list[Unit]:
+    listing = listing or Listing(root)
     out: list[Unit] = []
-    for entry in _entries(project):
-        if entry.name.endswith(".jsonl") and entry.is_file():
+    for entry in listing.entries(project):
+        if entry.name.endswith(".jsonl") and _is_file(entry):
             stem = entry.name[: -len(".jsonl")]
             if stem.startswith("agent-"):
                 out.append(_unit(entry.path, root, name, agent_id=stem[6:], via="Task"))
@@ -96,16 +121,18 @@ def _project_units(project: str, name: str, root: str) -> list[Unit]:
         elif entry.is_dir(follow_symlinks=False):
             subagents = os.path.join(entry.path, "subagents")
             if os.path.isdir(subagents):
-                out.extend(_subagent_units(subagents, root, name, parent=entry.name))
+                out.extend(_subagent_units(subagents, root, name, entry.name, listing))
     return out
 
 
-def _subagent_units(subagents: str, root: str, project: str, parent: str) -> list[Unit]:
+def _subagent_units(
+    subagents: str, root: str, project: str, parent: str, listing: Listing
+) -> list[Unit]:
     out = []
     folders = [(subagents, False)]
     while folders:
         folder, workflow = folders.pop()
-        for entry in _entries(folder):
+        for entry in listing.entries(folder):
             name = entry.name
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, workflow or name == "workflows"))

@@ -8,6 +8,7 @@ from typing import Any
 import xxhash
 
 from tracehouse.parsers.fields import cap as cap  # re-exported for the builder
+from tracehouse.parsers.fields import count
 
 # Record types that only describe the session: folded into the session row's metadata.
 SESSION_METADATA_TYPES = frozenset(
@@ -171,17 +172,14 @@ def usage_tuple(usage: Any) -> tuple[int, int, int, int, int]:
     if not isinstance(usage, dict):
         return (0, 0, 0, 0, 0)
 
-    def num(value: Any) -> int:
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
     details = usage.get("output_tokens_details")
-    thinking = num(details.get("thinking_tokens")) if isinstance(details, dict) else 0
+    thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
     return (
-        num(usage.get("input_tokens")),
-        num(usage.get("output_tokens")),
-        num(usage.get("cache_read_input_tokens")),
-        num(usage.get("cache_creation_input_tokens")),
-        thinking,
+        count(usage.get("input_tokens"), "usage.input_tokens"),
+        count(usage.get("output_tokens"), "usage.output_tokens"),
+        count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens"),
+        count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"),
+        count(thinking, "usage.output_tokens_details.thinking_tokens"),
     )
 
 

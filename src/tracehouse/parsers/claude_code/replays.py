@@ -121,7 +121,7 @@ def _project_roots(project: str) -> dict[str, tuple[str, str]]:
         rootless: dict[str, str] = {}
         for entry in _scandir(project):
             name = entry.name
-            if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
+            if name.endswith(".jsonl") and not name.startswith("agent-") and _is_file(entry):
                 rootless[name[: -len(".jsonl")]] = entry.path
         if len(_PROJECTS) >= 256:
             _PROJECTS.clear()
@@ -150,6 +150,13 @@ def _dir_stamp(path: str) -> int:
 @lru_cache(maxsize=8192)
 def _root_at(path: str, _size: int, _mtime: int) -> tuple[str, str] | None:
     return _root(path)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:  # a symlink loop: discovery makes it a reject; no session here
+        return False
 
 
 def _scandir(path: str) -> list[os.DirEntry[str]]:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tracehouse.parsers.base import Unit
+from tracehouse.parsers.base import Unit, unreadable_directory
 from tracehouse.parsers.codex import records as rec
 
 PROVIDER = rec.PROVIDER
@@ -29,8 +29,11 @@ def discover(roots: list[Path]) -> list[Unit]:
     for root in roots:
         home = os.path.abspath(root)
         live: set[str] = set()
+        unreadable: list[OSError] = []
         for folder in FOLDERS:
-            for dirpath, dirs, files in os.walk(os.path.join(home, folder)):
+            for dirpath, dirs, files in os.walk(
+                os.path.join(home, folder), onerror=unreadable.append
+            ):
                 dirs.sort()
                 for name in files:
                     if not _is_rollout(name) or (folder == "archived_sessions" and name in live):
@@ -39,6 +42,10 @@ def discover(roots: list[Path]) -> list[Unit]:
                         live.add(name)
                     unit = rollout_unit(os.path.join(dirpath, name), home)
                     units.setdefault(unit.key, unit)
+        for exc in unreadable:
+            if not isinstance(exc, FileNotFoundError) and exc.filename:
+                unit = unreadable_directory(PROVIDER, str(exc.filename), home, exc)
+                units.setdefault(unit.key, unit)
         history = os.path.join(home, HISTORY)
         if os.path.isfile(history):
             units.setdefault(

@@ -27,6 +27,8 @@ from tracehouse.parsers.jsonl import loads
 from tracehouse.parsers.jsonl_unit import read_whole, reject, whole_cursor, wm
 from tracehouse.state.watermark import Action
 
+LAST_SECOND = 253402300800  # 10000-01-01: past it, a timestamp is not one
+
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     read = read_whole(PROVIDER, unit, cursor_json, options)
@@ -49,10 +51,14 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
             result.accounting["rejected"] += 1
         elif r and isinstance(sid, str):
             ts = r.get("ts")
-            prompts.setdefault(sid, []).append(
-                (float(ts) if isinstance(ts, (int, float)) else 0.0, str(r["text"]))
-            )  # type: ignore[arg-type]
-            result.accounting["prompt"] += 1
+            at = float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0
+            if not 0 <= at < LAST_SECOND:
+                reason = f"ts {ts!r} is not a time"
+                result.rejects.append(reject(PROVIDER, unit, number, offset, reason, line))
+                result.accounting["rejected"] += 1
+            else:
+                prompts.setdefault(sid, []).append((at, str(r["text"])))
+                result.accounting["prompt"] += 1
         offset += len(line)
     on_disk = {thread_id_of(os.path.basename(p)) for p in rollout_paths(str(unit.info["home"]))}
     tables = {t.name: TableBuffer(t) for t in (MESSAGES, TURNS)}

@@ -7,6 +7,8 @@ from typing import Any
 
 import orjson
 
+from tracehouse.parsers.fields import count
+
 PROVIDER = "codex"
 
 # Text the CLI injects as a `user` message that nobody typed (FORMATS §2.6).
@@ -119,7 +121,7 @@ def subagent_kind(meta: dict[str, Any]) -> str | None:
 def usage_vector(usage: Any) -> list[int] | None:
     if not isinstance(usage, dict):
         return None
-    return [int(usage.get(k) or 0) for k in USAGE_FIELDS]
+    return [count(usage.get(k), k) for k in USAGE_FIELDS]
 
 
 def token_delta(previous: list[int] | None, info: Any) -> tuple[list[int] | None, list[int] | None]:

@@ -18,6 +18,8 @@ import orjson
 from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.parsers import fields
+from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
@@ -95,7 +97,11 @@ class ConversationBuilder:
     def build(self) -> None:
         sent = _prompt_times(self.conv.bubbles)
         for index, bubble in enumerate(self.conv.bubbles):
-            self._bubble(index, bubble, sent[index])
+            try:
+                self._bubble(index, bubble, sent[index])
+            except SHAPE_ERRORS as exc:  # this bubble is a reject; the conversation goes on
+                where = bubble.get("_key") or f"{self.conv.location} bubble #{index}"
+                self.conv.problems.append((str(where), shape_error(exc)))
         self._spawns()
         if self.turn is not None and self.conv.data.get("status") == "aborted":
             self.turn["status"] = "aborted"
@@ -257,7 +263,8 @@ class ConversationBuilder:
         assert self.turn is not None
         if not isinstance(count, dict):
             return
-        got_in, got_out = int(count.get("inputTokens") or 0), int(count.get("outputTokens") or 0)
+        got_in = fields.count(count.get("inputTokens"), "tokenCount.inputTokens")
+        got_out = fields.count(count.get("outputTokens"), "tokenCount.outputTokens")
         self.turn["input_tokens"] += got_in
         self.turn["output_tokens"] += got_out
         self.turn["total_tokens"] += got_in + got_out

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from tracehouse.parsers.base import Unit
+from tracehouse.parsers.base import Unit, unreadable_directory
 
 PROVIDER = "cursor"
 DB_NAME = "state.vscdb"
@@ -52,7 +52,12 @@ def discover(roots: list[Path]) -> list[Unit]:
         if os.path.isfile(found):
             units[found] = Unit(PROVIDER, found, user, {"scope": "global", "user": user})
         base = os.path.join(user, WORKSPACES)
-        for entry in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+        try:
+            entries = sorted(os.listdir(base)) if os.path.isdir(base) else []
+        except OSError as exc:
+            units[base] = unreadable_directory(PROVIDER, base, user, exc)
+            entries = []
+        for entry in entries:
             found = os.path.join(base, entry, DB_NAME)
             if os.path.isfile(found):
                 units[found] = workspace_unit(found, user)

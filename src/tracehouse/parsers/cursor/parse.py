@@ -27,7 +27,7 @@ from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.cursor import records as rec
 from tracehouse.parsers.cursor.builder import ConversationBuilder
 from tracehouse.parsers.cursor.discover import PROVIDER, WORKSPACES, uri_path, workspace_path
@@ -78,11 +78,15 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     for conv in conversations:  # first: a child may come before its parent
         parents.update(dict.fromkeys(_children(conv.data), conv.source_id))
     for conv in conversations:
+        known[conv.source_id] = conv.digest
+        try:
+            item = _item(conv, {**where, **_lineage(conv.source_id, parents)}, options, tables)
+        except SHAPE_ERRORS as exc:  # this composer is a reject; the database's others go on
+            conv.problems.append((conv.location, shape_error(exc)))
+            item = None
         for location, reason in conv.problems:
             result.rejects.append(Reject(PROVIDER, unit.key, location, reason))
             result.accounting["rejected"] += 1
-        known[conv.source_id] = conv.digest
-        item = _item(conv, {**where, **_lineage(conv.source_id, parents)}, options, tables)
         if item is None:
             result.accounting["empty"] += 1  # a draft: nothing was said in it
             continue
@@ -135,7 +139,10 @@ def _global(
             continue
         changed.append(rec.global_composer(raw))
     if changed:
-        _attribute(conn, unit, changed, places)
+        try:
+            _attribute(conn, unit, changed, places)
+        except SHAPE_ERRORS as exc:  # attribution only: the composers import without a place
+            changed[0].problems.append((rec.GLOBAL_HEADERS, shape_error(exc)))
     return changed
 
 
@@ -178,7 +185,11 @@ def _attribute(
 def _workspace_heads(user: str, wanted: set[str]) -> dict[str, list[str | None]]:
     found: dict[str, list[str | None]] = {}
     base = os.path.join(user, WORKSPACES)
-    for entry in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+    try:
+        entries = sorted(os.listdir(base)) if os.path.isdir(base) else []
+    except OSError:
+        entries = []  # attribution only; discovery reports the unreadable directory
+    for entry in entries:
         db = os.path.join(base, entry, "state.vscdb")
         if not os.path.isfile(db):
             continue

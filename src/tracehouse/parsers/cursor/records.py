@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import xxhash
 
+from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor.snapshot import read
 
 CHAT_TABS = "workbench.panel.aichat.view.aichat.chatdata"  # C0
@@ -117,7 +118,17 @@ def read_composer(conn: sqlite3.Connection, cid: str) -> RawComposer | None:
 
 
 def global_composer(raw: RawComposer) -> Conversation:
-    """C2 composers carry their conversation inline; C3–C5 split it into bubble rows."""
+    """C2 composers carry their conversation inline; C3–C5 split it into bubble rows. A composer
+    of an unexpected shape comes back empty, with the reason among its problems."""
+    try:
+        return _global_composer(raw)
+    except SHAPE_ERRORS as exc:
+        conv = Conversation(raw.cid, "composer", "?", {}, [], COMPOSER + raw.cid, raw.digest)
+        conv.problems.append((conv.location, shape_error(exc)))
+        return conv
+
+
+def _global_composer(raw: RawComposer) -> Conversation:
     location = COMPOSER + raw.cid
     try:
         data = decode(raw.value)
@@ -148,7 +159,7 @@ def _split_bubbles(raw: RawComposer, conv: Conversation) -> None:
             conv.problems.append((key, str(exc)))
             continue
         if isinstance(bubble, dict):
-            stored[key[len(prefix) :]] = bubble
+            stored[key[len(prefix) :]] = {**bubble, "_key": key}
     inline = conv.data.get("conversationMap") or {}
     ordered: list[dict[str, Any]] = []
     for header in conv.data.get("fullConversationHeadersOnly") or []:

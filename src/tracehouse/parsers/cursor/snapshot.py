@@ -134,7 +134,15 @@ def _open_read_only(path: str) -> sqlite3.Connection:
     uri = f"file:{quote(os.path.abspath(path))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=0.5, check_same_thread=False)
     conn.execute("PRAGMA query_only = 1")
+    # One invalid UTF-8 byte in one stored value must not make the whole query, and so every
+    # composer of the database, unreadable: such text is decoded with replacement characters,
+    # as JSONL lines are (FORMATS §4.7).
+    conn.text_factory = _lenient_text
     return conn
+
+
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def _copy_consistent(path: str, into: str) -> tuple[str, str]:
