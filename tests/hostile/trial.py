@@ -75,27 +75,37 @@ def backfill(
     try:
         roots = PARSERS[provider].default_roots(home, {})
         report = sync(store, SyncOptions(sources={provider: roots}))
-        return report, ledger_by_source(store, leave_out)
+        return report, ledger_by_source(store, home, leave_out)
     finally:
         store.close()
 
 
-# A prompt history annotates the transcripts' own prompts (`meta.history_ts`): a mutated history
-# line may change that annotation, and the row's fingerprint with it, never the rest of the row.
-ANNOTATING = {"history.jsonl": ("meta", "fingerprint")}
+# Files depend on each other in two sanctioned ways, and a mutation may change those columns of
+# another file's rows (and so their fingerprints), never the rest: a spawning call finds its
+# child by the child's first prompt (`spawned_session_id`), and a prompt history annotates the
+# transcripts' own prompts (`meta.history_ts`).
+DERIVED = ("spawned_session_id", "fingerprint")
+ANNOTATING = {"history.jsonl": ("meta",)}
 
 
-def ledger_by_source(store: Any, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
-    """source path → its sessions' rows, without the columns that say when they were written."""
-    # Keyed by file and session: a Cursor database holds many composers, each judged alone.
+def ledger_by_source(store: Any, home: Path, leave_out: tuple[str, ...] = ()) -> dict[Any, Any]:
+    """(source path, source session id) → the session's rows, paths relative to the home, without
+    the columns that say when a row was written. Keyed by session as well as file: a Cursor
+    database holds many composers, each judged alone."""
+    prefix = str(home)
+
+    def relative(value: Any) -> Any:
+        return value.replace(prefix, "~") if isinstance(value, str) else value
+
     paths = {
-        s["session_id"]: (s["source_path"], s["source_session_id"]) for s in store.rows("sessions")
+        s["session_id"]: (relative(s["source_path"]), s["source_session_id"])
+        for s in store.rows("sessions")
     }
-    out: dict[str, Any] = {}
+    out: dict[Any, Any] = {}
     for table in CONTENT:
         for row in store.rows(table):
             kept = {
-                k: v
+                k: relative(v)
                 for k, v in row.items()
                 if (not k.endswith("_at") or k == "created_at") and k not in leave_out
             }
@@ -165,14 +175,11 @@ def run_trial(
         copy.write_bytes(data)
         what = f"line {line}: {m.describe()}"
     outcome = Outcome(str(target.relative_to(home)), what)
-    leave_out = ANNOTATING.get(target.name, ())
-    if leave_out:
-        baseline = {
-            p: [(t, [kv for kv in row if kv[0] not in leave_out]) for t, row in rows]
-            for p, rows in baseline.items()
-        }
-        for rows in baseline.values():
-            rows.sort(key=repr)
+    leave_out = DERIVED + ANNOTATING.get(target.name, ())
+    baseline = {
+        p: sorted(((t, [kv for kv in row if kv[0] not in leave_out]) for t, row in rows), key=repr)
+        for p, rows in baseline.items()
+    }
     try:
         with deadline(60):
             report, ledger = backfill(trial_home, work / "ledger.db", provider, leave_out)
@@ -184,12 +191,11 @@ def run_trial(
         return outcome
     outcome.rejects = len(report.rejects)
     outcome.unlocated = [r.location for r in report.rejects if not LOCATED.match(r.location)]
-    mutated = str(copy)
+    mutated = "~" + str(copy)[len(str(trial_home)) :]
     composer = _composer_of(what) if provider == "cursor" else None
     for (path, sid), rows in baseline.items():
-        here = (path.replace(str(home), str(trial_home), 1), sid)
-        touched = here[0] == mutated and (composer is None or composer == sid)
-        if not touched and ledger.get(here) != rows and "(WAL dropped)" not in what:
+        touched = path == mutated and (composer is None or composer == sid)
+        if not touched and ledger.get((path, sid)) != rows and "(WAL dropped)" not in what:
             outcome.lost.append(f"{path} {sid}")
     return outcome
 
@@ -202,12 +208,9 @@ def _composer_of(what: str) -> str | None:
     return "" if what.startswith("extra row") else None
 
 
-def baseline_of(home: Path, work: Path, provider: str) -> dict[str, Any]:
+def baseline_of(home: Path, work: Path, provider: str) -> dict[Any, Any]:
     shutil.rmtree(work, ignore_errors=True)
     trial_home = work / "home"
     shutil.copytree(home / SOURCES[provider], trial_home / SOURCES[provider], symlinks=True)
     _report, ledger = backfill(trial_home, work / "ledger.db", provider)
-    # Keyed by the original home, so trials (in the same work dir) compare path for path.
-    return {
-        (p.replace(str(trial_home), str(home), 1), sid): rows for (p, sid), rows in ledger.items()
-    }
+    return ledger
