@@ -182,7 +182,7 @@ def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig)
     writer.join()
     assert code == (0 if sig == signal.SIGTERM else -signal.SIGKILL)
     # a killed watcher leaves its scratch directory behind; the next one removes it
-    assert len(list(private.glob("tracehouse-live-*"))) == (sig == signal.SIGKILL)
+    assert len(list(private.glob("tracehouse-scratch-*"))) == (sig == signal.SIGKILL)
     # restart: the catch-up brings the ledger to the final files, nothing twice
     restart = subprocess.Popen(command, env=env)
     final = count_lines = len(main_file(home).read_bytes().splitlines())
@@ -197,7 +197,7 @@ def test_stopped_mid_burst_then_restarted_equals_a_clean_backfill(tmp_path, sig)
         restart.send_signal(signal.SIGTERM)
         assert restart.wait(timeout=30) == 0
     assert snapshot(store) == expected
-    assert list(private.glob("tracehouse-live-*")) == []
+    assert list(private.glob("tracehouse-scratch-*")) == []
     store.close()
 
 
@@ -281,17 +281,18 @@ def test_polling_is_used_with_one_line_when_native_events_fail(tmp_path, monkeyp
         observer.join()
 
 
-def test_only_the_scratch_of_watchers_no_longer_running_is_removed(tmp_path):
-    import tracehouse.pipeline.live as live
+def test_only_the_scratch_of_runs_no_longer_running_is_removed(tmp_path):
+    from tracehouse.state import scratch
 
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
-    orphan = tmp_path / f"tracehouse-live-{ended.pid}-a1b2"
-    running = tmp_path / f"tracehouse-live-{os.getpid()}-c3d4"
+    orphan = tmp_path / f"tracehouse-scratch-{ended.pid}-a1b2"
+    old_orphan = tmp_path / f"tracehouse-live-{ended.pid}-e5f6"  # named by an earlier release
+    running = tmp_path / f"tracehouse-scratch-{os.getpid()}-c3d4"
     unrelated = tmp_path / "tracehouse-live-notes"
-    for folder in (orphan, running, unrelated):
+    for folder in (orphan, old_orphan, running, unrelated):
         (folder / "kept").mkdir(parents=True)
-    assert live.remove_orphaned_scratch(str(tmp_path)) == [str(orphan)]
+    assert sorted(scratch.remove_leftovers(str(tmp_path))) == sorted([str(orphan), str(old_orphan)])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, unrelated.name])
 
 
@@ -376,7 +377,7 @@ def test_a_cursor_bubble_arrives_while_watching(tmp_path, poll, monkeypatch):
         conn.execute("COMMIT")
         wait_for(lambda: has_message(ledger, "typed while watched"))
         kept = xxhash.xxh64_hexdigest(os.fsencode(user / "globalStorage" / "state.vscdb"))
-        assert len(list(private.glob(f"tracehouse-live-*/{kept}/state.vscdb"))) == 1
+        assert len(list(private.glob(f"tracehouse-scratch-*/{kept}/state.vscdb"))) == 1
         data["fullConversationHeadersOnly"].append({"bubbleId": "v6", "type": 2})
         conn.execute("BEGIN")  # the same WAL: read from the kept copy and the -wal alone
         put(conn, "cursorDiskKV", "bubbleId:c3-split:v6", bubble("v6", 2, "and answered"))

@@ -132,3 +132,61 @@ def test_the_kept_snapshot_always_equals_the_database(operations):
                 writer = wal_db(path)
             assert seen(path, keep) == rows(writer)
         writer.close()
+
+
+def _modes(root: str) -> list[tuple[str, int]]:
+    found = [(root, os.stat(root).st_mode & 0o777)]
+    for folder, dirs, files in os.walk(root):
+        found += [(os.path.join(folder, n), os.stat(os.path.join(folder, n)).st_mode & 0o777)
+                  for n in dirs + files]  # fmt: skip
+    return found
+
+
+def test_copies_are_private_to_their_owner(tmp_path, monkeypatch):
+    """A copy holds Cursor's auth tokens too: 0700 directories, 0600 files, whatever the umask."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    db = tmp_path / "state.vscdb"
+    writer = wal_db(db)
+    writer.execute("INSERT INTO kv VALUES ('a', x'01')")
+    old = os.umask(0o022)
+    try:
+        with snapshot(str(db)) as conn:
+            (copy_dir,) = [str(p) for p in (tmp_path / "tmp").iterdir()]
+            modes = _modes(copy_dir)
+            assert rows(conn) == [("a", b"\x01")]
+        kept = tmp_path / "kept"
+        kept.mkdir(mode=0o755)
+        seen(db, str(kept))
+        modes += _modes(str(kept))[1:]  # the caller's own directory is the caller's to set
+    finally:
+        os.umask(old)
+    assert modes and all(
+        mode == (0o700 if os.path.isdir(path) else 0o600)
+        for path, mode in modes
+        if os.path.exists(path)
+    ), modes
+    assert not list((tmp_path / "tmp").iterdir())  # removed on exit
+
+
+def test_any_run_removes_the_copies_a_killed_run_left(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from tracehouse.pipeline.sync import SyncOptions, sync
+    from tracehouse.sinks import open_store
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    left = tmp_path / "tmp" / f"tracehouse-scratch-{ended.pid}-x1y2"
+    left.mkdir(parents=True)
+    (left / "state.vscdb").write_bytes(b"a copy with tokens in it")
+    store = open_store(str(tmp_path / "ledger.db"))
+    try:
+        sync(store, SyncOptions(sources={"cursor": [tmp_path / "no-cursor-here"]}))
+    finally:
+        store.close()
+    assert not left.exists()

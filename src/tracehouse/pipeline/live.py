@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import queue
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,9 +27,9 @@ from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, Targets, sync
 from tracehouse.sinks.protocol import SessionStore
+from tracehouse.state import scratch as scratch_space
 
 MAX_BACKOFF = 30.0
-SCRATCH_PREFIX = "tracehouse-live-"
 
 
 @dataclass(frozen=True)
@@ -124,37 +122,8 @@ def run_live(
 ) -> LiveStatus:
     """Catch up, then follow the sources until `stop` is set."""
     # What parsers keep between flushes (Cursor's database copies) lives as long as the watcher.
-    remove_orphaned_scratch(tempfile.gettempdir())
-    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
+    with scratch_space.private_dir() as scratch:
         return _follow(store, replace(options, scratch=scratch), live, stop, log, on_flush)
-
-
-def remove_orphaned_scratch(tmp: str) -> list[str]:
-    """Remove the scratch directories of watchers that were killed (SIGKILL, the OOM killer)
-    and could not clean up: each may hold a copy of a multi-GB database, and a service that is
-    restarted after each kill would otherwise fill a RAM-backed /tmp. A directory is orphaned
-    when the pid in its name is not running; POSIX only (on Windows, os.kill is no probe)."""
-    if os.name != "posix":
-        return []
-    removed = []
-    for entry in os.scandir(tmp):
-        if not entry.name.startswith(SCRATCH_PREFIX):
-            continue
-        pid = entry.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(entry.path)
-    return removed
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: not ours to judge
-    return True
 
 
 def _follow(

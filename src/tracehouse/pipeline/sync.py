@@ -23,6 +23,7 @@ from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
 from tracehouse.sinks.protocol import RunTotals, SessionStore
+from tracehouse.state import scratch as scratch_space
 from tracehouse.state.watermark import Action, quick_plan
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
@@ -137,6 +138,7 @@ def sync(
     started = time.monotonic()
     progress = progress or NullProgress()
     report = SyncReport(run_id=new_run_id(), dry_run=options.dry_run)
+    scratch_space.remove_leftovers()  # copies left by runs that were killed
     if not options.dry_run:
         store.start_run(report.run_id, options.mode)
     tasks: list[Task] = []

@@ -21,9 +21,7 @@ checkpoint that is followed by a WAL restart, and a restart writes new salts.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -32,6 +30,8 @@ from typing import Any
 from urllib.parse import quote
 
 import xxhash
+
+from tracehouse.state import scratch as scratch_space
 
 ATTEMPTS = 10
 SIDE_FILES = ("-wal", "-journal")
@@ -77,7 +77,7 @@ def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connecti
         elif wal and keep_in is not None:
             target = _refresh_kept(path, keep_in)
         else:
-            private = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="tracehouse-vscdb-"))
+            private = cleanup.enter_context(scratch_space.private_dir())
             target, _ = _copy_consistent(path, private)
         # A copy is opened read-only too: closing then does not fold the copied WAL into it,
         # which would write the WAL's size again on every read and change the kept pages.
@@ -107,12 +107,11 @@ def _refresh_kept(path: str, keep_in: str) -> str:
         _copy_if_there(path + "-wal", copy + "-wal")
         if f"{identity}|{_wal_header(copy)}" == copied_from and _identity(path) == identity:
             return copy
-    os.makedirs(private, exist_ok=True)
+    scratch_space.make_private_dirs(private)
     for stale in (record, *(copy + s for s in ("-shm", *SIDE_FILES))):
         Path(stale).unlink(missing_ok=True)  # a copy cut short is never taken for a good one
     copy, identity = _copy_consistent(path, private)
-    with open(record, "w", encoding="ascii") as f:
-        f.write(f"{identity}|{_wal_header(copy)}")
+    scratch_space.write_private(record, f"{identity}|{_wal_header(copy)}")
     return copy
 
 
@@ -164,7 +163,7 @@ def _copy_consistent(path: str, into: str) -> tuple[str, str]:
 
 def _copy_if_there(source: str, target: str) -> None:
     with suppress(FileNotFoundError):
-        shutil.copyfile(source, target)
+        scratch_space.copy_private(source, target)
 
 
 def read(
