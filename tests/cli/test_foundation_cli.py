@@ -28,11 +28,11 @@ def ledger(tmp_path: Path) -> str:
 def test_store_init_then_info(ledger):
     result = run("store", "init", "--store", ledger)
     assert result.exit_code == 0, result.output
-    assert "schema version 3" in result.stdout
+    assert "schema version 4" in result.stdout
     info = run("store", "info", "--store", ledger, "--json")
     assert info.exit_code == 0
     data = json.loads(info.stdout)
-    assert data["schemaVersion"] == 3
+    assert data["schemaVersion"] == 4
     assert data["rows"]["sessions"] == 0
     human = run("store", "info", "--store", ledger)
     assert "message_sources" in human.stdout

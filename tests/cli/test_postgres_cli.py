@@ -121,4 +121,4 @@ def test_the_ledger_dsn_from_the_environment_and_from_the_config(tmp_path, pg_sc
     config = tmp_path / "config.toml"
     config.write_text(f'store = "{dsn}"\n')
     info = json.loads(run("store", "info", "--config", config, "--json").stdout)
-    assert info["backend"] == "postgresql" and info["schemaVersion"] == 3
+    assert info["backend"] == "postgresql" and info["schemaVersion"] == 4

@@ -54,6 +54,27 @@ class Reject:
 
 
 @dataclass(frozen=True)
+class Clear:
+    """Where a parse read its unit again: the unit's unresolved rejects it covers and did not
+    raise again are resolved. It covers `file`, `database` and `directory` rejects of the unit,
+    `line N` rejects from `from_line` on (a whole re-read: from 1), and locations starting with
+    one of `keys` (a Cursor composer's keys)."""
+
+    source_provider: str
+    unit_key: str
+    from_line: int | None = None
+    keys: tuple[str, ...] = ()
+
+    def covers(self, location: str) -> bool:
+        if location in ("file", "database", "directory"):
+            return True
+        if self.from_line is not None and location.startswith("line "):
+            number = location[5:].split(" ", 1)[0]
+            return number.isdigit() and int(number) >= self.from_line
+        return location.startswith(self.keys) if self.keys else False
+
+
+@dataclass(frozen=True)
 class ImportItem:
     """One session's share of a batch: its session row; its other rows are in the batch frames."""
 
@@ -119,6 +140,8 @@ class ImportBatch:
     # Cursors of units that yielded no item this time (empty, metadata-only or all-rejected).
     watermarks: tuple[WatermarkUpdate, ...] = ()
     request_hash: str | None = None
+    # Units read again: their old rejects that were not raised again are resolved.
+    clears: tuple[Clear, ...] = ()
 
     def frame(self, table: str) -> pl.DataFrame:
         frame = self.frames.get(table)

@@ -279,6 +279,9 @@ REJECTS = Table(
         Column("reason"),
         Column("raw_excerpt"),
         Column("created_at"),
+        # Set when the location later read cleanly (a fixed line, a completed one); a reject
+        # raised again is unresolved again.
+        Column("resolved_at"),
     ),
     ("reject_id",),
 )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.rows import tuples_to_frame
 from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.state.watermark import Action
@@ -86,6 +86,7 @@ class UnitResult:
     accounting: Counter[str] = field(default_factory=Counter)
     cursor: Mapping[str, Any] | None = None  # the new cursor, for the next chunk
     mtime_ns: int = 0  # when the unit was last written, as stat saw it (for the tail lag)
+    clear: Clear | None = None  # what this parse read again: its old rejects there may resolve
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import SESSIONS
@@ -127,6 +127,7 @@ def parse_jsonl(
                 return _refused(provider, unit, exc)
             skip.update(found)
     result.cursor = new.to_json()
+    result.clear = Clear(provider, unit.key, from_line=first_line + 1)
     return result
 
 

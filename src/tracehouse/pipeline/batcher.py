@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracehouse.model.contract import ImportBatch, ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.contract import Clear, ImportBatch, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.parsers.base import UnitResult
 
@@ -20,6 +20,7 @@ class PendingBatch:
     rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     watermarks: dict[str, WatermarkUpdate] = field(default_factory=dict)
     rejects: list[Reject] = field(default_factory=list)
+    clears: list[Clear] = field(default_factory=list)
     bytes: int = 0
     repeated: bool = False  # a unit gave more than one chunk: rows may repeat by key
 
@@ -27,6 +28,8 @@ class PendingBatch:
         key = result.unit.key
         self.bytes += result.bytes_read
         self.rejects.extend(result.rejects)
+        if result.clear is not None:
+            self.clears.append(result.clear)
         for extra in result.extra:  # a unit holding many sessions (a prompt history)
             self.items[f"{key}\x1f{extra.source_session_id}"] = extra
         if result.extra and result.item is None:
@@ -54,7 +57,7 @@ class PendingBatch:
 
     @property
     def empty(self) -> bool:
-        return not (self.items or self.watermarks or self.rejects)
+        return not (self.items or self.watermarks or self.rejects or self.clears)
 
     def build(self, run_id: str, mode: str) -> ImportBatch:
         rows = self.rows
@@ -69,6 +72,7 @@ class PendingBatch:
             mode=mode,
             rejects=tuple(self.rejects),
             watermarks=tuple(self.watermarks.values()),
+            clears=tuple(self.clears),
         )
 
 

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracehouse.model.contract import ImportResponse, Reject, new_run_id, now_iso
+from tracehouse.model.contract import (
+    Clear,
+    ImportBatch,
+    ImportResponse,
+    Reject,
+    new_run_id,
+    now_iso,
+)
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
@@ -154,6 +161,8 @@ def sync(
             gone = targets.gone.get(provider, [])
             cursors = store.watermarks(provider, [u.key for u in units] + gone)
             gone = [k for k in gone if k in cursors and not cursors[k].get("missing")]
+        if targets is None and not options.dry_run:
+            _resolve_listed_directories(store, provider, roots, units, report.run_id, options.mode)
         gone = [k for k in gone if not os.path.exists(k)]
         if gone and not options.dry_run:
             store.mark_missing(provider, gone, now_iso(), report.run_id)
@@ -214,6 +223,31 @@ def _plan(
             continue
         offset = raw.get("offset", 0) if raw and not full else 0
         yield unit, raw, max(0, st.st_size - offset)
+
+
+def _resolve_listed_directories(
+    store: SessionStore,
+    provider: str,
+    roots: list[Path],
+    units: list[Unit],
+    run_id: str,
+    mode: str,
+) -> None:
+    """Resolve the rejects of directories under these roots that could be listed this time."""
+    prefixes = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots)
+    still = {u.key for u in units if u.info.get("unreadable")}
+    stale = [
+        row["unit_key"]
+        for row in store.query(
+            "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = 'directory'"
+            " AND source_provider = ?",
+            (provider,),
+        )
+        if row["unit_key"].startswith(prefixes) and row["unit_key"] not in still
+    ]
+    if stale:
+        clears = tuple(Clear(provider, key) for key in stale)
+        store.import_batch(ImportBatch(items=(), run_id=run_id, mode=mode, clears=clears))
 
 
 def _missing(

@@ -15,6 +15,7 @@ import orjson
 from tracehouse import __version__
 from tracehouse.errors import IdempotencyConflict
 from tracehouse.model.contract import (
+    Clear,
     ImportItem,
     ImportResponse,
     Reject,
@@ -124,6 +125,26 @@ def watermark_values(wm: WatermarkUpdate, run_id: str) -> tuple[Any, ...]:
     state = None if wm.state is None else canonical_json(dict(wm.state)).decode()
     cursor = canonical_json(dict(wm.cursor)).decode()
     return (wm.source_provider, wm.unit_key, cursor, now_iso(), run_id, state)
+
+
+def resolved_rejects(
+    clears: Iterable[Clear], unresolved: Iterable[tuple[str, str, str, str]]
+) -> list[str]:
+    """The ids of unresolved rejects (id, provider, unit, location) that a clear covers. Rejects
+    raised again in the same batch are saved after this, which unresolves them again."""
+    by_unit: dict[tuple[str, str], list[Clear]] = {}
+    for clear in clears:
+        by_unit.setdefault((clear.source_provider, clear.unit_key), []).append(clear)
+    return [
+        rid
+        for rid, provider, unit, location in unresolved
+        if any(c.covers(location) for c in by_unit.get((provider, unit), ()))
+    ]
+
+
+REJECT_COLUMNS = (
+    "reject_id, run_id, source_provider, unit_key, location, reason, raw_excerpt, created_at"
+)
 
 
 def reject_values(reject: Reject, run_id: str, now: str) -> tuple[Any, ...]:

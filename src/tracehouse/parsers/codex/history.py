@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracehouse.model import ids
-from tracehouse.model.contract import ImportItem
+from tracehouse.model.contract import Clear, ImportItem
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import MESSAGES, SESSIONS, TURNS
@@ -41,6 +41,7 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
     result.watermark = wm(PROVIDER, unit, cursor)
+    result.clear = Clear(PROVIDER, unit.key, from_line=1)
     prompts: dict[str, list[tuple[float, str]]] = {}
     offset = 0
     for number, line in enumerate(data.splitlines(keepends=True), start=1):

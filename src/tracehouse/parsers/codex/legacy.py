@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from tracehouse.model.contract import Reject
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.model.contract import Clear, Reject
+from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.jsonl_unit import attach, read_whole, whole_cursor, wm
@@ -35,6 +35,7 @@ def parse(
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
+    result.clear = Clear(PROVIDER, unit.key, from_line=1, keys=("items[",))
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -51,10 +52,20 @@ def parse(
     if isinstance(session, dict):
         builder.feed({k: v for k, v in session.items() if k != "type"}, 0)
     for index, item in enumerate(document["items"], start=1):
-        for record in _as_items(item):
-            result.accounting[builder.feed(record, index)] += 1
-    builder.finish()
-    attach(PROVIDER, result, builder, wm(PROVIDER, unit, cursor), [digest], options)
+        try:
+            for record in _as_items(item):
+                result.accounting[builder.feed(record, index)] += 1
+        except SHAPE_ERRORS as exc:
+            result.rejects.append(
+                Reject(PROVIDER, unit.key, f"items[{index - 1}]", shape_error(exc))
+            )
+            result.accounting["rejected"] += 1
+    try:
+        builder.finish()
+        attach(PROVIDER, result, builder, wm(PROVIDER, unit, cursor), [digest], options)
+    except SHAPE_ERRORS as exc:
+        reason = f"cannot build its rows ({shape_error(exc)})"
+        return UnitResult(unit, Action.SKIP, rejects=[Reject(PROVIDER, unit.key, "file", reason)])
     return result
 
 

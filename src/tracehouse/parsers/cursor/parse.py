@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracehouse.model import ids
-from tracehouse.model.contract import ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import SESSIONS
@@ -73,6 +73,13 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
         result.rejects.append(Reject(PROVIDER, unit.key, "database", f"cannot read: {exc}"))
         result.accounting["rejected"] += 1
         return result  # no watermark: read again next run
+    if unit.info.get("scope") == "global":  # what was decoded again, composer by composer
+        keys = [rec.GLOBAL_HEADERS] if conversations else []
+        for conv in conversations:
+            keys += [f"{rec.COMPOSER}{conv.source_id}", f"{rec.BUBBLE}{conv.source_id}:"]
+        result.clear = Clear(PROVIDER, unit.key, keys=tuple(keys))
+    else:  # a workspace database is read whole
+        result.clear = Clear(PROVIDER, unit.key, keys=("",))
     where = {"source_path": unit.key, **unit.info}
     tables: dict[str, list[tuple[Any, ...]]] = {}
     for conv in conversations:  # first: a child may come before its parent

@@ -27,6 +27,7 @@ from psycopg import errors as pg_errors
 
 from tracehouse import __version__
 from tracehouse.model.contract import (
+    Clear,
     ImportBatch,
     ImportItem,
     ImportResponse,
@@ -37,12 +38,14 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
 from tracehouse.sinks.items import (
+    REJECT_COLUMNS,
     Action,
     Existing,
     decide,
     missing_at,
     reject_values,
     replayed,
+    resolved_rejects,
     session_upsert_sql,
     session_values,
     unit_cursors_to_save,
@@ -137,10 +140,25 @@ SAVE_WATERMARK = (
     " OR watermarks.state::text IS DISTINCT FROM excluded.state::text"
 )
 SAVE_REJECT = (
-    "INSERT INTO rejects VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (reject_id)"
-    " DO UPDATE SET run_id = excluded.run_id, reason = excluded.reason,"
-    " raw_excerpt = excluded.raw_excerpt, created_at = excluded.created_at"
+    f"INSERT INTO rejects ({REJECT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (reject_id) DO UPDATE SET run_id = excluded.run_id,"
+    " reason = excluded.reason, raw_excerpt = excluded.raw_excerpt,"
+    " created_at = excluded.created_at, resolved_at = NULL"
 )
+
+
+def resolve_rejects(conn: Conn, clears: Sequence[Clear], now: str) -> int:
+    if not clears:
+        return 0
+    unresolved = conn.execute(
+        "SELECT reject_id, source_provider, unit_key, location FROM rejects"
+        " WHERE resolved_at IS NULL AND unit_key = ANY(%s)",
+        (sorted({c.unit_key for c in clears}),),
+    ).fetchall()
+    ids = resolved_rejects(clears, unresolved)
+    if ids:
+        conn.execute("UPDATE rejects SET resolved_at = %s WHERE reject_id = ANY(%s)", (now, ids))
+    return len(ids)
 
 
 def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
@@ -198,6 +216,7 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
 
     watermarks.extend(unit_cursors_to_save(batch.watermarks, refused))
     _save_watermarks(conn, watermarks, batch.run_id)
+    resolve_rejects(conn, batch.clears, now)
     if batch.rejects:
         with conn.cursor() as cur:
             cur.executemany(

@@ -63,11 +63,20 @@ def m003_search_index(db: Database) -> None:
     search_index.create(db.conn)
 
 
+def m004_rejects_resolve(db: Database) -> None:
+    # A reject resolves when its location reads cleanly later; found by unit as a unit is read.
+    # (A ledger created by this release already has the column: m001 uses today's declaration.)
+    if "resolved_at" not in {row[1] for row in db.execute("PRAGMA table_info(rejects)")}:
+        db.execute("ALTER TABLE rejects ADD COLUMN resolved_at TEXT")
+    db.execute("CREATE INDEX idx_rejects_unit ON rejects (unit_key) WHERE resolved_at IS NULL")
+
+
 # In order; a name is never reused or renumbered.
 STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m001_ledger", m001_ledger),
     ("m002_spawn_call_index", m002_spawn_call_index),
     ("m003_search_index", m003_search_index),
+    ("m004_rejects_resolve", m004_rejects_resolve),
 ]
 
 

@@ -16,6 +16,7 @@ import orjson
 
 from tracehouse import __version__
 from tracehouse.model.contract import (
+    Clear,
     ImportBatch,
     ImportItem,
     ImportResponse,
@@ -27,11 +28,13 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Table
 from tracehouse.sinks.items import (
+    REJECT_COLUMNS,
     Existing,
     decide,
     missing_at,
     reject_values,
     replayed,
+    resolved_rejects,
     session_upsert_sql,
     session_values,
     unit_cursors_to_save,
@@ -99,6 +102,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
 
     for wm in unit_cursors_to_save(batch.watermarks, failed):
         save_watermark(conn, wm, batch.run_id)
+    resolve_rejects(conn, batch.clears, now)
     for reject in batch.rejects:
         save_reject(conn, batch.run_id, reject, now)
 
@@ -251,11 +255,29 @@ def save_watermark(conn: sqlite3.Connection, wm: WatermarkUpdate, run_id: str) -
 
 def save_reject(conn: sqlite3.Connection, run_id: str, reject: Reject, now: str) -> None:
     conn.execute(
-        "INSERT INTO rejects VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reject_id) DO UPDATE SET"
-        " run_id = excluded.run_id, reason = excluded.reason, raw_excerpt = excluded.raw_excerpt,"
-        " created_at = excluded.created_at",
+        f"INSERT INTO rejects ({REJECT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (reject_id) DO UPDATE SET run_id = excluded.run_id,"
+        " reason = excluded.reason, raw_excerpt = excluded.raw_excerpt,"
+        " created_at = excluded.created_at, resolved_at = NULL",
         reject_values(reject, run_id, now),
     )
+
+
+def resolve_rejects(conn: sqlite3.Connection, clears: tuple[Clear, ...], now: str) -> int:
+    units = sorted({c.unit_key for c in clears})
+    unresolved: list[tuple[str, str, str, str]] = []
+    for start in range(0, len(units), 500):
+        chunk = units[start : start + 500]
+        unresolved += conn.execute(
+            "SELECT reject_id, source_provider, unit_key, location FROM rejects"
+            f" WHERE resolved_at IS NULL AND unit_key IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ).fetchall()
+    ids = resolved_rejects(clears, unresolved)
+    conn.executemany(
+        "UPDATE rejects SET resolved_at = ? WHERE reject_id = ?", [(now, rid) for rid in ids]
+    )
+    return len(ids)
 
 
 def ensure_run(conn: sqlite3.Connection, run_id: str, mode: str) -> None:
