@@ -26,6 +26,7 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 STORE_BACKENDS = ["sqlite", "postgresql"]
+MAX_OPEN_STORES = 4
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +59,13 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[objec
     new_dsn = request.getfixturevalue("pg_schemas") if request.param == "postgresql" else None
 
     def factory() -> SessionStore:
+        # The PostgreSQL server is shared (100 connections for every program on the machine):
+        # a test that keeps a store per hypothesis example open starves everyone else.
+        held = [s for s in opened if not getattr(s.conn, "closed", False)]  # type: ignore[attr-defined]
+        assert new_dsn is None or len(held) < MAX_OPEN_STORES, (
+            f"a test may hold at most {MAX_OPEN_STORES} PostgreSQL stores at once; close them"
+            " per example"
+        )
         where = new_dsn() if new_dsn else tmp_path / f"ledger-{next(counter)}.db"
         store = open_store(where)
         opened.append(store)

@@ -290,18 +290,22 @@ POOL = [item(f"p{i}", 1 + i % 4) for i in range(6)] + lineage_items() + review_i
 )
 def test_any_order_subsets_and_repeats_end_in_the_same_tables(make_store, order, repeats, cuts):
     reference = make_store()
-    reference.import_batch(batch([copy.deepcopy(i) for i in POOL]))
-    expected = snapshot(reference, drop=WHEN)
-
-    sequence = list(order)
-    for position, index in enumerate(repeats):
-        sequence.insert(position * 2 % (len(sequence) + 1), index)
     store = make_store()
-    start = 0
-    for size in cuts * len(sequence):
-        if start >= len(sequence):
-            break
-        chunk = sequence[start : start + size]
-        start += size
-        store.import_batch(batch([copy.deepcopy(POOL[i]) for i in chunk]))
-    assert snapshot(store, drop=WHEN) == expected
+    try:  # closed per example: hypothesis runs dozens of them inside one test
+        reference.import_batch(batch([copy.deepcopy(i) for i in POOL]))
+        expected = snapshot(reference, drop=WHEN)
+
+        sequence = list(order)
+        for position, index in enumerate(repeats):
+            sequence.insert(position * 2 % (len(sequence) + 1), index)
+        start = 0
+        for size in cuts * len(sequence):
+            if start >= len(sequence):
+                break
+            chunk = sequence[start : start + size]
+            start += size
+            store.import_batch(batch([copy.deepcopy(POOL[i]) for i in chunk]))
+        assert snapshot(store, drop=WHEN) == expected
+    finally:
+        reference.close()
+        store.close()

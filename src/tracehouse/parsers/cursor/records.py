@@ -199,6 +199,8 @@ def workspace_conversations(conn: sqlite3.Connection) -> list[Conversation]:
             continue
         try:
             data = decode(raw)
+            if not isinstance(data, dict):
+                raise ValueError(f"a JSON {type(data).__name__}, not an object")
         except ValueError as exc:
             broken = Conversation(key, "chat", generation, {}, [], key)
             broken.problems.append((key, str(exc)))
@@ -221,7 +223,13 @@ def workspace_conversations(conn: sqlite3.Connection) -> list[Conversation]:
                 [b for b in entry[bubbles_key] if isinstance(b, dict)],
                 f"{key}[{index}]",
             )
-            conv.digest = xxhash.xxh3_64_hexdigest(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
+            try:
+                conv.digest = xxhash.xxh3_64_hexdigest(
+                    orjson.dumps(entry, option=orjson.OPT_SORT_KEYS)
+                )
+            except SHAPE_ERRORS as exc:  # nested past what any writer can store
+                conv.data, conv.bubbles = {}, []
+                conv.problems.append((conv.location, shape_error(exc)))
             found.append(conv)
     return found
 
