@@ -101,6 +101,17 @@ def session_values(
     return [row.get(n) for n in SESSIONS.names]
 
 
+def supersedes(item: ImportItem, existing: Existing | None) -> bool:
+    """The session's own transcript arrives after its prompts were recovered from a history:
+    the recovered prompts and turns go, or the session would hold every prompt twice (the
+    history read before the transcript existed; DESIGN: any order gives the same ledger)."""
+    return existing is not None and existing.recovered and not recovered(item.session)
+
+
+# The rows a recovered session holds that its transcript replaces, per table.
+RECOVERED_ROWS = ("messages", "turns")
+
+
 def recovered(session: Mapping[str, Any]) -> bool:
     """A session rebuilt from a secondary record (a prompt history), not from its transcript."""
     metadata = session.get("metadata")

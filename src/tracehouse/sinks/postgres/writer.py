@@ -38,6 +38,7 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
 from tracehouse.sinks.items import (
+    RECOVERED_ROWS,
     REJECT_COLUMNS,
     Action,
     Existing,
@@ -48,6 +49,7 @@ from tracehouse.sinks.items import (
     resolved_rejects,
     session_upsert_sql,
     session_values,
+    supersedes,
     unit_cursors_to_save,
     watermark_values,
     written,
@@ -328,6 +330,13 @@ def _write_group(
     (`alone`) only the one session's. Returns rows written per session; raises what failed."""
     found: Counter[str] = Counter()
     with conn.transaction(), conn.cursor() as cur:
+        superseded = [item.session_id for item, before in group if supersedes(item, before)]
+        for name in RECOVERED_ROWS if superseded else ():
+            cur.execute(
+                f"DELETE FROM {name} WHERE session_id = ANY(%s)"
+                " AND (metadata::jsonb ->> 'recovered_from') IS NOT NULL",
+                (superseded,),
+            )
         params = [_session_params(batch, item, before, host, now) for item, before in group]
         cur.executemany(UPSERT_SESSION, params)
         for table in _TABLES:

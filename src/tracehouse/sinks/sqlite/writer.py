@@ -28,6 +28,7 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Table
 from tracehouse.sinks.items import (
+    RECOVERED_ROWS,
     REJECT_COLUMNS,
     Existing,
     decide,
@@ -37,6 +38,7 @@ from tracehouse.sinks.items import (
     resolved_rejects,
     session_upsert_sql,
     session_values,
+    supersedes,
     unit_cursors_to_save,
     watermark_values,
     written,
@@ -172,6 +174,13 @@ def _apply_item(
             conn.execute("RELEASE item")
             return ItemResult(item.source_provider, item.source_session_id, label, "skipped")
 
+        if supersedes(item, existing):
+            for table in RECOVERED_ROWS:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE session_id = ?"
+                    " AND json_extract(metadata, '$.recovered_from') IS NOT NULL",
+                    (item.session_id,),
+                )
         # Ledger rows only: rowcount leaves out what triggers write (the search index's queue).
         rows_written = conn.execute(
             sql.session, session_values(item, existing, batch.mode, host, now)

@@ -1,0 +1,67 @@
+"""Import order never changes the ledger (DESIGN's invariant; issue #13, item 5): a prompt
+history before its transcript, a child before its parent, every unit alone in any order."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import DATA
+from tests.store.factory import WHEN
+from tracehouse.parsers.codex.discover import discover
+from tracehouse.pipeline.sync import SyncOptions, Targets, sync
+
+CODEX_HOME = DATA / "codex" / "home"
+COPIED_HOME = DATA / "codex" / "copied"
+TABLES = ("sessions", "turns", "messages", "tool_calls", "message_sources")
+
+
+def ledger(store: Any) -> dict[str, list[dict[str, Any]]]:
+    return {
+        t: [{k: v for k, v in r.items() if k not in WHEN} for r in store.rows(t)] for t in TABLES
+    }
+
+
+def backfill(store: Any, codex: Path, units: list[Any] | None = None) -> None:
+    targets = None if units is None else Targets({"codex": units})
+    sync(store, SyncOptions(sources={"codex": [codex]}), targets=targets)
+
+
+def test_a_history_read_before_its_transcripts_leaves_no_duplicate_prompt(make_store, tmp_path):
+    clean = make_store()
+    backfill(clean, CODEX_HOME / ".codex")
+    codex = tmp_path / ".codex"
+    codex.mkdir()
+    shutil.copy(CODEX_HOME / ".codex" / "history.jsonl", codex)  # the transcripts not yet there
+    store = make_store()
+    backfill(store, codex)
+    recovered = store.query("SELECT count(*) AS n FROM messages")[0]["n"]
+    assert recovered > 0
+    shutil.rmtree(codex)
+    shutil.copytree(CODEX_HOME / ".codex", codex)
+    backfill(store, codex)
+    got, want = ledger(store), ledger(clean)
+    for table in TABLES:  # paths differ (another home); compare everything else
+        strip = lambda rows: sorted(  # noqa: E731
+            repr({k: v for k, v in r.items() if k not in ("source_path", "source_ref")})
+            for r in rows
+        )
+        assert strip(got[table]) == strip(want[table]), table
+
+
+def test_every_unit_alone_in_any_order_gives_the_same_ledger(make_store):
+    codex = CODEX_HOME / ".codex"
+    clean = make_store()
+    backfill(clean, codex)
+    units = discover([codex])
+    rng = random.Random(13)
+    for order in (list(reversed(units)), rng.sample(units, len(units))):
+        store = make_store()
+        try:
+            for unit in order:
+                backfill(store, codex, [unit])
+            assert ledger(store) == ledger(clean), [u.key.rsplit("/", 1)[-1] for u in order]
+        finally:
+            store.close()
