@@ -65,3 +65,71 @@ def test_every_unit_alone_in_any_order_gives_the_same_ledger(make_store):
             assert ledger(store) == ledger(clean), [u.key.rsplit("/", 1)[-1] for u in order]
         finally:
             store.close()
+
+
+LINKS = {
+    "sessions": ("session_id", "parent_session_id", "parent_message_id", "spawn_tool_call_id"),
+    "tool_calls": ("tool_call_id", "spawned_session_id"),
+}
+
+
+def links(store: Any) -> dict[str, list[tuple[Any, ...]]]:
+    return {
+        t: sorted(tuple(r[c] for c in cols) for r in store.rows(t)) for t, cols in LINKS.items()
+    }
+
+
+def test_parents_and_children_pushed_at_once_still_link(pg_schemas, tmp_path):
+    """Four writers commit interleaved parents and children at the same moment, ten rounds:
+    every link is resolved as a sequential run resolves it (PostgreSQL, READ COMMITTED)."""
+    import threading
+
+    from tracehouse.parsers.registry import PARSERS
+    from tracehouse.sinks import open_store
+
+    roots = {
+        "claude-code": [DATA / "claude" / "home" / ".claude"],
+        "codex": [CODEX_HOME / ".codex"],
+    }
+    units = [(p, u) for p, r in roots.items() for u in PARSERS[p].discover(r)]
+    reference = open_store(str(tmp_path / "reference.db"))
+    sync(reference, SyncOptions(sources=roots))
+    expected = links(reference)
+    reference.close()
+    assert any(row[1] for row in expected["sessions"]), "the fixtures must have lineage"
+
+    writers = 4
+    for round_number in range(10):
+        order = random.Random(round_number).sample(units, len(units))
+        shares = [order[i::writers] for i in range(writers)]
+        dsn = pg_schemas()
+        open_store(dsn).close()  # migrate once, before the race
+        barrier = threading.Barrier(writers)
+        errors: list[BaseException] = []
+
+        def push(share: list[tuple[str, Any]]) -> None:
+            store = open_store(dsn)
+            try:
+                for provider, unit in share:
+                    barrier.wait(timeout=30)
+                    targets = Targets({provider: [unit]})
+                    sync(store, SyncOptions(sources={provider: roots[provider]}), targets=targets)
+                for _ in range(len(units) // writers + 1 - len(share)):
+                    barrier.wait(timeout=30)  # keep step with the writers that have more
+            except BaseException as exc:  # noqa: BLE001 - reported below, with the round
+                errors.append(exc)
+                barrier.abort()
+            finally:
+                store.close()
+
+        threads = [threading.Thread(target=push, args=(s,)) for s in shares]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, (round_number, errors)
+        store = open_store(dsn)
+        try:
+            assert links(store) == expected, f"round {round_number}"
+        finally:
+            store.close()

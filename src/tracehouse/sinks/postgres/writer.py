@@ -36,7 +36,7 @@ from tracehouse.model.contract import (
     WatermarkUpdate,
     now_iso,
 )
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, TOOL_CALLS, Kind, Table
 from tracehouse.sinks.items import (
     RECOVERED_ROWS,
     REJECT_COLUMNS,
@@ -239,7 +239,13 @@ def _lock_key(*parts: str) -> int:
 
 
 def _lock(conn: Conn, batch: ImportBatch) -> None:
-    keys = {_lock_key("session", item.session_id) for item in batch.items}
+    """Advisory locks on what the batch writes, and on the sessions its lineage links name.
+
+    Under READ COMMITTED, a parent and its child committed at once by two writers would each
+    resolve links against a ledger without the other's rows, and neither would link. Locking
+    both ends of every link (the parent a child names, the children a parent's calls spawned)
+    makes the second writer wait for the first and then see its rows."""
+    keys = {_lock_key("session", sid) for sid in _linked_sessions(batch)}
     for wm in (*batch.watermarks, *(w for item in batch.items for w in item.watermarks)):
         keys.add(_lock_key("unit", wm.source_provider, wm.unit_key))
     if batch.idempotency_key:
@@ -250,6 +256,15 @@ def _lock(conn: Conn, batch: ImportBatch) -> None:
             "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k",
             (ordered[start : start + 1000],),
         )
+
+
+def _linked_sessions(batch: ImportBatch) -> set[str]:
+    found = {item.session_id for item in batch.items}
+    found.update(str(item.session["parent_session_id"]) for item in batch.items
+                 if item.session.get("parent_session_id"))  # fmt: skip
+    at = TOOL_CALLS.names.index("spawned_session_id")
+    found.update(row[at] for row in batch.tuples("tool_calls") if row[at])
+    return found
 
 
 def _existing(conn: Conn, session_ids: list[str]) -> dict[str, Existing]:
