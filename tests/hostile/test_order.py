@@ -79,6 +79,32 @@ def links(store: Any) -> dict[str, list[tuple[Any, ...]]]:
     }
 
 
+def _push(
+    dsn: str,
+    roots: dict[str, list[Path]],
+    share: list[tuple[str, Any]],
+    steps: int,
+    barrier: Any,
+    errors: list[BaseException],
+) -> None:
+    """One writer: its units one by one, each started with every other writer's."""
+    from tracehouse.sinks import open_store
+
+    store = open_store(dsn)
+    try:
+        for provider, unit in share:
+            barrier.wait(timeout=30)
+            targets = Targets({provider: [unit]})
+            sync(store, SyncOptions(sources={provider: roots[provider]}), targets=targets)
+        for _ in range(steps - len(share)):
+            barrier.wait(timeout=30)  # keep step with the writers that have more
+    except BaseException as exc:
+        errors.append(exc)
+        barrier.abort()
+    finally:
+        store.close()
+
+
 def test_parents_and_children_pushed_at_once_still_link(pg_schemas, tmp_path):
     """Four writers commit interleaved parents and children at the same moment, ten rounds:
     every link is resolved as a sequential run resolves it (PostgreSQL, READ COMMITTED)."""
@@ -107,22 +133,11 @@ def test_parents_and_children_pushed_at_once_still_link(pg_schemas, tmp_path):
         barrier = threading.Barrier(writers)
         errors: list[BaseException] = []
 
-        def push(share: list[tuple[str, Any]]) -> None:
-            store = open_store(dsn)
-            try:
-                for provider, unit in share:
-                    barrier.wait(timeout=30)
-                    targets = Targets({provider: [unit]})
-                    sync(store, SyncOptions(sources={provider: roots[provider]}), targets=targets)
-                for _ in range(len(units) // writers + 1 - len(share)):
-                    barrier.wait(timeout=30)  # keep step with the writers that have more
-            except BaseException as exc:  # noqa: BLE001 - reported below, with the round
-                errors.append(exc)
-                barrier.abort()
-            finally:
-                store.close()
-
-        threads = [threading.Thread(target=push, args=(s,)) for s in shares]
+        steps = len(units) // writers + 1
+        threads = [
+            threading.Thread(target=_push, args=(dsn, roots, share, steps, barrier, errors))
+            for share in shares
+        ]
         for t in threads:
             t.start()
         for t in threads:

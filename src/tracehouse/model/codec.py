@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+import xxhash
 
 from tracehouse.errors import RequestError, ValidationError
 from tracehouse.model import ids
@@ -19,12 +20,15 @@ from tracehouse.model.contract import (
     ImportBatch,
     ImportItem,
     ItemResult,
-    WatermarkUpdate,
     new_run_id,
 )
+from tracehouse.model.fields import MAX_COUNT, cap
 from tracehouse.model.fingerprint import canonical_json, combine, fingerprint_of
 from tracehouse.model.rows import row_fingerprint, to_frame
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table, camel
+from tracehouse.model.tables import CONTENT_TABLES, PROVIDERS, SESSIONS, Kind, Table, camel
+
+# The largest text a field keeps (DESIGN §9): longer text is cut with a marker, as parsers do.
+MAX_FIELD = 1024 * 1024
 
 _ENVELOPE_KEYS = {"source", "runId", "mode", "idempotencyKey", "items"}
 _ITEM_KEYS = {
@@ -33,8 +37,18 @@ _ITEM_KEYS = {
     "sourceSessionFingerprint",
     "importedAtMs",
     "session",
-    "watermarks",
     *CONTENT_TABLES,
+}
+# What an item may not say: cursors belong to tracehouse's own sync (a planted one would hide a
+# real file from every later backfill), and the ledger's ids are derived from source ids, so an
+# item can only ever write its own session's rows.
+_REFUSED = {
+    "watermarks": "cursors are kept by tracehouse's own sync; a request cannot set them",
+}
+_ID_COLUMNS = {
+    "messages": ("message_id", "source_message_id", ids.message_id),
+    "turns": ("turn_id", "source_turn_id", ids.turn_id),
+    "tool_calls": ("tool_call_id", "source_tool_call_id", ids.tool_call_id),
 }
 _CAMEL: dict[str, dict[str, str]] = {
     t.name: {camel(c.name): c.name for c in t.columns} for t in (SESSIONS, *CONTENT_TABLES.values())
@@ -94,8 +108,18 @@ def decode_request(data: bytes | str) -> ImportBatch:
         mode=mode,
         idempotency_key=request.get("idempotencyKey"),
         invalid=tuple(invalid),
-        request_hash=fingerprint_of(request),
+        request_hash=_request_hash(request, data),
     )
+
+
+def _request_hash(request: Any, data: bytes | str) -> str:
+    """Canonical, so key order does not matter; the raw bytes when a value nests too deep for
+    canonical JSON (that item is refused anyway, and a repeat is still the same bytes)."""
+    try:
+        return fingerprint_of(request)
+    except TypeError:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        return "raw:" + xxhash.xxh3_128_hexdigest(raw)
 
 
 def _names(raw: Any) -> tuple[str, str]:
@@ -107,14 +131,21 @@ def _names(raw: Any) -> tuple[str, str]:
 def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]:
     if not isinstance(raw, dict):
         raise ValidationError("an item must be a JSON object")
+    for key, why in _REFUSED.items():
+        if key in raw:
+            raise ValidationError(f"{key}: {why}")
     unknown = sorted(set(raw) - _ITEM_KEYS)
     if unknown:
         raise ValidationError(f"unknown field `{unknown[0]}`")
     provider = _required_str(raw, "sourceProvider")
+    if provider not in PROVIDERS:
+        raise ValidationError(
+            f"sourceProvider: unknown provider {provider!r} (one of {', '.join(PROVIDERS)})"
+        )
     source_session_id = _required_str(raw, "sourceSessionId")
     session_id = ids.session_id(provider, source_session_id)
 
-    session = _decode_row(SESSIONS, raw.get("session") or {}, "session")
+    session = _decode_row(SESSIONS, raw.get("session", {}), "session")
     for column, expected in (
         ("source_provider", provider),
         ("source_session_id", source_session_id),
@@ -142,6 +173,10 @@ def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]
             fingerprints.append(row["fingerprint"])
             decoded_rows.append(row)
         item_rows[table.name] = decoded_rows
+    own_messages = {row["message_id"] for row in item_rows.get("messages", [])}
+    for index, row in enumerate(item_rows.get("message_sources", [])):
+        if row["message_id"] not in own_messages:  # a source may not attach to another session
+            raise ValidationError(f"sources[{index}].messageId: not a message of this item")
 
     fingerprint = raw.get("sourceSessionFingerprint")
     if fingerprint is None:
@@ -158,7 +193,6 @@ def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]
         fingerprint=fingerprint,
         imported_at_ms=imported_at,
         session=session,
-        watermarks=_decode_watermarks(raw.get("watermarks", [])),
     )
     return item, item_rows
 
@@ -197,7 +231,17 @@ def _convert(kind: Kind, value: Any, where: str) -> Any:
     if value is None:
         return None
     if kind is Kind.JSON:
-        return canonical_json(value).decode()
+        try:
+            text = canonical_json(value).decode()
+        except (TypeError, ValueError) as exc:  # nested past what any JSON writer can hold
+            raise ValidationError(f"{where}: cannot be stored as JSON ({exc})") from None
+        if len(text) > MAX_FIELD:
+            raise ValidationError(f"{where}: {len(text)} bytes of JSON, over the {MAX_FIELD} cap")
+        return text
+    if kind is Kind.TEXT and isinstance(value, str):
+        return cap(value, MAX_FIELD)
+    if kind is Kind.INT and isinstance(value, int) and not 0 <= value <= MAX_COUNT:
+        raise ValidationError(f"{where}: {value} is out of range (0 … 2^53-1)")
     ok = {
         Kind.TEXT: isinstance(value, str),
         Kind.INT: isinstance(value, int) and not isinstance(value, bool),
@@ -220,19 +264,18 @@ def _derive_ids(
     if row.get("session_id") not in (None, session_id):
         raise ValidationError(f"{where}.sessionId: belongs to another session")
     row["session_id"] = session_id
-    derive = {
-        "messages": ("message_id", "source_message_id", ids.message_id),
-        "turns": ("turn_id", "source_turn_id", ids.turn_id),
-        "tool_calls": ("tool_call_id", "source_tool_call_id", ids.tool_call_id),
-    }.get(table.name)
+    derive = _ID_COLUMNS.get(table.name)
     if derive is not None:
         id_column, source_column, make = derive
-        if row.get(id_column) is None:
-            if row.get(source_column) is None:
-                raise ValidationError(
-                    f"{where}: one of {camel(id_column)} or {camel(source_column)} is required"
-                )
-            row[id_column] = make(provider, source_session_id, row[source_column])
+        if row.get(source_column) is None:
+            raise ValidationError(f"{where}.{camel(source_column)}: missing (required)")
+        own = make(provider, source_session_id, row[source_column])
+        if row.get(id_column) not in (None, own):
+            raise ValidationError(
+                f"{where}.{camel(id_column)}: not this session's id for"
+                f" {camel(source_column)} {row[source_column]!r} (leave it out: it is derived)"
+            )
+        row[id_column] = own
     if table.name == "messages" and row.get("message_type") is None and row.get("role"):
         row["message_type"] = _DEFAULT_TYPE[row["role"]]
     if table.name == "message_sources" and row.get("source_id") is None:
@@ -247,22 +290,3 @@ def _check_required(table: Table, row: dict[str, Any], where: str) -> None:
             name = camel(column.name)
             hint = "" if column.name in _DERIVED else " (required)"
             raise ValidationError(f"{where}.{name}: missing{hint}")
-
-
-def _decode_watermarks(value: Any) -> tuple[WatermarkUpdate, ...]:
-    if not isinstance(value, list):
-        raise ValidationError("watermarks: expected a list")
-    out = []
-    for index, wm in enumerate(value):
-        if not isinstance(wm, dict) or not isinstance(wm.get("cursor", {}), dict):
-            raise ValidationError(
-                f"watermarks[{index}]: expected {{sourceProvider, unitKey, cursor}}"
-            )
-        out.append(
-            WatermarkUpdate(
-                _required_str(wm, "sourceProvider"),
-                _required_str(wm, "unitKey"),
-                wm.get("cursor", {}),
-            )
-        )
-    return tuple(out)

@@ -7,8 +7,8 @@ from typing import Any
 
 import xxhash
 
-from tracehouse.parsers.fields import cap as cap  # re-exported for the builder
-from tracehouse.parsers.fields import count
+from tracehouse.model.fields import cap as cap  # re-exported for the builder
+from tracehouse.model.fields import count
 
 # Record types that only describe the session: folded into the session row's metadata.
 SESSION_METADATA_TYPES = frozenset(

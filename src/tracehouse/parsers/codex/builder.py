@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracehouse.model import ids
+from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
 from tracehouse.parsers.codex import events, tools
@@ -18,7 +19,6 @@ from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.codex.copied import CopiedHistory
 from tracehouse.parsers.codex.session import SessionAggregate
 from tracehouse.parsers.codex.turns import Turns
-from tracehouse.parsers.fields import cap
 
 PROVIDER = rec.PROVIDER
 STATE_VERSION = 1

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tracehouse.model.fields import cap
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.codex import tools
-from tracehouse.parsers.fields import cap
 
 if TYPE_CHECKING:
     from tracehouse.parsers.codex.builder import RolloutBuilder

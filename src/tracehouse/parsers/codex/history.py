@@ -16,13 +16,13 @@ from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.model.contract import Clear, ImportItem
+from tracehouse.model.fields import cap
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import MESSAGES, SESSIONS, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.context import rollout_paths
 from tracehouse.parsers.codex.records import PROVIDER, thread_id_of
-from tracehouse.parsers.fields import cap
 from tracehouse.parsers.jsonl import loads
 from tracehouse.parsers.jsonl_unit import read_whole, reject, whole_cursor, wm
 from tracehouse.state.watermark import Action

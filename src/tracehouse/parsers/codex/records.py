@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from tracehouse.parsers.fields import count
+from tracehouse.model.fields import count
 
 PROVIDER = "codex"
 

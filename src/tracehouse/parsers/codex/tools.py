@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from tracehouse.model import ids
+from tracehouse.model.fields import cap
 from tracehouse.parsers.codex import records as rec
-from tracehouse.parsers.fields import cap
 
 PROVIDER = rec.PROVIDER
 CALL_TYPES = (

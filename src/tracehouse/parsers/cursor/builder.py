@@ -15,15 +15,14 @@ from typing import Any
 
 import orjson
 
-from tracehouse.model import ids
+from tracehouse.model import fields, ids
+from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
-from tracehouse.parsers import fields
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
-from tracehouse.parsers.fields import cap
 
 EPOCH_2000_MS = 946_684_800_000
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}

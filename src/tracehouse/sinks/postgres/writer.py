@@ -115,14 +115,17 @@ RETURNING s.session_id, tool_calls.session_id
 # child spawned from these sessions, and for these sessions as children, the first spawning call.
 RESOLVE_LINKS = """
 WITH spawns AS (
-    SELECT DISTINCT ON (spawned_session_id) spawned_session_id, session_id, message_id,
-           tool_call_id
-    FROM tool_calls
-    WHERE spawned_session_id IN (
+    SELECT DISTINCT ON (tc.spawned_session_id) tc.spawned_session_id, tc.session_id,
+           tc.message_id, tc.tool_call_id
+    FROM tool_calls AS tc
+    JOIN sessions AS child ON child.session_id = tc.spawned_session_id
+    WHERE tc.spawned_session_id IN (
         SELECT spawned_session_id FROM tool_calls
         WHERE session_id = ANY(%(ids)s) AND spawned_session_id IS NOT NULL
         UNION ALL SELECT unnest(%(ids)s::text[]))
-    ORDER BY spawned_session_id, tool_call_id COLLATE "C"
+      -- a child that names its parent takes its link from that parent's calls only
+      AND coalesce(child.parent_session_id, tc.session_id) = tc.session_id
+    ORDER BY tc.spawned_session_id, tc.tool_call_id COLLATE "C"
 )
 UPDATE sessions SET parent_session_id = sp.session_id, parent_message_id = sp.message_id,
        spawn_tool_call_id = sp.tool_call_id

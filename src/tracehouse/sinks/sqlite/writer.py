@@ -222,6 +222,9 @@ def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
         " AND tool_calls.spawned_session_id IS NULL",
         (session_id,),
     ).rowcount
+    # A child that names its parent takes its link from that parent's calls only: another
+    # session's call claiming it (a hostile import) cannot re-parent it.
+    own = "(sessions.parent_session_id IS NULL OR sessions.parent_session_id = tc.session_id)"
     changed = (
         "(sessions.parent_session_id IS NOT tc.session_id"
         " OR sessions.parent_message_id IS NOT tc.message_id"
@@ -232,15 +235,17 @@ def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
         " spawn_tool_call_id = tc.tool_call_id FROM (SELECT spawned_session_id, session_id,"
         " message_id, min(tool_call_id) AS tool_call_id FROM tool_calls WHERE session_id = ?"
         " AND spawned_session_id IS NOT NULL GROUP BY spawned_session_id) AS tc"
-        f" WHERE sessions.session_id = tc.spawned_session_id AND {changed}",
+        f" WHERE sessions.session_id = tc.spawned_session_id AND {own} AND {changed}",
         (session_id,),
     ).rowcount
     changed_rows += conn.execute(
         "UPDATE sessions SET parent_session_id = tc.session_id, parent_message_id = tc.message_id,"
         " spawn_tool_call_id = tc.tool_call_id FROM (SELECT session_id, message_id, tool_call_id"
-        " FROM tool_calls WHERE spawned_session_id = ? ORDER BY tool_call_id LIMIT 1) AS tc"
+        " FROM tool_calls WHERE spawned_session_id = ? AND coalesce((SELECT parent_session_id"
+        " FROM sessions WHERE session_id = ?), session_id) = session_id"
+        " ORDER BY tool_call_id LIMIT 1) AS tc"
         f" WHERE sessions.session_id = ? AND {changed}",
-        (session_id, session_id),
+        (session_id, session_id, session_id),
     ).rowcount
     return changed_rows
 
