@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from tracehouse.cli import import_cmd, search_cmd, sessions_cmds, store_cmds, sync_cmds
+from tracehouse.cli import (
+    import_cmd,
+    rejects_cmd,
+    search_cmd,
+    sessions_cmds,
+    store_cmds,
+    sync_cmds,
+)
 
 app = typer.Typer(
     name="tracehouse",
@@ -18,6 +25,7 @@ app.add_typer(sessions_cmds.app, name="sessions")
 app.add_typer(store_cmds.app, name="store")
 app.command("import")(import_cmd.import_request)
 app.command("search")(search_cmd.search)
+app.command("rejects")(rejects_cmd.rejects)
 
 
 def main() -> None:

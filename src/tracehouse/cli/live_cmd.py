@@ -33,6 +33,7 @@ def live(
 
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     options = sync_options(settings, parse_source_flags(source), home_given=home is not None)
+    live = LiveOptions(full_scan_interval=full_scan_interval, poll=poll)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
@@ -54,7 +55,7 @@ def live(
         status = run_live(
             ledger,
             options,
-            LiveOptions(full_scan_interval=full_scan_interval, poll=poll),
+            live,
             stop,
             lambda line: err.print(f"tracehouse: {line}"),
             on_flush,

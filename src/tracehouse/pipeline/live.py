@@ -22,6 +22,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from tracehouse import validate
 from tracehouse.errors import StoreLockedError
 from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
@@ -39,6 +40,10 @@ class LiveOptions:
     full_scan_interval: float = 300.0
     poll: bool = False
     poll_interval: float = 0.5
+
+    def __post_init__(self) -> None:
+        # A full scan rereads every directory: at 0 or below it would run in a busy loop.
+        validate.seconds(self.full_scan_interval, "--full-scan-interval", 0.1)
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracehouse import validate
 from tracehouse.errors import ConfigError
-from tracehouse.model.tables import PROVIDERS
 from tracehouse.search.hits import KINDS, SearchFilters
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import find_session
@@ -26,14 +26,12 @@ def build_filters(
     until: str | None = None,
     limit: int = 20,
 ) -> SearchFilters:
-    unknown = [p for p in providers if p not in PROVIDERS]
-    if unknown:
-        raise ConfigError(f"--provider {unknown[0]!r}: known providers are {', '.join(PROVIDERS)}")
+    for name in providers:
+        validate.provider(name)
     wrong = [k for k in kinds if k not in KINDS]
     if wrong:
         raise ConfigError(f"--type {wrong[0]!r}: one of {', '.join(KINDS)}")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise ConfigError(f"--limit {limit}: give a number from 1 to {MAX_LIMIT}")
+    validate.count(limit, "--limit", MAX_LIMIT)
     return SearchFilters(
         providers=tuple(providers),
         project=project or None,

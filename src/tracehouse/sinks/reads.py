@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracehouse import validate
 from tracehouse.errors import TracehouseError
 from tracehouse.model.stored_json import decode_mapping
 from tracehouse.model.tables import MESSAGES
@@ -24,9 +25,14 @@ class SessionNotFound(TracehouseError):
     exit_code = 2
 
 
+MAX_LIST = 100_000
+
+
 def list_sessions(
     store: SessionStore, provider: str | None = None, limit: int = 50
 ) -> list[dict[str, Any]]:
+    validate.provider(provider)
+    validate.count(limit, "--limit", MAX_LIST)
     where, params = ("WHERE source_provider = ?", [provider]) if provider else ("", [])
     return store.query(
         f"SELECT {LIST_COLUMNS} FROM sessions {where}"
@@ -102,4 +108,26 @@ def context_messages(store: SessionStore, session_id: str) -> list[dict[str, Any
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?"
         " AND message_type != 'host' ORDER BY seq",
         [session_id],
+    )
+
+
+REJECT_COLUMNS = "source_provider, unit_key, location, reason, raw_excerpt, created_at, resolved_at"
+
+
+def list_rejects(
+    store: SessionStore, provider: str | None = None, resolved: bool = False, limit: int = 100
+) -> list[dict[str, Any]]:
+    """What was refused, newest first: the unresolved rejects, or (`resolved`) those that
+    later read cleanly."""
+    validate.provider(provider)
+    validate.count(limit, "--limit", MAX_LIST)
+    where = ["resolved_at IS NOT NULL" if resolved else "resolved_at IS NULL"]
+    params: list[Any] = []
+    if provider:
+        where.append("source_provider = ?")
+        params.append(provider)
+    return store.query(
+        f"SELECT {REJECT_COLUMNS} FROM rejects WHERE {' AND '.join(where)}"
+        " ORDER BY created_at DESC, unit_key, location LIMIT ?",
+        [*params, limit],
     )

@@ -1,0 +1,53 @@
+"""`tracehouse rejects`: what the pipeline refused, where, why, and how to read it again."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import Context, command
+from tracehouse.sinks.reads import list_rejects
+
+# What to do about a reject: the source is read again when it changes, so a fixed file is
+# picked up by the next run; --full reads every file again, changed or not.
+ADVICE = (
+    "Each is re-read when its file changes: fix or remove the line, then `tracehouse sync"
+    " backfill`; `tracehouse sync backfill --source PROVIDER --full` reads everything again."
+    " A reject resolves itself once its location reads cleanly."
+)
+
+
+@command
+def rejects(
+    ctx: Context,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
+    ] = None,
+    resolved: Annotated[
+        bool, typer.Option("--resolved", help="Those that later read cleanly instead.")
+    ] = False,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 100,
+) -> None:
+    """Records that could not be imported: file, line or key, reason, and what to do."""
+    ledger = ctx.store(create=False)
+    try:
+        rows = list_rejects(ledger, provider, resolved, limit)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(rows)
+        return
+    out = ctx.out
+    if not rows:
+        out.print("no resolved rejects" if resolved else "no rejects: everything read imported")
+        return
+    for r in rows:
+        when = f"resolved {r['resolved_at'][:16]}" if r["resolved_at"] else r["created_at"][:16]
+        out.print(f"[bold]{r['unit_key']}[/bold] {r['location']}  ({r['source_provider']}, {when})")
+        out.print(f"  {r['reason']}", markup=False)
+        if r["raw_excerpt"]:
+            out.print(f"  > {r['raw_excerpt'][:160]}", markup=False)
+    if not resolved:
+        out.print(f"\n{len(rows)} unresolved. {ADVICE}")

@@ -1,0 +1,64 @@
+"""`tracehouse rejects` and the options that used to do nothing or damage (exit 2 now)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import DATA
+from tracehouse.cli.app import app
+
+runner = CliRunner()
+
+
+def cli(*args: object):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_rejects_lists_what_was_refused_then_shows_it_resolved(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    main = next((home / ".claude" / "projects" / "-tmp-demo").glob("1111*.jsonl"))
+    good = main.read_bytes()
+    main.write_bytes(good + b'{"type":"user","n":NaN}\n')
+    ledger = tmp_path / "ledger.db"
+    assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 1
+
+    shown = cli("rejects", "--store", ledger)
+    assert shown.exit_code == 0
+    assert f"{main} line 32" in shown.stdout and "NaN is not a JSON number" in shown.stdout
+    assert "1 unresolved" in shown.stdout and "sync backfill" in shown.stdout
+
+    main.write_bytes(good)
+    assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 0
+    assert "no rejects" in cli("rejects", "--store", ledger).stdout
+    resolved = json.loads(cli("rejects", "--resolved", "--json", "--store", ledger).stdout)
+    assert [(r["location"], bool(r["resolved_at"])) for r in resolved] == [
+        ("line 32 (byte 12801)", True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("sessions", "list", "--limit", "-3"), "--limit -3: give a number from 1"),
+        (("sessions", "list", "--provider", "claude"), "known providers are claude-code"),
+        (("rejects", "--provider", "gpt"), "known providers are claude-code"),
+        (("rejects", "--limit", "0"), "--limit 0"),
+        (
+            ("sync", "live", "--full-scan-interval", "-1"),
+            "--full-scan-interval -1.0: give at least",
+        ),
+        (("sync", "live", "--full-scan-interval", "0"), "--full-scan-interval 0.0"),
+    ],
+)
+def test_an_option_that_would_do_nothing_or_harm_is_refused(tmp_path, args, message) -> None:
+    ledger = tmp_path / "ledger.db"
+    cli("store", "init", "--store", ledger)
+    result = cli(*args, "--store", ledger)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
