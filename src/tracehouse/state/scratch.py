@@ -96,4 +96,14 @@ def _running(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # another user's process: not ours to judge
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process not reaped yet still answers kill(0); on Linux /proc says it is dead."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
