@@ -9,9 +9,7 @@ once per process and version (path, size, mtime), and the SQLite index only from
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 from tracehouse.model import ids
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.jsonl import loads
+from tracehouse.state import scratch
 
 PROVIDER = rec.PROVIDER
 Signature = tuple[str, int, int]
@@ -157,13 +156,13 @@ def read_snapshot(path: str, *queries: str) -> list[list[tuple[Any, ...]]]:
     """Run queries on one private copy of a live SQLite database (with its -wal and -shm), so
     the application's files are never opened, locked or checkpointed by us. A query the
     database cannot answer (an older index without that table, not a database) gives []."""
-    with tempfile.TemporaryDirectory(prefix="tracehouse-") as tmp:
+    with scratch.private_dir() as tmp:
         copy = os.path.join(tmp, "snapshot.sqlite")
         for attempt in range(3):
             before = [_signature(path + s) for s in ("", "-wal")]
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(path + suffix):
-                    shutil.copyfile(path + suffix, copy + suffix)
+                    scratch.copy_private(path + suffix, copy + suffix)
             if before == [_signature(path + s) for s in ("", "-wal")] or attempt == 2:
                 break
         results: list[list[tuple[Any, ...]]] = []
