@@ -189,7 +189,8 @@ def load_settings(config: Path | None = None, env: Mapping[str, str] | None = No
 
 
 def expand_store(store: str) -> str:
-    """`~` in a ledger path is the user's home; a DSN is kept as written."""
-    if store.startswith(DSN_SCHEMES):
+    """`~` in a ledger path is the user's home; a DSN or store URL is kept as written (the
+    store's kind is decided, and a bad one refused, by `sinks/location.py`)."""
+    if store.startswith(DSN_SCHEMES) or "://" in store or "=" in store:
         return store
     return str(Path(store).expanduser())

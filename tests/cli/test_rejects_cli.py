@@ -62,3 +62,12 @@ def test_an_option_that_would_do_nothing_or_harm_is_refused(tmp_path, args, mess
     result = cli(*args, "--store", ledger)
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_version_and_shell_completion() -> None:
+    from tracehouse import __version__
+
+    result = cli("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"tracehouse {__version__}"
+    shown = cli("--show-completion", "bash")
+    assert shown.exit_code == 0 and "_TRACEHOUSE_COMPLETE" in shown.stdout

@@ -16,7 +16,8 @@ from tests.store.factory import CONTENT, WHEN, batch, item, snapshot
 from tracehouse.errors import StoreError
 from tracehouse.model.tables import ALL_TABLES, Kind
 from tracehouse.sinks import open_store
-from tracehouse.sinks.postgres.connect import masked, scrub
+from tracehouse.sinks.location import masked
+from tracehouse.sinks.postgres.connect import scrub
 from tracehouse.sinks.postgres.store import PostgresStore, placeholders
 
 PG_TYPE = {Kind.TEXT: "text", Kind.INT: "bigint", Kind.BOOL: "boolean", Kind.JSON: "json"}

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from tracehouse import __version__
 from tracehouse.cli import (
     import_cmd,
     rejects_cmd,
@@ -18,8 +21,27 @@ app = typer.Typer(
     help="One durable ledger of every AI coding-agent session.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    # typer's own completion: `tracehouse --install-completion` for bash, zsh, fish, PowerShell.
+    add_completion=True,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tracehouse {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """One durable ledger of every AI coding-agent session."""
+
+
 app.add_typer(sync_cmds.app, name="sync")
 app.add_typer(sessions_cmds.app, name="sessions")
 app.add_typer(store_cmds.app, name="store")

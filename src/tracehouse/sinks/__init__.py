@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracehouse.config import DSN_SCHEMES
+from tracehouse.sinks.location import parse_store
 from tracehouse.sinks.protocol import RunTotals, SessionStore, StoreInfo
 
 __all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
@@ -12,12 +12,12 @@ __all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
 
 def open_store(location: str | Path, *, create: bool = True) -> SessionStore:
     """Open the store a `--store` value names: a file path, or a `postgresql://` DSN."""
-    text = str(location)
-    if text.startswith(DSN_SCHEMES):
+    where = parse_store(str(location))
+    if where.backend == "postgresql":
         # psycopg is loaded only for a PostgreSQL ledger: the default SQLite path never pays it.
         from tracehouse.sinks.postgres.store import PostgresStore
 
-        return PostgresStore(text)
+        return PostgresStore(where.target)
     from tracehouse.sinks.sqlite.store import SqliteStore
 
-    return SqliteStore(Path(text), create=create)
+    return SqliteStore(Path(where.target), create=create)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from tracehouse.errors import StoreError, StoreUnavailableError
+from tracehouse.sinks.location import masked, passwords
 
 if TYPE_CHECKING:
     import psycopg
@@ -35,16 +36,6 @@ _USER_ERRORS = (
 )
 
 
-def masked(dsn: str) -> str:
-    """The DSN with its password replaced by `***`: safe for logs, errors and `store info`."""
-    parts = urlsplit(dsn)
-    userinfo, at, hostport = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
-        return dsn
-    user = userinfo.partition(":")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
-
-
 # libpq's framing around the server's reason: the DSN shown beside it already says where.
 _FRAMING = re.compile(
     r'^(connection failed: )?(connection to server at "[^"]*"(, port \d+)? failed: )?'
@@ -56,8 +47,7 @@ def scrub(message: str, dsn: str) -> str:
     connection string back)."""
     text = message.strip().splitlines()[0] if message.strip() else "unknown error"
     text = _FRAMING.sub("", text).removeprefix("FATAL:").strip()
-    password = urlsplit(dsn).password
-    for secret in {password, unquote(password)} if password else ():
+    for secret in {v for p in passwords(dsn) for v in (p, unquote(p))}:
         text = text.replace(f":{secret}@", ":***@")
         # A bare occurrence too, unless the password is so short that masking it would mangle
         # ordinary words of the message.

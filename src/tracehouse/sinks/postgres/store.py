@@ -15,8 +15,9 @@ from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_values
+from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres import writer
-from tracehouse.sinks.postgres.connect import connect, masked, scrub
+from tracehouse.sinks.postgres.connect import connect, scrub
 from tracehouse.sinks.postgres.migrations import upgrade
 from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 
