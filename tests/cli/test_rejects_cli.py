@@ -71,3 +71,20 @@ def test_version_and_shell_completion() -> None:
     assert result.exit_code == 0 and result.stdout.strip() == f"tracehouse {__version__}"
     shown = cli("--show-completion", "bash")
     assert shown.exit_code == 0 and "_TRACEHOUSE_COMPLETE" in shown.stdout
+
+
+def test_runs_shows_throughput_and_counts_dedupe_hits_on_a_rerun(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    ledger = tmp_path / "ledger.db"
+    for extra in ((), ("--full",)):  # --full parses again: every item is skipped by fingerprint
+        assert (
+            cli("sync", "backfill", "--home", home, "--store", ledger, "-q", *extra).exit_code == 0
+        )
+    rows = json.loads(cli("runs", "--json", "--store", ledger).stdout)
+    rerun, first = rows
+    assert first["imported"] == 3 and first["dedupe_hits"] == 0 and first["mb_per_s"] > 0
+    assert rerun["skipped"] == 3 and rerun["dedupe_hits"] == 3 and rerun["dedupe_rate"] == 1.0
+    table = cli("runs", "--store", ledger, "--mode", "backfill")
+    assert table.exit_code == 0 and "MB/s" in table.stdout and "100%" in table.stdout
+    assert cli("runs", "--store", ledger, "--mode", "nightly").exit_code == 2

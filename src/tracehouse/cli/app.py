@@ -10,6 +10,7 @@ from tracehouse import __version__
 from tracehouse.cli import (
     import_cmd,
     rejects_cmd,
+    runs_cmd,
     search_cmd,
     sessions_cmds,
     store_cmds,
@@ -48,6 +49,7 @@ app.add_typer(store_cmds.app, name="store")
 app.command("import")(import_cmd.import_request)
 app.command("search")(search_cmd.search)
 app.command("rejects")(rejects_cmd.rejects)
+app.command("runs")(runs_cmd.runs)
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tracehouse import validate
-from tracehouse.errors import TracehouseError
+from tracehouse.errors import ConfigError, TracehouseError
+from tracehouse.model.contract import MODES
 from tracehouse.model.stored_json import decode_mapping
 from tracehouse.model.tables import MESSAGES
 from tracehouse.sinks.protocol import SessionStore
@@ -131,3 +132,51 @@ def list_rejects(
         " ORDER BY created_at DESC, unit_key, location LIMIT ?",
         [*params, limit],
     )
+
+
+RUN_COLUMNS = (
+    "run_id, mode, started_at, finished_at, imported, upserted, skipped, failed, rejects,"
+    " bytes_read, rows_written, retries, dedupe_hits, tail_lag_ms, error, host"
+)
+
+
+def list_runs(
+    store: SessionStore, since: str | None = None, mode: str | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Recent runs, newest first, each with its duration and throughput worked out."""
+    validate.count(limit, "--limit", MAX_LIST)
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"--mode {mode!r}: one of {', '.join(MODES)}")
+    where, params = [], []
+    if since:
+        where.append("started_at >= ?")
+        params.append(since)
+    if mode:
+        where.append("mode = ?")
+        params.append(mode)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = store.query(
+        f"SELECT {RUN_COLUMNS} FROM import_runs {clause} ORDER BY started_at DESC, run_id LIMIT ?",
+        [*params, limit],
+    )
+    for row in rows:
+        seconds = _seconds_between(row["started_at"], row["finished_at"])
+        sessions = sum(row[k] or 0 for k in ("imported", "upserted", "skipped", "failed"))
+        row["seconds"] = seconds
+        row["sessions_per_s"] = sessions / seconds if seconds else None
+        row["mb_per_s"] = (row["bytes_read"] or 0) / 1e6 / seconds if seconds else None
+        row["dedupe_rate"] = (row["dedupe_hits"] or 0) / sessions if sessions else None
+    return rows
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    from datetime import datetime
+
+    try:
+        a = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(end.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max((b - a).total_seconds(), 0.0)

@@ -418,14 +418,16 @@ def ensure_run(conn: Conn, run_id: str, mode: str) -> None:
 def _add_run_counts(conn: Conn, run_id: str, response: ImportResponse) -> None:
     conn.execute(
         "UPDATE import_runs SET imported = imported + %s, upserted = upserted + %s,"
-        " skipped = skipped + %s, failed = failed + %s, rows_written = rows_written + %s"
-        " WHERE run_id = %s",
+        " skipped = skipped + %s, failed = failed + %s, rows_written = rows_written + %s,"
+        # A skipped item is a dedupe hit: its fingerprint matched, none of its rows was touched.
+        " dedupe_hits = dedupe_hits + %s WHERE run_id = %s",
         (
             response.count("imported"),
             response.count("upserted"),
             response.count("skipped"),
             response.count("failed"),
             response.rows_written,
+            response.count("skipped"),
             run_id,
         ),
     )

@@ -306,14 +306,16 @@ def ensure_run(conn: sqlite3.Connection, run_id: str, mode: str) -> None:
 def _add_run_counts(conn: sqlite3.Connection, run_id: str, response: ImportResponse) -> None:
     conn.execute(
         "UPDATE import_runs SET imported = imported + ?, upserted = upserted + ?,"
-        " skipped = skipped + ?, failed = failed + ?, rows_written = rows_written + ?"
-        " WHERE run_id = ?",
+        " skipped = skipped + ?, failed = failed + ?, rows_written = rows_written + ?,"
+        # A skipped item is a dedupe hit: its fingerprint matched, none of its rows was touched.
+        " dedupe_hits = dedupe_hits + ? WHERE run_id = ?",
         (
             response.count("imported"),
             response.count("upserted"),
             response.count("skipped"),
             response.count("failed"),
             response.rows_written,
+            response.count("skipped"),
             run_id,
         ),
     )

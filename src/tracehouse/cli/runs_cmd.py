@@ -1,0 +1,62 @@
+"""`tracehouse runs`: the run log as a table, with throughput, dedupe hits and retries."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import Context, command
+from tracehouse.sinks.reads import list_runs
+from tracehouse.timespec import local_time, to_utc_iso
+
+
+@command
+def runs(
+    ctx: Context,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="A date or a duration such as 7d.", show_default=False),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", help="backfill, live, import, migration…", show_default=False),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 20,
+) -> None:
+    """Recent runs: when, how long, sessions and rows, MB/s, rejects, retries, dedupe hits."""
+    start = to_utc_iso(since, option="--since") if since else None
+    ledger = ctx.store(create=False)
+    try:
+        rows = list_runs(ledger, start, mode, limit)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    columns = ("started", "mode", "secs", "imp", "upd", "skip", "fail", "rows", "MB/s",
+               "sess/s", "rejects", "retries", "dedupe", "lag ms")  # fmt: skip
+    for name in columns:
+        table.add_column(name, justify="left" if name in ("started", "mode") else "right")
+    for r in rows:
+        table.add_row(
+            local_time(r["started_at"]),
+            r["mode"] or "",
+            _num(r["seconds"], ".2f"),
+            *(f"{r[k] or 0:,}" for k in ("imported", "upserted", "skipped", "failed")),
+            f"{r['rows_written'] or 0:,}",
+            _num(r["mb_per_s"], ".1f"),
+            _num(r["sessions_per_s"], ",.0f"),
+            str(r["rejects"] or 0),
+            str(r["retries"] or 0),
+            _num(r["dedupe_rate"], ".0%"),
+            "" if r["tail_lag_ms"] is None else f"{r['tail_lag_ms']:,}",
+        )
+    ctx.out.print(table)
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
