@@ -88,3 +88,16 @@ def test_runs_shows_throughput_and_counts_dedupe_hits_on_a_rerun(tmp_path: Path)
     table = cli("runs", "--store", ledger, "--mode", "backfill")
     assert table.exit_code == 0 and "MB/s" in table.stdout and "100%" in table.stdout
     assert cli("runs", "--store", ledger, "--mode", "nightly").exit_code == 2
+
+
+def test_an_idempotency_replay_is_a_run_of_its_own(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.db"
+    request = tmp_path / "request.json"
+    body = json.loads((DATA / "request.json").read_text())
+    request.write_text(json.dumps({**body, "idempotencyKey": "push-1"}))
+    for _ in range(2):
+        assert cli("import", request, "--store", ledger, "-q").exit_code == 0
+    replay, first = json.loads(cli("runs", "--json", "--store", ledger).stdout)
+    assert (first["imported"], first["finished_at"] is not None) == (2, True)
+    assert (replay["skipped"], replay["dedupe_hits"], replay["rows_written"]) == (2, 2, 0)
+    assert replay["bytes_read"] == request.stat().st_size

@@ -12,6 +12,7 @@ from tracehouse.cli.common import Context, command
 from tracehouse.errors import RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import ImportResponse
+from tracehouse.pipeline.requests import apply_request
 
 
 @command
@@ -33,7 +34,7 @@ def import_request(
         raise RequestError(f"{'stdin' if file == '-' else file}: {exc}") from None
     ledger = ctx.store()
     try:
-        response = ledger.import_batch(batch)
+        response = apply_request(ledger, batch, len(data))
     finally:
         ledger.close()
     render_response(ctx, response)

@@ -7,7 +7,7 @@ skipped, upserted, which provenance a session row carries — is decided here, o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import orjson
@@ -183,6 +183,14 @@ def replayed(key: str, request_hash: str, stored: Any) -> ImportResponse | None:
             f"idempotency key {key!r} was already used for a different request"
         )
     return ImportResponse.from_json(orjson.loads(stored[1]), replayed=True)
+
+
+def as_replayed(run_id: str, response: ImportResponse) -> ImportResponse:
+    """What a replayed request did in this run: nothing written, every item skipped."""
+    return ImportResponse(
+        run_id,
+        tuple(replace(r, status="skipped", reason=None, rows_written=0) for r in response.results),
+    )
 
 
 def finish_values(run_id: str, totals: RunTotals) -> tuple[Any, ...]:

@@ -42,6 +42,7 @@ from tracehouse.sinks.items import (
     REJECT_COLUMNS,
     Action,
     Existing,
+    as_replayed,
     decide,
     missing_at,
     reject_values,
@@ -176,6 +177,9 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
         ).fetchone()
         response = replayed(key, request_hash, stored)
         if response is not None:
+            # The replay is a run of its own in the log: every item skipped, a dedupe hit each.
+            ensure_run(conn, batch.run_id, batch.mode)
+            _add_run_counts(conn, batch.run_id, as_replayed(batch.run_id, response))
             return response
 
     ensure_run(conn, batch.run_id, batch.mode)

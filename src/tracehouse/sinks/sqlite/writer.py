@@ -31,6 +31,7 @@ from tracehouse.sinks.items import (
     RECOVERED_ROWS,
     REJECT_COLUMNS,
     Existing,
+    as_replayed,
     decide,
     missing_at,
     reject_values,
@@ -74,6 +75,9 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         ).fetchone()
         response = replayed(key, request_hash, stored)
         if response is not None:
+            # The replay is a run of its own in the log: every item skipped, a dedupe hit each.
+            ensure_run(conn, batch.run_id, batch.mode)
+            _add_run_counts(conn, batch.run_id, as_replayed(batch.run_id, response))
             return response
 
     ensure_run(conn, batch.run_id, batch.mode)
