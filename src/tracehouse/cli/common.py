@@ -47,6 +47,12 @@ SourceOpt = Annotated[
     ),
 ]
 VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")]
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
+]
+LimitOpt = Annotated[int, typer.Option("--limit", help="At most this many, newest first.")]
+T = TypeVar("T")
 
 
 @dataclass
@@ -72,6 +78,14 @@ class Context:
 
     def store(self, *, create: bool = True) -> SessionStore:
         return open_store(self.settings.store, create=create)
+
+    def read(self, query: Callable[[SessionStore], T]) -> T:
+        """Run a read against the existing ledger (never created by a read), then close it."""
+        ledger = self.store(create=False)
+        try:
+            return query(ledger)
+        finally:
+            ledger.close()
 
     def print_json(self, value: Any) -> None:
         sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")

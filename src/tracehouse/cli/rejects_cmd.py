@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import Context, LimitOpt, ProviderOpt, command
 from tracehouse.sinks.reads import list_rejects
 
 # What to do about a reject: the source is read again when it changes, so a fixed file is
@@ -21,21 +21,14 @@ ADVICE = (
 @command
 def rejects(
     ctx: Context,
-    provider: Annotated[
-        str | None,
-        typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
-    ] = None,
+    provider: ProviderOpt = None,
     resolved: Annotated[
         bool, typer.Option("--resolved", help="Those that later read cleanly instead.")
     ] = False,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 100,
+    limit: LimitOpt = 100,
 ) -> None:
     """Records that could not be imported: file, line or key, reason, and what to do."""
-    ledger = ctx.store(create=False)
-    try:
-        rows = list_rejects(ledger, provider, resolved, limit)
-    finally:
-        ledger.close()
+    rows = ctx.read(lambda ledger: list_rejects(ledger, provider, resolved, limit))
     if ctx.json:
         ctx.print_json(rows)
         return

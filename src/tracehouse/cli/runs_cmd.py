@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import Context, LimitOpt, command
 from tracehouse.sinks.reads import list_runs
 from tracehouse.timespec import local_time, to_utc_iso
 
@@ -22,15 +22,11 @@ def runs(
         str | None,
         typer.Option("--mode", help="backfill, live, import, migration…", show_default=False),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 20,
+    limit: LimitOpt = 20,
 ) -> None:
     """Recent runs: when, how long, sessions and rows, MB/s, rejects, retries, dedupe hits."""
     start = to_utc_iso(since, option="--since") if since else None
-    ledger = ctx.store(create=False)
-    try:
-        rows = list_runs(ledger, start, mode, limit)
-    finally:
-        ledger.close()
+    rows = ctx.read(lambda ledger: list_runs(ledger, start, mode, limit))
     if ctx.json:
         ctx.print_json(rows)
         return

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import Context, LimitOpt, ProviderOpt, command
 from tracehouse.exports.transcript import focus, render
 from tracehouse.model.stored_json import for_json
 from tracehouse.sinks.reads import SessionNotFound, find_session, list_sessions, session_detail
@@ -18,18 +18,11 @@ app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 @command
 def list_(
     ctx: Context,
-    provider: Annotated[
-        str | None,
-        typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
-    ] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 50,
+    provider: ProviderOpt = None,
+    limit: LimitOpt = 50,
 ) -> None:
     """Sessions, most recently active first."""
-    ledger = ctx.store(create=False)
-    try:
-        rows = list_sessions(ledger, provider, limit)
-    finally:
-        ledger.close()
+    rows = ctx.read(lambda ledger: list_sessions(ledger, provider, limit))
     if ctx.json:
         ctx.print_json(rows)
         return
