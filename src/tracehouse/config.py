@@ -55,8 +55,6 @@ class Settings:
         return self.workers or max(1, os.cpu_count() or 1)
 
 
-DSN_SCHEMES = ("postgresql://", "postgres://")
-
 DOCS: dict[str, str] = {
     "store": "Where the ledger lives: a SQLite file path, or a postgresql:// DSN.",
     "home": "The home directory whose agent logs are read (default: yours).",
@@ -184,13 +182,6 @@ def load_settings(config: Path | None = None, env: Mapping[str, str] | None = No
         name = f"TRACEHOUSE_{f.name.upper()}"
         if env.get(name):
             values.update(_validate({f.name: env[name]}, f"environment variable {name}"))
-    settings = Settings(**values)
-    return replace(settings, store=expand_store(settings.store))
-
-
-def expand_store(store: str) -> str:
-    """`~` in a ledger path is the user's home; a DSN or store URL is kept as written (the
-    store's kind is decided, and a bad one refused, by `sinks/location.py`)."""
-    if store.startswith(DSN_SCHEMES) or "://" in store or "=" in store:
-        return store
-    return str(Path(store).expanduser())
+    # The store's kind, `~` in a path, and a bad value are settled by `sinks/location.py` when
+    # the store is opened.
+    return Settings(**values)

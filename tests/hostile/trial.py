@@ -26,7 +26,14 @@ from tracehouse.sinks import open_store
 
 SOURCES = {"claude-code": ".claude", "codex": ".codex", "cursor": ".config/Cursor"}
 CONTENT = ("turns", "messages", "tool_calls", "message_sources")
-LOCATED = re.compile(r"^(line \d+ \(byte \d+\)|file|database|[A-Za-z][\w.:\-\[\]#/ ]*)$")
+# Where a reject can point: a line of a JSONL file, a whole file, database or directory, an item
+# of a G0 rollout, or a Cursor key (a composer, a bubble, a chat list entry).
+LOCATED = re.compile(
+    r"^(line \d+ \(byte \d+\)|file|database|directory|items\[\d+\]"
+    r"|(composerData|bubbleId):\S+( bubble #\d+)?"
+    r"|(workbench\.panel\.aichat\.view\.aichat\.chatdata|composer\.composerData"
+    r"|composer\.composerHeaders)(\[\d+\])?)$"
+)
 
 
 @dataclass

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
-from tracehouse.config import expand_store
 
 if TYPE_CHECKING:
     from tracehouse.sinks.copy import CopyReport
@@ -74,9 +73,9 @@ def copy(
     from tracehouse.sinks import open_store
     from tracehouse.sinks.copy import copy_store
 
-    reader = open_store(expand_store(source), create=False)
+    reader = open_store(source, create=False)
     try:
-        writer = open_store(expand_store(target), create=True)
+        writer = open_store(target, create=True)
         try:
             with _progress(ctx) as advance:
                 report = copy_store(reader, writer, progress=advance)

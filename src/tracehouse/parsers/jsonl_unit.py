@@ -124,7 +124,7 @@ def parse_jsonl(
             # without them. Costs nothing on good input; a unit without such a line is refused.
             found = _unstorable_lines(chunk, first_line, skip)
             if not found:
-                return _refused(provider, unit, exc)
+                return refused(provider, unit, exc)
             skip.update(found)
     result.cursor = new.to_json()
     result.clear = Clear(provider, unit.key, from_line=first_line + 1)
@@ -193,10 +193,10 @@ def unstorable(value: Any) -> str | None:
     return None
 
 
-def _refused(provider: str, unit: Unit, exc: Exception) -> UnitResult:
+def refused(provider: str, unit: Unit, exc: Exception) -> UnitResult:
     """A unit whose rows cannot be built: one reject for the file, no cursor moved, so the next
     run reads it again (a fixed tracehouse, or a changed file, may read it then)."""
-    reason = f"cannot build its rows ({type(exc).__name__}: {exc})"
+    reason = f"cannot build its rows ({shape_error(exc)})"
     return UnitResult(unit, Action.SKIP, rejects=[Reject(provider, unit.key, "file", reason)])
 
 

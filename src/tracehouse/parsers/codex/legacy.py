@@ -17,7 +17,7 @@ from tracehouse.model.contract import Clear, Reject
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
-from tracehouse.parsers.jsonl_unit import attach, read_whole, whole_cursor, wm
+from tracehouse.parsers.jsonl_unit import attach, read_whole, refused, whole_cursor, wm
 from tracehouse.state.watermark import Action
 
 PROVIDER = "codex"
@@ -64,8 +64,7 @@ def parse(
         builder.finish()
         attach(PROVIDER, result, builder, wm(PROVIDER, unit, cursor), [digest], options)
     except SHAPE_ERRORS as exc:
-        reason = f"cannot build its rows ({shape_error(exc)})"
-        return UnitResult(unit, Action.SKIP, rejects=[Reject(PROVIDER, unit.key, "file", reason)])
+        return refused(PROVIDER, unit, exc)
     return result
 
 
