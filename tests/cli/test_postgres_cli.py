@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from tests.pg import PasswordRefusingServer
 from tests.pipeline.helpers import make_home
 from tracehouse.cli.app import app
+from tracehouse.sinks.postgres.migrations import known_migrations
 
 runner = CliRunner()
 
@@ -121,4 +122,4 @@ def test_the_ledger_dsn_from_the_environment_and_from_the_config(tmp_path, pg_sc
     config = tmp_path / "config.toml"
     config.write_text(f'store = "{dsn}"\n')
     info = json.loads(run("store", "info", "--config", config, "--json").stdout)
-    assert info["backend"] == "postgresql" and info["schemaVersion"] == 4
+    assert info["backend"] == "postgresql" and info["schemaVersion"] == len(known_migrations())

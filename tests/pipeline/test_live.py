@@ -102,6 +102,11 @@ def test_appended_lines_arrive_and_a_half_line_waits(tmp_path, poll):
         with main_file(home).open("ab") as f:
             f.write(half[30:])
         wait_for(lambda: has_message(ledger, "written in two halves"))
+        # Each flush is a run with its tail lag: the median and the largest, write → commit.
+        flushed = "mode = 'live' AND imported + upserted > 0 AND finished_at IS NOT NULL"
+        wait_for(lambda: count(ledger, "import_runs", flushed) >= 2)
+        assert count(ledger, "import_runs", f"{flushed} AND tail_lag_p50_ms IS NULL") == 0
+        assert count(ledger, "import_runs", f"{flushed} AND tail_lag_ms < tail_lag_p50_ms") == 0
 
 
 def test_new_files_and_folders_are_picked_up_without_restart(tmp_path):

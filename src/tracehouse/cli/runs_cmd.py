@@ -33,14 +33,15 @@ def runs(
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    columns = ("started", "mode", "secs", "imp", "upd", "skip", "fail", "rows", "MB/s",
-               "sess/s", "rejects", "retries", "dedupe", "lag ms")  # fmt: skip
+    columns = ("started", "mode", "status", "secs", "imp", "upd", "skip", "fail", "rows", "MB/s",
+               "sess/s", "rejects", "retries", "dedupe", "lag p50/max ms")  # fmt: skip
     for name in columns:
-        table.add_column(name, justify="left" if name in ("started", "mode") else "right")
+        table.add_column(name, justify="left" if name in columns[:3] else "right")
     for r in rows:
         table.add_row(
             local_time(r["started_at"]),
             r["mode"] or "",
+            r["status"],
             _num(r["seconds"], ".2f"),
             *(f"{r[k] or 0:,}" for k in ("imported", "upserted", "skipped", "failed")),
             f"{r['rows_written'] or 0:,}",
@@ -49,10 +50,21 @@ def runs(
             str(r["rejects"] or 0),
             str(r["retries"] or 0),
             _num(r["dedupe_rate"], ".0%"),
-            "" if r["tail_lag_ms"] is None else f"{r['tail_lag_ms']:,}",
+            _lag(r["tail_lag_p50_ms"], r["tail_lag_ms"]),
         )
     ctx.out.print(table)
+    for r in rows:  # the why of each run that waited or failed, under the table
+        when = f"{local_time(r['started_at'])} {r['mode'] or ''}"
+        if r["retry_reasons"]:
+            reasons = ", ".join(f"{why} ×{n}" for why, n in r["retry_reasons"].items())
+            ctx.out.print(f"{when}: retried: {reasons}", markup=False, highlight=False)
+        if r["error"]:
+            ctx.out.print(f"{when}: {r['error']}", markup=False, highlight=False)
 
 
 def _num(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
+
+
+def _lag(p50: int | None, most: int | None) -> str:
+    return "" if most is None else f"{p50 or 0:,}/{most:,}"

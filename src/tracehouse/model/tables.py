@@ -249,10 +249,12 @@ IMPORT_RUNS = Table(
         Column("rows_written", INT),
         Column("retries", INT),
         Column("dedupe_hits", INT),
-        Column("tail_lag_ms", INT),
+        Column("tail_lag_ms", INT),  # the largest of the run's committed units
         Column("error"),
         Column("host"),
         Column("importer_version"),
+        Column("retry_reasons", JSON),  # {"database is locked": 3}: what the retries waited for
+        Column("tail_lag_p50_ms", INT),  # the median, beside tail_lag_ms's largest
     ),
     ("run_id",),
 )

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -22,7 +23,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from tracehouse import validate
+from tracehouse import retrying, validate
 from tracehouse.errors import StoreLockedError
 from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
@@ -30,7 +31,8 @@ from tracehouse.pipeline.sync import SyncOptions, SyncReport, Targets, sync
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.state import scratch as scratch_space
 
-MAX_BACKOFF = 30.0
+# Each try already waited out the store's own lock budget: wait longer between them, forever.
+LOCKED_BACKOFF = retrying.Backoff(attempts=None, first=0.5, most=30.0)
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,6 @@ def _follow(
     # until the next full scan. Syncing a path twice is harmless; missing it is not.
     observer = start_observer([w for w in watched if w.is_dir()], _Enqueue(paths), live, log)
     status.observer = type(observer).__name__
-    backoff = 0.5
     try:
         _account(status, sync(store, catch_up))
         on_flush(status)  # the catch-up's figures, before the first event
@@ -162,17 +163,21 @@ def _follow(
                     status.full_scans += 1
                     next_scan = time.monotonic() + live.full_scan_interval
                 continue
+            before = sum(store.retry_log.reasons.values())
             try:
-                report = sync(store, sync_options, targets=targets_for(dirty, sources))
-            except StoreLockedError as exc:
-                for path in dirty:  # nothing is lost: the paths wait for the next try
-                    paths.put(path)
-                status.retries += 1
-                log(f"{exc}; retrying in {backoff:.1f}s")
-                stop.wait(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF)
-                continue
-            backoff = 0.5
+                # Nothing is lost while the ledger stays locked: the same paths are tried again.
+                report = retrying.call(
+                    partial(_sync_paths, store, sync_options, dirty, sources),
+                    reason=_locked,
+                    backoff=LOCKED_BACKOFF,
+                    log=store.retry_log,
+                    until=stop,
+                    announce=log,
+                )
+            except StoreLockedError:
+                break  # told to stop while locked: the next start reads these paths again
+            finally:
+                status.retries += max(0, sum(store.retry_log.reasons.values()) - before)
             _account(status, report)
             status.flushes += 1
             on_flush(status)
@@ -180,6 +185,12 @@ def _follow(
         observer.stop()
         observer.join(timeout=5)
     return status
+
+
+def _sync_paths(
+    store: SessionStore, options: SyncOptions, dirty: set[str], sources: dict[str, list[Path]]
+) -> SyncReport:
+    return sync(store, options, targets=targets_for(dirty, sources))
 
 
 def _collect(paths: queue.SimpleQueue[str], live: LiveOptions, wait: float) -> set[str]:
@@ -202,5 +213,10 @@ def _account(status: LiveStatus, report: SyncReport) -> None:
     status.sessions += report.statuses["imported"] + report.statuses["upserted"]
     status.rows += report.rows_written
     status.rejects += len(report.rejects)
-    if report.tail_lag_ms is not None:
-        status.last_lag_ms = report.tail_lag_ms
+    lag = report.tail_lag()[1]
+    if lag is not None:
+        status.last_lag_ms = lag
+
+
+def _locked(exc: BaseException) -> str | None:
+    return "ledger locked" if isinstance(exc, StoreLockedError) else None

@@ -86,8 +86,17 @@ class SyncReport:
     batches: int = 0
     seconds: float = 0.0
     dry_run: bool = False
-    # Commit time minus the newest write of a committed unit, the largest seen (live mode).
-    tail_lag_ms: int | None = None
+    # Commit time minus the last write of each committed unit, in ms (`tail_lag`).
+    lags_ms: list[int] = field(default_factory=list)
+    # Retries the worker processes' stores made, by reason (the main store keeps its own).
+    retry_reasons: Counter[str] = field(default_factory=Counter)
+
+    def tail_lag(self) -> tuple[int | None, int | None]:
+        """The median and the largest lag from a unit's last write to its commit."""
+        if not self.lags_ms:
+            return None, None
+        ordered = sorted(self.lags_ms)
+        return ordered[(len(ordered) - 1) // 2], ordered[-1]
 
     @property
     def ok(self) -> bool:
@@ -104,8 +113,8 @@ class SyncReport:
         self.failures.extend(other.failures)
         self.accounting.update(other.accounting)
         self.batches += other.batches
-        if other.tail_lag_ms is not None:
-            self.tail_lag_ms = max(self.tail_lag_ms or 0, other.tail_lag_ms)
+        self.lags_ms.extend(other.lags_ms)
+        self.retry_reasons.update(other.retry_reasons)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -186,12 +195,16 @@ def sync(
         progress.finish()
         report.seconds = time.monotonic() - started
         if not options.dry_run:
+            # A backfill's "lag" is the age of old files, not a delay worth reporting.
+            p50, most = report.tail_lag() if options.mode == "live" else (None, None)
             store.finish_run(
                 report.run_id,
                 RunTotals(
                     bytes_read=report.bytes_read,
                     rejects=len(report.rejects),
-                    tail_lag_ms=report.tail_lag_ms if options.mode == "live" else None,
+                    retry_reasons=report.retry_reasons,
+                    tail_lag_ms=most,
+                    tail_lag_p50_ms=p50,
                 ),
             )
     return report
@@ -303,15 +316,14 @@ def run_tasks(
         scratch=options.scratch,
     )
     pending = PendingBatch()
-    newest = 0  # the newest write among the units in the pending batch (mtime, ns)
+    written: list[int] = []  # the last write (mtime, ns) of each unit in the pending batch
 
     def flush() -> None:
-        nonlocal pending, newest
+        nonlocal pending, written
         _flush(store, options, pending, report)
-        if newest:
-            lag = int((time.time_ns() - newest) / 1e6)
-            report.tail_lag_ms = max(report.tail_lag_ms or 0, lag)
-        pending, newest = PendingBatch(), 0
+        committed = time.time_ns()
+        report.lags_ms.extend(int((committed - mtime) / 1e6) for mtime in written if mtime)
+        pending, written = PendingBatch(), []
 
     for unit, cursor, _size in tasks:
         if options.stop is not None and options.stop():
@@ -319,7 +331,8 @@ def run_tasks(
         report.parsed += 1
         while True:
             result = _parse(unit, cursor, parse_options)
-            newest = max(newest, result.mtime_ns)
+            if result.done:
+                written.append(result.mtime_ns)
             report.bytes_read += result.bytes_read
             report.accounting.update(result.accounting)
             advance(result.bytes_read)

@@ -109,6 +109,7 @@ def _worker(
         store = open_store(location)
         try:
             run_tasks(store, options, tasks, part, lambda n: messages.put(("progress", n)))
+            part.retry_reasons.update(store.retry_log.take())
         finally:
             store.close()
     except TracehouseError as exc:

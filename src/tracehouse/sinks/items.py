@@ -6,6 +6,7 @@ skipped, upserted, which provenance a session row carries — is decided here, o
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -193,15 +194,32 @@ def as_replayed(run_id: str, response: ImportResponse) -> ImportResponse:
     )
 
 
-def finish_values(run_id: str, totals: RunTotals) -> tuple[Any, ...]:
-    """The parameters of both stores' `finish_run` update, in its placeholder order."""
+def finish_sql(p: str, json_p: str) -> str:
+    """Both stores' `finish_run` update, given their placeholders for a value and a JSON one."""
+    return (
+        f"UPDATE import_runs SET finished_at = {p}, bytes_read = bytes_read + {p},"
+        f" rejects = {p}, dedupe_hits = dedupe_hits + {p}, retries = {p}, retry_reasons = {json_p},"
+        f" tail_lag_ms = {p}, tail_lag_p50_ms = {p}, error = {p} WHERE run_id = {p}"
+    )
+
+
+def finish_values(
+    run_id: str, totals: RunTotals, held: str | None, taken: Mapping[str, int]
+) -> tuple[Any, ...]:
+    """The parameters of `finish_sql`: the run's retry reasons are those already on its row
+    (`held`, a run finished twice), the pipeline's (`totals`) and the store's own (`taken`)."""
+    reasons: Counter[str] = Counter(orjson.loads(held) if held else {})
+    reasons.update(totals.retry_reasons)
+    reasons.update(taken)
     return (
         now_iso(),
         totals.bytes_read,
         totals.rejects,
         totals.dedupe_hits,
-        totals.retries,
+        sum(reasons.values()),
+        orjson.dumps(dict(sorted(reasons.items()))).decode() if reasons else None,
         totals.tail_lag_ms,
+        totals.tail_lag_p50_ms,
         totals.error,
         run_id,
     )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tracehouse.model.contract import ImportBatch, ImportResponse
+from tracehouse.retrying import RetryLog
 from tracehouse.search.hits import Hit, SearchFilters
 
 
@@ -25,8 +26,10 @@ class RunTotals:
     bytes_read: int = 0
     rejects: int = 0
     dedupe_hits: int = 0
-    retries: int = 0
-    tail_lag_ms: int | None = None
+    # What a worker process met; the store adds the retries it made itself (`retry_log`).
+    retry_reasons: Mapping[str, int] = field(default_factory=dict)
+    tail_lag_ms: int | None = None  # the largest, live runs only
+    tail_lag_p50_ms: int | None = None
     error: str | None = None
 
 
@@ -36,6 +39,7 @@ BOOKKEEPING = ("watermarks", "import_runs", "import_requests", "rejects")
 
 class SessionStore(Protocol):
     location: str  # for people: a path, or a DSN with the password masked
+    retry_log: RetryLog  # the retries since the last finished run, by reason
     # For `open_store` in another process (sync's workers): may hold a password, never printed.
     address: str
 
@@ -64,7 +68,10 @@ class SessionStore(Protocol):
 
     def start_run(self, run_id: str, mode: str) -> None: ...
 
-    def finish_run(self, run_id: str, totals: RunTotals) -> None: ...
+    def finish_run(self, run_id: str, totals: RunTotals) -> None:
+        """Close a run's row: its totals, with the retries noted in `retry_log` since the last
+        run (taken from it) added to those in `totals`."""
+        ...
 
     def info(self) -> StoreInfo: ...
 

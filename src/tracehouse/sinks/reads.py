@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from tracehouse import validate
 from tracehouse.errors import ConfigError, TracehouseError
 from tracehouse.model.contract import MODES
@@ -136,7 +138,8 @@ def list_rejects(
 
 RUN_COLUMNS = (
     "run_id, mode, started_at, finished_at, imported, upserted, skipped, failed, rejects,"
-    " bytes_read, rows_written, retries, dedupe_hits, tail_lag_ms, error, host"
+    " bytes_read, rows_written, retries, retry_reasons, dedupe_hits, tail_lag_p50_ms,"
+    " tail_lag_ms, error, host"
 )
 
 
@@ -166,6 +169,8 @@ def list_runs(
         row["sessions_per_s"] = sessions / seconds if seconds else None
         row["mb_per_s"] = (row["bytes_read"] or 0) / 1e6 / seconds if seconds else None
         row["dedupe_rate"] = (row["dedupe_hits"] or 0) / sessions if sessions else None
+        row["retry_reasons"] = orjson.loads(row["retry_reasons"]) if row["retry_reasons"] else {}
+        row["status"] = "error" if row["error"] else "ok" if row["finished_at"] else "unfinished"
     return rows
 
 

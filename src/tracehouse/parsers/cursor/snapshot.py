@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
@@ -31,9 +30,10 @@ from urllib.parse import quote
 
 import xxhash
 
+from tracehouse import retrying
 from tracehouse.state import scratch as scratch_space
 
-ATTEMPTS = 10
+BACKOFF = retrying.Backoff(attempts=10, first=0.05, most=0.5)
 SIDE_FILES = ("-wal", "-journal")
 
 
@@ -147,18 +147,23 @@ def _lenient_text(data: bytes) -> str:
 def _copy_consistent(path: str, into: str) -> tuple[str, str]:
     """The copy's path, and the identity of the database file it was copied from."""
     target = os.path.join(into, "state.vscdb")
-    delay = 0.05
-    for _ in range(ATTEMPTS):
+
+    def once() -> tuple[str, str]:
         before = _identity(path)
         for suffix in ("-shm", "", *SIDE_FILES):
             _copy_if_there(path + suffix, target + suffix)
-        if _identity(path) == before:
-            return target, before
-        for suffix in ("-shm", "", *SIDE_FILES):
-            Path(target + suffix).unlink(missing_ok=True)
-        time.sleep(delay)
-        delay = min(delay * 2, 0.5)
-    raise SnapshotError(f"kept changing while it was copied ({ATTEMPTS} tries); try again")
+        if _identity(path) != before:
+            for suffix in ("-shm", "", *SIDE_FILES):
+                Path(target + suffix).unlink(missing_ok=True)
+            raise _Changed
+        return target, before
+
+    try:
+        return retrying.call(once, reason=_changed, backoff=BACKOFF)
+    except _Changed:
+        raise SnapshotError(
+            f"kept changing while it was copied ({BACKOFF.attempts} tries); try again"
+        ) from None
 
 
 def _copy_if_there(source: str, target: str) -> None:
@@ -170,16 +175,25 @@ def read(
     conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()
 ) -> list[tuple[Any, ...]]:
     """One short read, retried with backoff while a writer holds the database."""
-    delay = 0.05
-    for attempt in range(ATTEMPTS):
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            text = str(exc)
-            if "no such table" in text:
-                return []
-            if ("locked" not in text and "busy" not in text) or attempt == ATTEMPTS - 1:
-                raise SnapshotError(f"cannot read: {text}") from None
-            time.sleep(delay)
-            delay *= 2
-    return []
+    try:
+        return retrying.call(
+            lambda: conn.execute(sql, params).fetchall(), reason=_busy, backoff=BACKOFF
+        )
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise SnapshotError(f"cannot read: {exc}") from None
+
+
+class _Changed(Exception):
+    """The database file changed while it was copied."""
+
+
+def _changed(exc: BaseException) -> str | None:
+    return "changed while copied" if isinstance(exc, _Changed) else None
+
+
+def _busy(exc: BaseException) -> str | None:
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+        return "source database busy"
+    return None

@@ -8,11 +8,12 @@ returns has the password scrubbed before it reaches the user.
 from __future__ import annotations
 
 import re
-import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreUnavailableError
+from tracehouse.retrying import RetryLog
 from tracehouse.sinks.location import masked, passwords
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ CONNECT_TIMEOUT_S = 5
 MIN_MASKED = 4
 # An unreachable server is retried with backoff (a restart, a network blip); a wrong password
 # or a missing database is not, since waiting cannot fix it.
-CONNECT_RETRIES = 3
+CONNECT_BACKOFF = retrying.Backoff(attempts=4, first=0.25, most=2.0)
 _USER_ERRORS = (
     "password authentication failed",
     "no password supplied",
@@ -56,37 +57,46 @@ def scrub(message: str, dsn: str) -> str:
     return text
 
 
-def connect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
+def connect(dsn: str, log: RetryLog | None = None) -> psycopg.Connection[tuple[Any, ...]]:
     """A connection in autocommit (transactions are explicit), with JSON kept as text."""
     import psycopg
 
     where = masked(dsn)
-    delay = 0.25
-    for attempt in range(CONNECT_RETRIES + 1):
-        try:
-            conn = psycopg.connect(
+
+    def unreachable(exc: BaseException) -> str | None:
+        if isinstance(exc, psycopg.OperationalError) and not _user_error(exc):
+            return "server unreachable: " + retrying.short(scrub(str(exc), dsn), 60)
+        return None
+
+    try:
+        conn = retrying.call(
+            lambda: psycopg.connect(
                 dsn,
                 autocommit=True,
                 connect_timeout=CONNECT_TIMEOUT_S,
                 application_name="tracehouse",
-            )
-            break
-        except psycopg.ProgrammingError as exc:  # the DSN itself cannot be read
-            reason = scrub(str(exc), dsn)
-            raise StoreError(f"{where}: not a valid PostgreSQL DSN ({reason})") from None
-        except psycopg.OperationalError as exc:
-            reason = scrub(str(exc), dsn)
-            if any(marker in str(exc) for marker in _USER_ERRORS):
-                raise StoreError(f"{where}: cannot use this PostgreSQL ledger: {reason}") from None
-            if attempt == CONNECT_RETRIES:
-                raise StoreUnavailableError(
-                    f"{where}: the PostgreSQL server did not answer"
-                    f" ({CONNECT_RETRIES + 1} tries): {reason}"
-                ) from None
-            time.sleep(delay)
-            delay *= 2
+            ),
+            reason=unreachable,
+            backoff=CONNECT_BACKOFF,
+            log=log,
+        )
+    except psycopg.ProgrammingError as exc:  # the DSN itself cannot be read
+        reason = scrub(str(exc), dsn)
+        raise StoreError(f"{where}: not a valid PostgreSQL DSN ({reason})") from None
+    except psycopg.OperationalError as exc:
+        reason = scrub(str(exc), dsn)
+        if _user_error(exc):
+            raise StoreError(f"{where}: cannot use this PostgreSQL ledger: {reason}") from None
+        raise StoreUnavailableError(
+            f"{where}: the PostgreSQL server did not answer"
+            f" ({CONNECT_BACKOFF.attempts} tries): {reason}"
+        ) from None
     _keep_json_as_text(conn)
     return conn
+
+
+def _user_error(exc: BaseException) -> bool:
+    return any(marker in str(exc) for marker in _USER_ERRORS)
 
 
 def _keep_json_as_text(conn: psycopg.Connection[tuple[Any, ...]]) -> None:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import orjson
 import psycopg
 
+from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
 from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
 from tracehouse.search.hits import Hit, SearchFilters
-from tracehouse.sinks.items import finish_values
+from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres import writer
 from tracehouse.sinks.postgres.connect import connect, scrub
@@ -23,7 +22,7 @@ from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 
 T = TypeVar("T")
 # Deadlocks and serialization failures roll the batch back whole; it is simply run again.
-TXN_RETRIES = 8
+TXN_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
 
 
 class PostgresStore:
@@ -32,7 +31,8 @@ class PostgresStore:
     def __init__(self, dsn: str) -> None:
         self.dsn = self.address = dsn
         self.location = masked(dsn)
-        self.conn = connect(dsn)
+        self.retry_log = retrying.RetryLog()
+        self.conn = connect(dsn, self.retry_log)
         try:
             self.schema_version = upgrade(self.conn, self.location)
             writer.create_staging(self.conn)
@@ -51,23 +51,23 @@ class PostgresStore:
     def _in_transaction(self, work: Callable[[writer.Conn], T]) -> T:
         """Run `work` in one transaction, again from the start after a deadlock or a
         serialization failure (with jittered backoff); a lost server is one clear error."""
-        delay = 0.05
-        for attempt in range(TXN_RETRIES + 1):
-            try:
-                with self.conn.transaction():
-                    return work(self.conn)
-            except writer.RETRYABLE as exc:
-                if attempt == TXN_RETRIES:
-                    raise StoreLockedError(
-                        f"{self.location}: gave up after {attempt + 1} tries: {self._why(exc)}"
-                    ) from None
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 2.0)
-            except psycopg.OperationalError as exc:
-                raise StoreUnavailableError(
-                    f"{self.location}: lost the PostgreSQL server: {self._why(exc)}"
-                ) from None
-        raise AssertionError("unreachable")
+
+        def once() -> T:
+            with self.conn.transaction():
+                return work(self.conn)
+
+        try:
+            return retrying.call(
+                once, reason=_conflict_reason, backoff=TXN_BACKOFF, log=self.retry_log
+            )
+        except writer.RETRYABLE as exc:
+            raise StoreLockedError(
+                f"{self.location}: gave up after {TXN_BACKOFF.attempts} tries: {self._why(exc)}"
+            ) from None
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailableError(
+                f"{self.location}: lost the PostgreSQL server: {self._why(exc)}"
+            ) from None
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -80,12 +80,12 @@ class PostgresStore:
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
         def finish(conn: writer.Conn) -> None:
             writer.ensure_run(conn, run_id, "backfill")
-            conn.execute(
-                "UPDATE import_runs SET finished_at = %s, bytes_read = bytes_read + %s,"
-                " rejects = %s, dedupe_hits = dedupe_hits + %s, retries = retries + %s,"
-                " tail_lag_ms = %s, error = %s WHERE run_id = %s",
-                finish_values(run_id, totals),
-            )
+            row = conn.execute(
+                "SELECT retry_reasons FROM import_runs WHERE run_id = %s", (run_id,)
+            ).fetchone()
+            taken = self.retry_log.take()
+            values = finish_values(run_id, totals, row[0] if row else None, taken)
+            conn.execute(finish_sql("%s", "%s::json"), values)
 
         self._in_transaction(finish)
 
@@ -199,3 +199,13 @@ def placeholders(sql: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _conflict_reason(exc: BaseException) -> str | None:
+    if isinstance(exc, writer.RETRYABLE):
+        return (
+            "deadlock"
+            if isinstance(exc, psycopg.errors.DeadlockDetected)
+            else ("serialization failure")
+        )
+    return None

@@ -65,10 +65,21 @@ def m003_search_index(db: Database) -> None:
 
 def m004_rejects_resolve(db: Database) -> None:
     # A reject resolves when its location reads cleanly later; found by unit as a unit is read.
-    # (A ledger created by this release already has the column: m001 uses today's declaration.)
-    if "resolved_at" not in {row[1] for row in db.execute("PRAGMA table_info(rejects)")}:
-        db.execute("ALTER TABLE rejects ADD COLUMN resolved_at TEXT")
+    _add_column(db, "rejects", "resolved_at TEXT")
     db.execute("CREATE INDEX idx_rejects_unit ON rejects (unit_key) WHERE resolved_at IS NULL")
+
+
+def m005_run_telemetry(db: Database) -> None:
+    # Why a run's retries waited, and the median tail lag beside the largest (`tracehouse runs`).
+    _add_column(db, "import_runs", "retry_reasons TEXT")
+    _add_column(db, "import_runs", "tail_lag_p50_ms INTEGER")
+
+
+def _add_column(db: Database, table: str, column: str) -> None:
+    """A column a later migration adds, unless m001 already made it (m001 creates every table
+    as `model/tables.py` declares it today)."""
+    if column.split()[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
 
 # In order; a name is never reused or renumbered.
@@ -77,6 +88,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m002_spawn_call_index", m002_spawn_call_index),
     ("m003_search_index", m003_search_index),
     ("m004_rejects_resolve", m004_rejects_resolve),
+    ("m005_run_telemetry", m005_run_telemetry),
 ]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,24 +11,30 @@ from typing import Any
 
 import orjson
 
+from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
 from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
-from tracehouse.sinks.items import finish_values
+from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 from tracehouse.sinks.sqlite import writer
 from tracehouse.sinks.sqlite.migrations import applied, upgrade
 
-LOCK_RETRIES = 8
+# Nine tries of `busy_timeout` each, with short waits between: about 45 s before giving up.
+LOCK_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
+BUSY_TIMEOUT_MS = 5000
 CACHE_KIB = 16 * 1024
 
 
 class SqliteStore:
     backend = "sqlite"
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    def __init__(
+        self, path: Path, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+    ) -> None:
         self.path = Path(path).expanduser()
+        self.retry_log = retrying.RetryLog()
         self.location = self.address = str(self.path)
         if not self.path.exists():
             if not create:
@@ -37,7 +42,7 @@ class SqliteStore:
             _create_private(self.path)
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            apply_pragmas(self.conn)
+            apply_pragmas(self.conn, busy_timeout_ms)
             self.schema_version = upgrade(self.conn, self.path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a tracehouse ledger ({exc})") from None
@@ -47,21 +52,21 @@ class SqliteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE, retried with backoff while another writer holds the lock."""
-        delay = 0.05
-        for attempt in range(LOCK_RETRIES + 1):
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                if attempt == LOCK_RETRIES:
-                    raise StoreLockedError(
-                        f"{self.path}: the ledger stayed locked by another writer; try again"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
+        """BEGIN IMMEDIATE, retried with backoff while another writer holds the lock (each try
+        already waits `busy_timeout` inside SQLite)."""
+        try:
+            retrying.call(
+                lambda: self.conn.execute("BEGIN IMMEDIATE"),
+                reason=_lock_reason,
+                backoff=LOCK_BACKOFF,
+                log=self.retry_log,
+            )
+        except sqlite3.OperationalError as exc:
+            if _lock_reason(exc) is None:
+                raise
+            raise StoreLockedError(
+                f"{self.path}: the ledger stayed locked by another writer; try again"
+            ) from None
         try:
             yield self.conn
         except BaseException:
@@ -82,12 +87,11 @@ class SqliteStore:
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
         with self.transaction() as conn:
             writer.ensure_run(conn, run_id, "backfill")
-            conn.execute(
-                "UPDATE import_runs SET finished_at = ?, bytes_read = bytes_read + ?,"
-                " rejects = ?, dedupe_hits = dedupe_hits + ?, retries = retries + ?,"
-                " tail_lag_ms = ?, error = ? WHERE run_id = ?",
-                finish_values(run_id, totals),
-            )
+            (held,) = conn.execute(
+                "SELECT retry_reasons FROM import_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            taken = self.retry_log.take()
+            conn.execute(finish_sql("?", "?"), finish_values(run_id, totals, held, taken))
 
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         spec = TABLES_BY_NAME[table]
@@ -184,9 +188,9 @@ class SqliteStore:
         self.conn.close()
 
 
-def apply_pragmas(conn: sqlite3.Connection) -> None:
+def apply_pragmas(conn: sqlite3.Connection, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
     """How every connection to a ledger is set up (the import bench's floor uses it too)."""
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")
@@ -208,3 +212,11 @@ def _create_private(path: Path) -> None:
     except OSError as exc:
         raise StoreError(f"{path}: cannot create the ledger ({exc.strerror})") from None
     os.close(fd)
+
+
+def _lock_reason(exc: BaseException) -> str | None:
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return retrying.short(text)
+    return None
