@@ -76,8 +76,8 @@ class Context:
 
         return Console(stderr=True, highlight=False, quiet=self.quiet, soft_wrap=True)
 
-    def store(self, *, create: bool = True) -> SessionStore:
-        return open_store(self.settings.store, create=create)
+    def store(self, *, create: bool = True, migrate: bool = True) -> SessionStore:
+        return open_store(self.settings.store, create=create, migrate=migrate)
 
     def read(self, query: Callable[[SessionStore], T]) -> T:
         """Run a read against the existing ledger (never created by a read), then close it."""

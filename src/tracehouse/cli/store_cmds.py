@@ -1,4 +1,4 @@
-"""`tracehouse store …`: create and describe the ledger."""
+"""`tracehouse store …`: create, describe, migrate, verify and copy the ledger."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from tracehouse.cli.common import Context, command
 
 if TYPE_CHECKING:
     from tracehouse.sinks.copy import CopyReport
+    from tracehouse.sinks.verify import VerifyReport
 
 app = typer.Typer(help="Create and inspect the ledger.", no_args_is_help=True)
 
@@ -55,6 +56,88 @@ def info(ctx: Context) -> None:
     for name, count in details.row_counts.items():
         table.add_row(name, f"{count:,}")
     ctx.out.print(table)
+
+
+@app.command("migrate")
+@command
+def migrate(
+    ctx: Context,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the pending migrations; change nothing.")
+    ] = False,
+) -> None:
+    """Bring the ledger's schema up to date (every command also does it when it opens the
+    ledger; this does it on purpose, e.g. before a team's machines upgrade)."""
+    ledger = ctx.store(create=False, migrate=False)
+    try:
+        before = ledger.schema_version
+        steps = ledger.pending_migrations() if dry_run else ledger.migrate()
+        after = ledger.schema_version
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(
+            {
+                "store": ledger.location,
+                "dryRun": dry_run,
+                "schemaVersion": {"from": before, "to": after},
+                "migrations": steps,
+            }
+        )
+        return
+    if ctx.quiet:
+        return
+    if not steps:
+        ctx.out.print(f"{ledger.location}: schema version {before}, up to date")
+        return
+    verb = "would apply" if dry_run else "applied"
+    ctx.out.print(f"{ledger.location}: schema version {before}; {verb}:")
+    for step in steps:
+        ctx.out.print(f"  {step}", markup=False, highlight=False)
+    if not dry_run:
+        ctx.out.print(f"now at schema version {after}")
+
+
+@app.command("verify")
+@command
+def verify(
+    ctx: Context,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", help="Check N sessions chosen at random (default: all).", min=1),
+    ] = None,
+) -> None:
+    """Recompute row fingerprints, find orphans and dangling links, check session totals."""
+    from tracehouse.sinks.verify import verify_store
+
+    report = ctx.read(lambda ledger: verify_store(ledger, sample))
+    if ctx.json:
+        ctx.print_json(report.to_json())
+    elif not ctx.quiet:
+        render_verify(ctx, report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def render_verify(ctx: Context, report: VerifyReport) -> None:
+    from rich.table import Table
+
+    ctx.out.print(f"checked {report.sampled:,} of {report.sessions:,} sessions and their rows")
+    table = Table("check", "checked", "problems", box=None, pad_edge=False)
+    for check in report.checks:
+        mark = "" if not check.problems else " (fault)" if check.fails else " (note)"
+        table.add_row(check.name, f"{check.checked:,}", f"{check.problems:,}{mark}")
+    ctx.out.print(table)
+    for check in report.checks:  # the notes' examples (lineage elsewhere) only with -v
+        for example in check.examples if check.fails or ctx.verbose else ():
+            ctx.out.print(f"{check.name}: {example}", markup=False, highlight=False)
+    if report.ok:
+        ctx.out.print("ledger verified: no faults")
+    else:
+        ctx.out.print(
+            "faults found: re-read the sessions named above with"
+            " `tracehouse sync backfill --full`, then verify again"
+        )
 
 
 @app.command("copy")

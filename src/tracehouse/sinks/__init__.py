@@ -10,14 +10,15 @@ from tracehouse.sinks.protocol import RunTotals, SessionStore, StoreInfo
 __all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
 
 
-def open_store(location: str | Path, *, create: bool = True) -> SessionStore:
-    """Open the store a `--store` value names: a file path, or a `postgresql://` DSN."""
+def open_store(location: str | Path, *, create: bool = True, migrate: bool = True) -> SessionStore:
+    """Open the store a `--store` value names: a file path, or a `postgresql://` DSN. Its schema
+    is brought up to date unless `migrate` is False (`store migrate`)."""
     where = parse_store(str(location))
     if where.backend == "postgresql":
         # psycopg is loaded only for a PostgreSQL ledger: the default SQLite path never pays it.
         from tracehouse.sinks.postgres.store import PostgresStore
 
-        return PostgresStore(where.target)
+        return PostgresStore(where.target, migrate=migrate)
     from tracehouse.sinks.sqlite.store import SqliteStore
 
-    return SqliteStore(Path(where.target), create=create)
+    return SqliteStore(Path(where.target), create=create, migrate=migrate)

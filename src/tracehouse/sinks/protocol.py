@@ -40,6 +40,7 @@ BOOKKEEPING = ("watermarks", "import_runs", "import_requests", "rejects")
 class SessionStore(Protocol):
     location: str  # for people: a path, or a DSN with the password masked
     retry_log: RetryLog  # the retries since the last finished run, by reason
+    schema_version: int  # the migrations applied
     # For `open_store` in another process (sync's workers): may hold a password, never printed.
     address: str
 
@@ -64,6 +65,14 @@ class SessionStore(Protocol):
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Add the rows of a BOOKKEEPING table whose key this store does not hold, as they are;
         rows it holds are left alone. Returns the rows added (`store copy`)."""
+        ...
+
+    def pending_migrations(self) -> list[str]:
+        """The schema migrations this ledger lacks, by name, in the order they would run."""
+        ...
+
+    def migrate(self) -> list[str]:
+        """Apply the pending migrations; returns their names."""
         ...
 
     def start_run(self, run_id: str, mode: str) -> None: ...

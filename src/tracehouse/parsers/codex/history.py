@@ -111,8 +111,9 @@ def _recovered(
                 "completed_at": at,
                 "status": "completed",
                 "query_message_ids": [message_id],
+                # history.jsonl keeps prompts only: the tokens are unknown (NULL), not 0, as
+                # on the session row, so the session's totals still equal its turns' sums.
                 "metadata": {"recovered_from": "history"},
-                **dict.fromkeys(("input_tokens", "output_tokens", "total_tokens"), 0),
             }
         )
     first = prompts[0][1].strip().splitlines()[0] if prompts[0][1].strip() else None

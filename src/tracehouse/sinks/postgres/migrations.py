@@ -29,6 +29,10 @@ class Migration:
     name: str
     sql: str
 
+    @property
+    def label(self) -> str:
+        return f"{self.version:04d}_{self.name}"
+
 
 def known_migrations() -> list[Migration]:
     folder = resources.files("tracehouse.sinks.postgres") / "migrations"
@@ -52,24 +56,25 @@ def applied(conn: psycopg.Connection[tuple[Any, ...]]) -> list[int]:
     return [row[0] for row in conn.execute(f"SELECT version FROM {RECORD_TABLE} ORDER BY 1")]
 
 
-def upgrade(conn: psycopg.Connection[tuple[Any, ...]], where: str) -> int:
-    """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
+def pending(conn: psycopg.Connection[tuple[Any, ...]], where: str) -> list[Migration]:
+    """The migrations this ledger lacks, in order; a ledger written by a newer schema is refused."""
     steps = known_migrations()
     done = applied(conn)
-    if len(done) == len(steps) and done == [m.version for m in steps]:
-        return len(done)  # the common case: no lock, one query
+    if any(v > len(steps) for v in done):
+        raise StoreError(
+            f"{where}: this ledger was written by a newer tracehouse (schema version"
+            f" {max(done)}, this one knows {len(steps)}); upgrade tracehouse to use it"
+        )
+    return [m for m in steps if m.version not in done]
+
+
+def upgrade(conn: psycopg.Connection[tuple[Any, ...]], where: str) -> int:
+    """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
+    if not pending(conn, where):
+        return len(known_migrations())  # the common case: no lock, one query
     conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
     try:
-        done = applied(conn)
-        newer = [v for v in done if v > len(steps)]
-        if newer:
-            raise StoreError(
-                f"{where}: this ledger was written by a newer tracehouse (schema version"
-                f" {max(done)}, this one knows {len(steps)}); upgrade tracehouse to use it"
-            )
-        for step in steps:
-            if step.version in done:
-                continue
+        for step in pending(conn, where):  # again, now that no other process is migrating
             with conn.transaction():
                 conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {RECORD_TABLE} (version integer PRIMARY KEY,"

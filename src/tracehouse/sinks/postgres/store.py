@@ -17,7 +17,7 @@ from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres import writer
 from tracehouse.sinks.postgres.connect import connect, scrub
-from tracehouse.sinks.postgres.migrations import upgrade
+from tracehouse.sinks.postgres.migrations import applied, pending, upgrade
 from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 
 T = TypeVar("T")
@@ -28,14 +28,20 @@ TXN_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
 class PostgresStore:
     backend = "postgresql"
 
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, *, migrate: bool = True) -> None:
+        """Connect and bring the schema up to date; with `migrate=False` the schema is left as
+        it is, for `store migrate` to show and apply."""
         self.dsn = self.address = dsn
         self.location = masked(dsn)
         self.retry_log = retrying.RetryLog()
         self.conn = connect(dsn, self.retry_log)
         try:
-            self.schema_version = upgrade(self.conn, self.location)
-            writer.create_staging(self.conn)
+            if migrate:
+                upgrade(self.conn, self.location)
+                writer.create_staging(self.conn)
+            else:
+                pending(self.conn, self.location)  # still refuses a ledger of a newer schema
+            self.schema_version = len(applied(self.conn))
         except psycopg.Error as exc:
             self.conn.close()
             raise StoreError(
@@ -44,6 +50,16 @@ class PostgresStore:
         except BaseException:
             self.conn.close()
             raise
+
+    def pending_migrations(self) -> list[str]:
+        return [m.label for m in pending(self.conn, self.location)]
+
+    def migrate(self) -> list[str]:
+        """Apply the pending migrations (under the advisory lock); returns their names."""
+        waiting = self.pending_migrations()
+        self.schema_version = upgrade(self.conn, self.location)
+        writer.create_staging(self.conn)
+        return waiting
 
     def _why(self, exc: BaseException) -> str:
         return scrub(str(exc), self.dsn)

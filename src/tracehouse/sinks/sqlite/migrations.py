@@ -106,8 +106,8 @@ def applied(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in rows]
 
 
-def upgrade(conn: sqlite3.Connection, path: Any) -> int:
-    """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
+def pending(conn: sqlite3.Connection, path: Any) -> list[str]:
+    """The migrations this ledger lacks, in order; a ledger written by a newer schema is refused."""
     done = applied(conn)
     unknown = [name for name in done if name not in known_migrations()]
     if unknown:
@@ -116,7 +116,12 @@ def upgrade(conn: sqlite3.Connection, path: Any) -> int:
             f" this one knows {len(known_migrations())}: unknown migration {unknown[0]});"
             " upgrade tracehouse to use it"
         )
-    if len(done) < len(STEPS):
+    return [name for name in known_migrations() if name not in done]
+
+
+def upgrade(conn: sqlite3.Connection, path: Any) -> int:
+    """Apply pending migrations; refuse a ledger written by a newer schema. Returns the version."""
+    if pending(conn, path):
         from sqlite_utils import Database
         from sqlite_utils.migrations import Migrations
 

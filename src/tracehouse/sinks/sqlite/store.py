@@ -19,7 +19,7 @@ from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
 from tracehouse.sinks.sqlite import writer
-from tracehouse.sinks.sqlite.migrations import applied, upgrade
+from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 # Nine tries of `busy_timeout` each, with short waits between: about 45 s before giving up.
 LOCK_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
@@ -31,8 +31,15 @@ class SqliteStore:
     backend = "sqlite"
 
     def __init__(
-        self, path: Path, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        migrate: bool = True,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
+        """Open (or create) a ledger and bring its schema up to date; with `migrate=False` the
+        schema is left as it is, for `store migrate` to show and apply."""
         self.path = Path(path).expanduser()
         self.retry_log = retrying.RetryLog()
         self.location = self.address = str(self.path)
@@ -43,10 +50,25 @@ class SqliteStore:
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_pragmas(self.conn, busy_timeout_ms)
-            self.schema_version = upgrade(self.conn, self.path)
+            if migrate:
+                upgrade(self.conn, self.path)
+            else:
+                pending(self.conn, self.path)  # still refuses a ledger of a newer schema
+            self.schema_version = len(applied(self.conn))
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a tracehouse ledger ({exc})") from None
         self._statements = writer.Statements()
+
+    # -- schema ---------------------------------------------------------------------------------
+
+    def pending_migrations(self) -> list[str]:
+        return pending(self.conn, self.path)
+
+    def migrate(self) -> list[str]:
+        """Apply the pending migrations; returns their names."""
+        waiting = self.pending_migrations()
+        self.schema_version = upgrade(self.conn, self.path)
+        return waiting
 
     # -- transactions -----------------------------------------------------------------------
 
