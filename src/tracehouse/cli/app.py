@@ -8,6 +8,7 @@ import typer
 
 from tracehouse import __version__
 from tracehouse.cli import (
+    doctor_cmd,
     import_cmd,
     rejects_cmd,
     runs_cmd,
@@ -50,6 +51,7 @@ app.command("import")(import_cmd.import_request)
 app.command("search")(search_cmd.search)
 app.command("rejects")(rejects_cmd.rejects)
 app.command("runs")(runs_cmd.runs)
+app.command("doctor")(doctor_cmd.doctor)
 
 
 def main() -> None:

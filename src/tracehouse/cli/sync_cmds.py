@@ -9,6 +9,7 @@ import typer
 from tracehouse.cli.common import Context, HomeOpt, SourceOpt, command
 from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
+from tracehouse.humanize import size
 from tracehouse.pipeline.progress import progress_for
 from tracehouse.pipeline.sources import sync_options
 from tracehouse.pipeline.sync import SyncReport, sync
@@ -75,14 +76,6 @@ def render_report(ctx: Context, report: SyncReport) -> None:
         f" · {s['upserted']} upserted · {skipped} skipped · {s['failed']} failed"
     )
     ctx.out.print(
-        f"rows      {report.rows_written:,} written · {_size(report.bytes_read)} read"
+        f"rows      {report.rows_written:,} written · {size(report.bytes_read)} read"
         f" · {len(report.rejects)} rejects · {report.seconds:.2f} s"
     )
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"

@@ -178,7 +178,7 @@ def sync(
         report.units += len(units)
         report.missing += len(gone)
         planned = []
-        for unit, cursor, size in _plan(units, cursors, options.full):
+        for unit, cursor, size in plan(units, cursors, options.full):
             if size is None:
                 report.unchanged += 1
                 continue
@@ -210,7 +210,7 @@ def sync(
     return report
 
 
-def _plan(
+def plan(
     units: list[Unit], cursors: Mapping[str, Mapping[str, Any]], full: bool
 ) -> Iterator[tuple[Unit, Mapping[str, Any] | None, int | None]]:
     """Each unit with its cursor and the bytes it may read; None bytes: unchanged, skip it."""

@@ -41,6 +41,7 @@ class SessionStore(Protocol):
     location: str  # for people: a path, or a DSN with the password masked
     retry_log: RetryLog  # the retries since the last finished run, by reason
     schema_version: int  # the migrations applied
+    backend: str  # "sqlite" or "postgresql"
     # For `open_store` in another process (sync's workers): may hold a password, never printed.
     address: str
 
