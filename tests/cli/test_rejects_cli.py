@@ -101,3 +101,22 @@ def test_an_idempotency_replay_is_a_run_of_its_own(tmp_path: Path) -> None:
     assert (first["imported"], first["finished_at"] is not None) == (2, True)
     assert (replay["skipped"], replay["dedupe_hits"], replay["rows_written"]) == (2, 2, 0)
     assert replay["bytes_read"] == request.stat().st_size
+
+
+def test_a_reject_acknowledged_by_hand_stays_resolved_until_reread(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    main = next((home / ".claude" / "projects" / "-tmp-demo").glob("1111*.jsonl"))
+    main.write_bytes(main.read_bytes() + b'{"type":"user","n":NaN}\n')
+    ledger = tmp_path / "ledger.db"
+    assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 1
+
+    done = cli("rejects", "--acknowledge", main, "--store", ledger)
+    assert done.exit_code == 0 and "1 reject(s)" in done.stdout
+    assert "no rejects" in cli("rejects", "--store", ledger).stdout
+    assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 0
+    again = cli("rejects", "--acknowledge", main, "--store", ledger)
+    assert again.exit_code == 2 and "no unresolved rejects there" in again.stderr
+    # Read from the start again, the same line is refused again.
+    assert cli("sync", "backfill", "--full", "--home", home, "--store", ledger, "-q").exit_code == 1
+    assert "NaN is not a JSON number" in cli("rejects", "--store", ledger).stdout

@@ -14,7 +14,8 @@ from tracehouse.sinks.reads import list_rejects
 ADVICE = (
     "Each is re-read when its file changes: fix or remove the line, then `tracehouse sync"
     " backfill`; `tracehouse sync backfill --source PROVIDER --full` reads everything again."
-    " A reject resolves itself once its location reads cleanly."
+    " A reject resolves itself once its location reads cleanly; `--acknowledge FILE` resolves"
+    " those of a file you have looked at and will not fix."
 )
 
 
@@ -26,8 +27,26 @@ def rejects(
         bool, typer.Option("--resolved", help="Those that later read cleanly instead.")
     ] = False,
     limit: LimitOpt = 100,
+    acknowledge: Annotated[
+        str | None,
+        typer.Option(
+            "--acknowledge",
+            metavar="FILE",
+            help="Mark every reject of FILE resolved: looked at, nothing to fix.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Records that could not be imported: file, line or key, reason, and what to do."""
+    if acknowledge is not None:
+        from tracehouse.pipeline.requests import acknowledge as resolve_by_hand
+
+        done = ctx.read(lambda ledger: resolve_by_hand(ledger, acknowledge))
+        if ctx.json:
+            ctx.print_json({"acknowledged": done, "file": acknowledge})
+        elif not ctx.quiet:
+            ctx.out.print(f"{done} reject(s) of {acknowledge} marked resolved", markup=False)
+        return
     rows = ctx.read(lambda ledger: list_rejects(ledger, provider, resolved, limit))
     if ctx.json:
         ctx.print_json(rows)

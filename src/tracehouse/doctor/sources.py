@@ -33,7 +33,8 @@ def mtime(key: str) -> float | None:
 def found(provider: str, roots: list[Path], units: list[Unit], host: Host) -> Finding:
     where = ", ".join(str(r) for r in roots if r.exists()) or ", ".join(str(r) for r in roots)
     if not units:
-        return Finding(f"{provider} source", "ok", f"absent (looked in {where})")
+        others = f" and {len(roots) - 1} other places" if len(roots) > 1 else ""
+        return Finding(f"{provider} source", "ok", f"absent (looked in {roots[0]}{others})")
     times = [t for t in map(mtime, (u.key for u in units)) if t is not None]
     newest = f", last change {ago(host.now - max(times))} ago" if times else ""
     files = f"{len(units):,} file{'s' if len(units) != 1 else ''}"

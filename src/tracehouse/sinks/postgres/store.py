@@ -10,7 +10,7 @@ import psycopg
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
-from tracehouse.model.contract import ImportBatch, ImportResponse
+from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_sql, finish_values
@@ -91,7 +91,8 @@ class PostgresStore:
         return self._in_transaction(lambda conn: writer.import_batch(conn, batch))
 
     def start_run(self, run_id: str, mode: str) -> None:
-        self._in_transaction(lambda conn: writer.ensure_run(conn, run_id, mode))
+        started = now_iso()  # before any retry: the run's time includes the waits
+        self._in_transaction(lambda conn: writer.ensure_run(conn, run_id, mode, started))
 
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
         def finish(conn: writer.Conn) -> None:

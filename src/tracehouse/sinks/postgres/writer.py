@@ -410,12 +410,12 @@ def _save_watermarks(conn: Conn, watermarks: list[WatermarkUpdate], run_id: str)
         cur.executemany(SAVE_WATERMARK, rows)
 
 
-def ensure_run(conn: Conn, run_id: str, mode: str) -> None:
+def ensure_run(conn: Conn, run_id: str, mode: str, started_at: str | None = None) -> None:
     conn.execute(
         "INSERT INTO import_runs (run_id, mode, started_at, imported, upserted, skipped, failed,"
         " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version)"
         " VALUES (%s, %s, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0, %s, %s) ON CONFLICT (run_id) DO NOTHING",
-        (run_id, mode, now_iso(), socket.gethostname(), __version__),
+        (run_id, mode, started_at or now_iso(), socket.gethostname(), __version__),
     )
 
 

@@ -13,7 +13,7 @@ import orjson
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
-from tracehouse.model.contract import ImportBatch, ImportResponse
+from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_sql, finish_values
@@ -103,8 +103,9 @@ class SqliteStore:
             return writer.import_batch(conn, self._statements, batch)
 
     def start_run(self, run_id: str, mode: str) -> None:
+        started = now_iso()  # before any wait for the lock: the run's time includes it
         with self.transaction() as conn:
-            writer.ensure_run(conn, run_id, mode)
+            writer.ensure_run(conn, run_id, mode, started)
 
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
         with self.transaction() as conn:

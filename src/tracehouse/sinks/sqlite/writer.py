@@ -298,12 +298,14 @@ def resolve_rejects(conn: sqlite3.Connection, clears: tuple[Clear, ...], now: st
     return len(ids)
 
 
-def ensure_run(conn: sqlite3.Connection, run_id: str, mode: str) -> None:
+def ensure_run(
+    conn: sqlite3.Connection, run_id: str, mode: str, started_at: str | None = None
+) -> None:
     conn.execute(
         "INSERT INTO import_runs (run_id, mode, started_at, imported, upserted, skipped, failed,"
         " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version)"
         " VALUES (?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, ?, ?) ON CONFLICT (run_id) DO NOTHING",
-        (run_id, mode, now_iso(), socket.gethostname(), __version__),
+        (run_id, mode, started_at or now_iso(), socket.gethostname(), __version__),
     )
 
 
