@@ -90,7 +90,11 @@ def test_a_file_changed_an_hour_ago_and_never_imported_warns(tmp_path, home, led
     hour_ago = time.time() - 2 * 3600
     os.utime(path, (hour_ago, hour_ago))
     found = check(diagnose(str(ledger), roots(home), host(tmp_path)), "claude-code imported")
-    assert found.status == "warn" and "1 of 5 files changed" in found.detail
+    assert (
+        found.status == "warn"
+        and "1 of 5 files not in the ledger as they are now (0 never imported, 1 changed since)"
+        in found.detail
+    )
     assert "2 h ago" in found.detail
 
 

@@ -46,12 +46,17 @@ def imported(provider: str, units: list[Unit], store: SessionStore, host: Host) 
     name = f"{provider} imported"
     if not units:
         return Finding(name, "ok", "nothing to import")
-    waiting = [u for u, _, todo in plan(units, store.watermarks(provider), False) if todo]
+    cursors = store.watermarks(provider)
+    waiting = [u for u, _, todo in plan(units, cursors, False) if todo]
     if not waiting:
         return Finding(name, "ok", f"all {len(units):,} files are in the ledger as they are now")
     times = [t for t in map(mtime, (u.key for u in waiting)) if t is not None]
     oldest = host.now - min(times) if times else 0.0
-    detail = f"{len(waiting):,} of {len(units):,} files changed since they were imported"
+    new = sum(u.key not in cursors for u in waiting)
+    detail = (
+        f"{len(waiting):,} of {len(units):,} files not in the ledger as they are now"
+        f" ({new:,} never imported, {len(waiting) - new:,} changed since)"
+    )
     if oldest < STALE_CHANGE:
         return Finding(name, "ok", f"{detail}, within {ago(oldest)}: the next sync reads them")
     return Finding(
