@@ -17,15 +17,17 @@ def diagnose(
     host = host or Host()
     store, findings = ledger.open_ledger(location)
     units = {provider: PARSERS[provider].discover(paths) for provider, paths in roots.items()}
+    times = {provider: sources.mtimes(found) for provider, found in units.items()}
     try:
         for provider, paths in roots.items():
-            findings.append(sources.found(provider, paths, units[provider], host))
-            if store is not None and units[provider]:
-                findings.append(sources.imported(provider, units[provider], store, host))
+            unit_list, unit_times = units[provider], times[provider]
+            findings.append(sources.found(provider, paths, unit_list, unit_times, host))
+            if store is not None and unit_list:
+                findings.append(sources.imported(provider, unit_list, unit_times, store, host))
         if "claude-code" in roots:
             last = ledger.last_success(store) if store is not None else None
             findings.append(
-                sources.retention(roots["claude-code"], units["claude-code"], last, host)
+                sources.retention(roots["claude-code"], times["claude-code"], last, host)
             )
         if store is not None:
             findings.append(guarded("rejects", ledger.rejects, store))

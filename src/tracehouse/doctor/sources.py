@@ -23,25 +23,32 @@ STALE_CHANGE = 3600.0  # a change this old that is still not imported: nothing i
 WATCH_SHARE = 0.5  # the watch limit is per user, shared with editors: warn past half of it
 
 
-def mtime(key: str) -> float | None:
-    try:
-        return os.stat(key).st_mtime
-    except OSError:
-        return None
+def mtimes(units: list[Unit]) -> dict[str, float]:
+    """Each unit's last change, stat'ed once for all the checks (a vanished file is left out)."""
+    out = {}
+    for unit in units:
+        try:
+            out[unit.key] = os.stat(unit.key).st_mtime
+        except OSError:
+            continue
+    return out
 
 
-def found(provider: str, roots: list[Path], units: list[Unit], host: Host) -> Finding:
+def found(
+    provider: str, roots: list[Path], units: list[Unit], times: dict[str, float], host: Host
+) -> Finding:
     where = ", ".join(str(r) for r in roots if r.exists()) or ", ".join(str(r) for r in roots)
     if not units:
         others = f" and {len(roots) - 1} other places" if len(roots) > 1 else ""
         return Finding(f"{provider} source", "ok", f"absent (looked in {roots[0]}{others})")
-    times = [t for t in map(mtime, (u.key for u in units)) if t is not None]
-    newest = f", last change {ago(host.now - max(times))} ago" if times else ""
+    newest = f", last change {ago(host.now - max(times.values()))} ago" if times else ""
     files = f"{len(units):,} file{'s' if len(units) != 1 else ''}"
     return Finding(f"{provider} source", "ok", f"{files} in {where}{newest}")
 
 
-def imported(provider: str, units: list[Unit], store: SessionStore, host: Host) -> Finding:
+def imported(
+    provider: str, units: list[Unit], times: dict[str, float], store: SessionStore, host: Host
+) -> Finding:
     """Is every file the ledger could hold in it, as of its last change?"""
     name = f"{provider} imported"
     if not units:
@@ -50,8 +57,8 @@ def imported(provider: str, units: list[Unit], store: SessionStore, host: Host) 
     waiting = [u for u, _, todo in plan(units, cursors, False) if todo]
     if not waiting:
         return Finding(name, "ok", f"all {len(units):,} files are in the ledger as they are now")
-    times = [t for t in map(mtime, (u.key for u in waiting)) if t is not None]
-    oldest = host.now - min(times) if times else 0.0
+    changed = [times[u.key] for u in waiting if u.key in times]
+    oldest = host.now - min(changed) if changed else 0.0
     new = sum(u.key not in cursors for u in waiting)
     detail = (
         f"{len(waiting):,} of {len(units):,} files not in the ledger as they are now"
@@ -85,7 +92,7 @@ def cleanup_period(root: Path) -> tuple[int, str | None]:
 
 
 def retention(
-    roots: list[Path], units: list[Unit], last_success: str | None, host: Host
+    roots: list[Path], times: dict[str, float], last_success: str | None, host: Host
 ) -> Finding:
     """Claude Code deletes transcripts `cleanupPeriodDays` after their last activity: the ledger
     must be synced more often than that, or sessions are lost before they are read."""
@@ -93,8 +100,7 @@ def retention(
     periods = [cleanup_period(r) for r in roots if r.is_dir()]
     problems = [p for _, p in periods if p]
     days = min((d for d, _ in periods), default=CLEANUP_DEFAULT_DAYS)
-    times = [t for t in map(mtime, (u.key for u in units)) if t is not None]
-    oldest = f"; oldest transcript {ago(host.now - min(times))} old" if times else ""
+    oldest = f"; oldest transcript {ago(host.now - min(times.values()))} old" if times else ""
     if problems:
         return Finding(name, "warn", problems[0], "fix the value in settings.json")
     if days <= 0:
@@ -106,7 +112,7 @@ def retention(
         )
     since = _age(last_success, host.now)
     kept = f"Claude Code deletes transcripts after {days} days{oldest}"
-    if since is None and not units:
+    if since is None and not times:
         return Finding(name, "ok", f"{kept}; no transcripts here yet")
     if since is None:
         return Finding(

@@ -151,6 +151,11 @@ def _follow(
     # until the next full scan. Syncing a path twice is harmless; missing it is not.
     observer = start_observer([w for w in watched if w.is_dir()], _Enqueue(paths), live, log)
     status.observer = type(observer).__name__
+
+    def retried(line: str) -> None:  # a flush that waits for the ledger, as the log says it
+        status.retries += 1
+        log(line)
+
     try:
         _account(status, sync(store, catch_up))
         on_flush(status)  # the catch-up's figures, before the first event
@@ -163,21 +168,19 @@ def _follow(
                     status.full_scans += 1
                     next_scan = time.monotonic() + live.full_scan_interval
                 continue
-            before = sum(store.retry_log.reasons.values())
             try:
                 # Nothing is lost while the ledger stays locked: the same paths are tried again.
+                # The waits go in the store's log, so the flush that succeeds counts them.
                 report = retrying.call(
                     partial(_sync_paths, store, sync_options, dirty, sources),
                     reason=_locked,
                     backoff=LOCKED_BACKOFF,
                     log=store.retry_log,
                     until=stop,
-                    announce=log,
+                    announce=retried,
                 )
             except StoreLockedError:
                 break  # told to stop while locked: the next start reads these paths again
-            finally:
-                status.retries += max(0, sum(store.retry_log.reasons.values()) - before)
             _account(status, report)
             status.flushes += 1
             on_flush(status)

@@ -219,10 +219,8 @@ def placeholders(sql: str) -> str:
 
 
 def _conflict_reason(exc: BaseException) -> str | None:
-    if isinstance(exc, writer.RETRYABLE):
-        return (
-            "deadlock"
-            if isinstance(exc, psycopg.errors.DeadlockDetected)
-            else ("serialization failure")
-        )
+    if isinstance(exc, psycopg.errors.DeadlockDetected):
+        return "deadlock"
+    if isinstance(exc, psycopg.errors.SerializationFailure):
+        return "serialization failure"
     return None
