@@ -37,7 +37,7 @@ from backfill_bench import OUT, build_corpus, files_of, run_cli  # noqa: E402
 
 from tracehouse.search.hits import SearchFilters  # noqa: E402
 from tracehouse.sinks import open_store  # noqa: E402
-from tracehouse.sinks.sqlite.search_index import INDEXES  # noqa: E402
+from tracehouse.sinks.sqlite.search_index import INDEXES, MARKS  # noqa: E402
 
 IDENT = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 PATH = re.compile(r"\b[\w.-]+/[\w.-]+\.(?:py|ts|js|md|json|toml|rs|go)\b")
@@ -54,9 +54,8 @@ def drop_index(path: Path) -> None:
     store = open_store(path)
     store.close()
     conn = sqlite3.connect(path)
-    for index in INDEXES:
-        for suffix in ("ai", "ad", "au"):
-            conn.execute(f"DROP TRIGGER {index.name}_{suffix}")
+    for index in INDEXES:  # the writer keeps the indexes that have a mark
+        conn.execute(f"DELETE FROM {MARKS} WHERE name = ?", (index.name,))
         conn.execute(f"DROP TABLE {index.name}")
     conn.commit()
     conn.close()

@@ -16,6 +16,7 @@ from tracehouse.search.hits import SearchFilters
 from tracehouse.search.options import build_filters
 from tracehouse.search.query import matches, parse
 from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.sqlite import search_index
 
 QUERIES = [
     "app.py",  # a path: the phrase of its words
@@ -181,7 +182,10 @@ def test_deleted_rows_leave_nothing_in_the_index(store, home):
     assert store.search("division", SearchFilters(limit=1000))
     conn = store.conn  # type: ignore[attr-defined]
     for table in ("message_sources", "tool_calls", "messages", "turns", "sessions"):
-        conn.execute(f"DELETE FROM {table}")
+        if store.backend == "sqlite":  # type: ignore[attr-defined]
+            search_index.delete_rows(conn, table, "1", ())  # the SQLite writer's delete
+        else:
+            conn.execute(f"DELETE FROM {table}")
     if store.backend == "postgresql":  # type: ignore[attr-defined]
         conn.commit()
     assert store.search("division OR app OR zero", SearchFilters(limit=1000)) == []

@@ -75,6 +75,13 @@ def m005_run_telemetry(db: Database) -> None:
     _add_column(db, "import_runs", "tail_lag_p50_ms INTEGER")
 
 
+def m006_search_index_without_triggers(db: Database) -> None:
+    # The writer keeps the index: triggers made every row written cost a statement journal.
+    from tracehouse.sinks.sqlite import search_index
+
+    search_index.drop_triggers(db.conn)
+
+
 def _add_column(db: Database, table: str, column: str) -> None:
     """A column a later migration adds, unless m001 already made it (m001 creates every table
     as `model/tables.py` declares it today)."""
@@ -89,6 +96,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m003_search_index", m003_search_index),
     ("m004_rejects_resolve", m004_rejects_resolve),
     ("m005_run_telemetry", m005_run_telemetry),
+    ("m006_search_index_without_triggers", m006_search_index_without_triggers),
 ]
 
 

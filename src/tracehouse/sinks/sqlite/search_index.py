@@ -1,4 +1,4 @@
-"""The SQLite full-text index: FTS5 external-content tables over the ledger, kept by triggers.
+"""The SQLite full-text index: FTS5 external-content tables over the ledger, kept by the writer.
 
 Three indexes, each over the rows of one table (`content=` that table, `content_rowid` its
 rowid), so the text is stored once, in the ledger:
@@ -7,16 +7,25 @@ rowid), so the text is stored once, in the ledger:
     tool_calls_fts   tool_calls.tool_name, params, result, error
     sessions_fts     sessions.title, task_description
 
-The index is kept in the same transaction as the rows it indexes, in two steps. Triggers note
-each inserted or changed row in `<index>_pending`, and `flush()` indexes them all in one statement
-at the end of the batch's transaction. Indexing row by row inside the writer's per-item
-savepoints cost 2.5x the backfill: FTS5 writes its pending terms out as a new segment at every
-savepoint, so each session became a tiny segment to merge. A deleted or changed row is taken out
-of the index at once (its old text is only known then), unless it is still pending. The update
-trigger fires only when an indexed column's value changes, so a store filling in a lineage link
-does not re-index a tool call's output, and an unchanged row, never rewritten by an import, never
-touches the index. (sqlite-utils' `enable_fts` triggers index row by row on every update, and
-fill the index in one statement with no progress: hence these few lines of DDL.)
+The index is kept in the same transaction as the rows it indexes, by the writer and without
+triggers. A trigger on a table, even one that never fires, makes SQLite keep a statement journal
+for every row written to it; with the earlier insert/update/delete triggers, writing the rows cost
+twice what it costs bare, as much again as the indexing itself. Instead:
+
+- `search_marks` holds, per index, the highest rowid indexed. A new row always gets a rowid above
+  every row in its table, so the rows inserted since the last `flush()` are those above the mark,
+  and `flush()` indexes them in one statement at the end of the batch's transaction (indexing row
+  by row inside the writer's per-item savepoints cost 2.5x the backfill: FTS5 writes its pending
+  terms out as a new segment at every savepoint).
+- A row that already is in the index and is about to be rewritten with other text (a re-imported
+  session whose row's fingerprint changed) is taken out of it with its old text by
+  `before_rewrite()`, and queued in `search_pending` for `flush()` to index again.
+- Rows are deleted through `delete_rows()`, which takes them out of the index first and lowers the
+  mark when the table's top rows went, so that their rowids, given out again, count as new.
+
+An unchanged row is never rewritten by an import, so a no-change re-run never touches the index.
+The ledger is written only through the import door; rows changed by hand are not re-indexed
+(`INSERT INTO messages_fts(messages_fts) VALUES('rebuild')` rebuilds an index from its table).
 
 Tokenizer: `unicode61 remove_diacritics 2`. It splits at every character that is not a letter
 or a digit, so identifiers, file paths, snake_case and CLI flags become their words, and the query
@@ -30,17 +39,23 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 TOKENIZE = "unicode61 remove_diacritics 2"
 FILL_STEP = 20_000  # rows indexed per statement when an existing ledger is indexed
+MARKS = "search_marks"
+PENDING = "search_pending"
 
 
 @dataclass(frozen=True)
 class Index:
     name: str
     table: str
+    key: str  # the table's primary key column
     columns: tuple[str, ...]
     # What is indexed for a column, if not the column itself ({r}: the row's alias)
     values: tuple[tuple[str, str], ...] = ()
@@ -52,54 +67,146 @@ class Index:
     def row_values(self, row: str) -> str:
         return ", ".join(self.value(c, row) for c in self.columns)
 
+    @property
+    def column_list(self) -> str:
+        return ", ".join(self.columns)
+
+    @property
+    def insert(self) -> str:
+        """The start of a statement that indexes the rows `t` it selects FROM."""
+        return (
+            f"INSERT INTO {self.name} (rowid, {self.column_list})"
+            f" SELECT t.rowid, {self.row_values('t')}"
+        )
+
 
 # A tool result message holds the output its tool call holds: indexed once, on the call, where
 # a hit can name the tool.
 _NOT_RESULTS = "CASE WHEN {r}.message_type = 'tool_result' THEN NULL ELSE {r}.content END"
 INDEXES = (
-    Index("messages_fts", "messages", ("content", "thinking"), (("content", _NOT_RESULTS),)),
-    Index("tool_calls_fts", "tool_calls", ("tool_name", "params", "result", "error")),
-    Index("sessions_fts", "sessions", ("title", "task_description")),
+    Index(
+        "messages_fts",
+        "messages",
+        "message_id",
+        ("content", "thinking"),
+        (("content", _NOT_RESULTS),),
+    ),
+    Index(
+        "tool_calls_fts", "tool_calls", "tool_call_id", ("tool_name", "params", "result", "error")
+    ),
+    Index("sessions_fts", "sessions", "session_id", ("title", "task_description")),
 )
+BY_TABLE = {index.table: index for index in INDEXES}
 
 
 def ddl(index: Index) -> list[str]:
-    cols = ", ".join(index.columns)
-    old = index.row_values("old")
-    changed = " OR ".join(
-        f"{index.value(c, 'old')} IS NOT {index.value(c, 'new')}" for c in index.columns
-    )
-    name, table, pending = index.name, index.table, f"{index.name}_pending"
-    indexed = f"NOT EXISTS (SELECT 1 FROM {pending} WHERE rid = old.rowid)"
-    unindex = (
-        f"INSERT INTO {name} ({name}, rowid, {cols}) SELECT 'delete', old.rowid, {old}"
-        f" WHERE {indexed};"
-    )
     return [
-        f"CREATE VIRTUAL TABLE {name} USING fts5({cols}, content='{table}',"
-        f" content_rowid='rowid', tokenize='{TOKENIZE}')",
-        f"CREATE TABLE {pending} (rid INTEGER PRIMARY KEY)",
-        f"CREATE TRIGGER {name}_ai AFTER INSERT ON {table} BEGIN"
-        f" INSERT OR IGNORE INTO {pending} (rid) VALUES (new.rowid); END",
-        f"CREATE TRIGGER {name}_ad AFTER DELETE ON {table} BEGIN {unindex}"
-        f" DELETE FROM {pending} WHERE rid = old.rowid; END",
-        f"CREATE TRIGGER {name}_au AFTER UPDATE OF {cols} ON {table} WHEN {changed} BEGIN"
-        f" {unindex} INSERT OR IGNORE INTO {pending} (rid) VALUES (new.rowid); END",
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.name} USING fts5({index.column_list},"
+        f" content='{index.table}', content_rowid='rowid', tokenize='{TOKENIZE}')",
+        f"CREATE TABLE IF NOT EXISTS {MARKS} (name TEXT PRIMARY KEY, indexed_through INTEGER)",
+        f"CREATE TABLE IF NOT EXISTS {PENDING} (name TEXT, rid INTEGER, PRIMARY KEY (name, rid))",
     ]
+
+
+def _mark(conn: sqlite3.Connection, index: Index) -> int | None:
+    """The highest rowid in the index, or None when this ledger keeps no such index."""
+    row = conn.execute(
+        f"SELECT indexed_through FROM {MARKS} WHERE name = ?", (index.name,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _unindex(
+    conn: sqlite3.Connection, index: Index, source: str, where: str, params: Any, mark: int
+) -> None:
+    """Take the rows `t` of `source … WHERE where` out of the index (those in it: at or under
+    the mark and not queued), then drop them from the queue."""
+    old = index.row_values("t")
+    queued = f"t.rowid IN (SELECT rid FROM {PENDING} WHERE name = '{index.name}')"
+    conn.execute(
+        f"INSERT INTO {index.name} ({index.name}, rowid, {index.column_list})"
+        f" SELECT DISTINCT 'delete', t.rowid, {old} FROM {source}"
+        f" WHERE ({where}) AND t.rowid <= ? AND NOT {queued}",
+        (*params, mark),
+    )
+
+
+def before_rewrite(
+    conn: sqlite3.Connection, table: str, rows: Sequence[tuple[Any, ...]], names: Sequence[str]
+) -> None:
+    """Called before `rows` (tuples in `names` order) are upserted into `table`: the stored rows
+    they will change (same id, other fingerprint) leave the index and wait for `flush()`."""
+    index = BY_TABLE.get(table)
+    if index is None or not rows:
+        return
+    key_at, fp_at = names.index(index.key), names.index("fingerprint")
+    pairs = orjson.dumps([(row[key_at], row[fp_at]) for row in rows]).decode()
+    source = f"json_each(?) AS j JOIN {table} AS t ON t.{index.key} = j.value ->> 0"
+    _requeue(conn, index, source, "t.fingerprint IS NOT j.value ->> 1", (pairs,))
+
+
+def before_replace(conn: sqlite3.Connection, table: str, key: str) -> None:
+    """Called before the row `key` of `table` is rewritten whatever it holds (a session row)."""
+    index = BY_TABLE.get(table)
+    if index is not None:
+        _requeue(conn, index, f"{table} AS t", f"t.{index.key} = ?", (key,))
+
+
+def _requeue(
+    conn: sqlite3.Connection, index: Index, source: str, where: str, params: tuple[Any, ...]
+) -> None:
+    mark = _mark(conn, index)
+    if mark is None:
+        return
+    _unindex(conn, index, source, where, params, mark)
+    conn.execute(
+        f"INSERT OR IGNORE INTO {PENDING} (name, rid) SELECT ?, t.rowid FROM {source}"
+        f" WHERE ({where}) AND t.rowid <= ?",
+        (index.name, *params, mark),
+    )
+
+
+def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterable[Any]) -> int:
+    """DELETE FROM table WHERE where, keeping its index true; returns the rows deleted."""
+    params = tuple(params)
+    index = BY_TABLE.get(table)
+    mark = None if index is None else _mark(conn, index)
+    if index is None or mark is None:
+        return conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+    aliased = f"t.rowid IN (SELECT rowid FROM {table} WHERE {where})"
+    _unindex(conn, index, f"{table} AS t", aliased, params, mark)
+    conn.execute(
+        f"DELETE FROM {PENDING} WHERE name = ? AND rid IN"
+        f" (SELECT rowid FROM {table} WHERE {where})",
+        (index.name, *params),
+    )
+    deleted = conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+    # Rowids above the table's new top are given out again: they must count as new.
+    conn.execute(
+        f"UPDATE {MARKS} SET indexed_through = (SELECT coalesce(max(rowid), 0) FROM {table})"
+        f" WHERE name = ? AND indexed_through > (SELECT coalesce(max(rowid), 0) FROM {table})",
+        (index.name,),
+    )
+    return deleted
 
 
 def flush(conn: sqlite3.Connection) -> None:
     """Index the rows written since the last flush; called in the batch's transaction."""
-    for index in INDEXES:
-        pending = f"{index.name}_pending"
-        if conn.execute(f"SELECT 1 FROM {pending} LIMIT 1").fetchone() is None:
+    for name, mark in conn.execute(f"SELECT name, indexed_through FROM {MARKS}").fetchall():
+        index = next((i for i in INDEXES if i.name == name), None)
+        if index is None:
             continue
-        cols = ", ".join(index.columns)
-        conn.execute(
-            f"INSERT INTO {index.name} (rowid, {cols}) SELECT t.rowid, {index.row_values('t')}"
-            f" FROM {pending} p JOIN {index.table} t ON t.rowid = p.rid"
-        )
-        conn.execute(f"DELETE FROM {pending}")
+        (top,) = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {index.table}").fetchone()
+        if top > mark:
+            conn.execute(f"{index.insert} FROM {index.table} t WHERE t.rowid > ?", (mark,))
+            conn.execute(f"UPDATE {MARKS} SET indexed_through = ? WHERE name = ?", (top, name))
+        if conn.execute(f"SELECT 1 FROM {PENDING} WHERE name = ? LIMIT 1", (name,)).fetchone():
+            conn.execute(
+                f"{index.insert} FROM {PENDING} p JOIN {index.table} t ON t.rowid = p.rid"
+                " WHERE p.name = ?",
+                (name,),
+            )
+            conn.execute(f"DELETE FROM {PENDING} WHERE name = ?", (name,))
 
 
 def create(conn: sqlite3.Connection, progress: Callable[[str], None] | None = None) -> None:
@@ -108,19 +215,42 @@ def create(conn: sqlite3.Connection, progress: Callable[[str], None] | None = No
     for index in INDEXES:
         for sql in ddl(index):
             conn.execute(sql)
-        last = conn.execute(f"SELECT max(rowid) FROM {index.table}").fetchone()[0] or 0
+        if _mark(conn, index) is not None:
+            continue
+        last = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {index.table}").fetchone()[0]
         if last > FILL_STEP:
             say(f"search index: indexing {index.table} ({last:,} rows)")
-        cols = ", ".join(index.columns)
         for start in range(0, last + 1, FILL_STEP):
             conn.execute(
-                f"INSERT INTO {index.name} (rowid, {cols}) SELECT t.rowid, {index.row_values('t')}"
-                f" FROM {index.table} t WHERE t.rowid BETWEEN ? AND ?",
+                f"{index.insert} FROM {index.table} t WHERE t.rowid BETWEEN ? AND ?",
                 (start, start + FILL_STEP - 1),
             )
             if last > FILL_STEP:
                 done = min(start + FILL_STEP, last)
                 say(f"search index: {index.table} {done:,} / {last:,}")
+        conn.execute(f"INSERT INTO {MARKS} VALUES (?, ?)", (index.name, last))
+
+
+def drop_triggers(conn: sqlite3.Connection) -> None:
+    """Schema 6: the trigger-kept index of schema 3 becomes writer-kept. Whatever the triggers
+    queued is indexed first, then the triggers and their queues go and the marks start at the
+    tables' tops (everything under them is in the index: the queues were emptied in the same
+    transaction as every write)."""
+    for index in INDEXES:
+        queue = f"{index.name}_pending"
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (queue,)
+        ).fetchone():
+            conn.execute(f"{index.insert} FROM {queue} p JOIN {index.table} t ON t.rowid = p.rid")
+            conn.execute(f"DROP TABLE {queue}")
+        for suffix in ("ai", "ad", "au"):
+            conn.execute(f"DROP TRIGGER IF EXISTS {index.name}_{suffix}")
+        for sql in ddl(index):
+            conn.execute(sql)
+        conn.execute(
+            f"INSERT OR IGNORE INTO {MARKS} SELECT ?, coalesce(max(rowid), 0) FROM {index.table}",
+            (index.name,),
+        )
 
 
 def _stderr(line: str) -> None:

@@ -144,6 +144,7 @@ class Slices:
     """One table's rows to write, grouped by session (a session's rows keep their order)."""
 
     def __init__(self, table: Table, rows: list[tuple[Any, ...]], sessions: set[str]) -> None:
+        self.table = table
         self.by_session: dict[str, list[tuple[Any, ...]]] = {}
         at = table.names.index("session_id")
         for row in rows:
@@ -180,18 +181,22 @@ def _apply_item(
 
         if supersedes(item, existing):
             for table in RECOVERED_ROWS:
-                conn.execute(
-                    f"DELETE FROM {table} WHERE session_id = ?"
-                    " AND json_extract(metadata, '$.recovered_from') IS NOT NULL",
+                search_index.delete_rows(
+                    conn,
+                    table,
+                    "session_id = ? AND json_extract(metadata, '$.recovered_from') IS NOT NULL",
                     (item.session_id,),
                 )
-        # Ledger rows only: rowcount leaves out what triggers write (the search index's queue).
+        if existing is not None:  # a new session's rows cannot be stored yet: ids name it
+            search_index.before_replace(conn, "sessions", item.session_id)
         rows_written = conn.execute(
             sql.session, session_values(item, existing, batch.mode, host, now)
         ).rowcount
         for name, slices in partitions.items():
             rows = slices.rows(item.session_id)
             if rows is not None:
+                if existing is not None:
+                    search_index.before_rewrite(conn, name, rows, slices.table.names)
                 rows_written += conn.executemany(sql.content[name], rows).rowcount
         rows_written += _resolve_links(conn, item.session_id)
         _save_watermarks(conn, item.watermarks, batch.run_id)
