@@ -142,7 +142,9 @@ def _marks(values: Sequence[Any]) -> str:
 
 
 def merge(hits: list[Hit], limit: int) -> list[Hit]:
-    """The best `limit` hits over every source: score first, then the newest."""
+    """The best `limit` hits over every source: score first, then the newest (then by kind and
+    id, so that the order never depends on which source answered first)."""
+    hits.sort(key=lambda h: (h.kind, h.id))
     hits.sort(key=lambda h: h.created_at or "", reverse=True)
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[:limit]

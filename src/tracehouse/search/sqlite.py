@@ -1,16 +1,26 @@
 """Search on SQLite: the FTS5 indexes of `sinks/sqlite/search_index.py`, ranked by BM25.
 
-Each source of hits (message text, thinking, tool calls, session titles) is asked for its best
-`limit` rows with the filters applied inside the same statement; snippets are then made for
-those rows alone, since FTS5 would otherwise build one for every match before the sort.
+Each source of hits (message text, thinking, tool calls, session titles) is ranked in two
+phases. BM25 over the index alone is cheap; joining every match to its ledger row (a page read
+each, over a table of hundreds of MB) was what made a common word cost 130 ms. So the index
+first gives its best candidates with their scores, and only those are joined, filtered and
+ordered (ties: newest first). When the candidates cannot prove they hold the best hits (a filter
+kept too few of them, or a tie straddles the cut), the source is ranked in one statement over
+every match instead. Snippets are made for the rows returned alone.
 """
 
 from __future__ import annotations
 
+import queue
 import sqlite3
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+import orjson
+
+from tracehouse.search import snippets
 from tracehouse.search.hits import (
     CALL_COLUMNS,
     MARK,
@@ -38,56 +48,137 @@ class Source:
     snippet_column: int  # -1: FTS5 picks the best column
     at: str  # the time column
     select: str  # the row's own columns to return
+    texts: tuple[str, ...]  # the columns a snippet is cut from, in order of preference
 
 
-SOURCES = (
+SOURCES = (  # the costliest first, as threads take them in this order
     Source(None, "messages_fts", "messages", "m", "{content}", "1.0, 0.0", 0, "created_at",
-           MESSAGE_COLUMNS),
-    Source("thinking", "messages_fts", "messages", "m", "{thinking}", "0.0, 1.0", 1, "created_at",
-           MESSAGE_COLUMNS),
+           MESSAGE_COLUMNS, ("content",)),
     Source("tool", "tool_calls_fts", "tool_calls", "t", None, "2.0, 1.0, 1.0, 1.0", -1,
-           "started_at", CALL_COLUMNS),
+           "started_at", CALL_COLUMNS, ("params", "result", "error", "tool_name")),
+    Source("thinking", "messages_fts", "messages", "m", "{thinking}", "0.0, 1.0", 1, "created_at",
+           MESSAGE_COLUMNS, ("thinking",)),
     Source("title", "sessions_fts", "sessions", "s", None, "1.0, 0.5", -1, "updated_at",
-           SESSION_COLUMNS),
+           SESSION_COLUMNS, ("title", "task_description")),
 )  # fmt: skip
 
 
-def search(conn: sqlite3.Connection, query: Query, filters: SearchFilters) -> list[Hit]:
+# Candidates taken from the index when a filter will drop some of them: enough that a filter
+# keeping one match in ten still fills a page of 20 hits.
+FILTERED_CANDIDATES = 200
+
+
+def search(
+    readers: Sequence[sqlite3.Connection], query: Query, filters: SearchFilters
+) -> list[Hit]:
+    """Each source is ranked on a connection of its own, in threads (SQLite lets go of the GIL
+    while it steps): a common word's sources cost the slowest of them, not their sum."""
+    todo: queue.SimpleQueue[Source] = queue.SimpleQueue()
+    for source in SOURCES:  # the costliest first: message text, tool calls, thinking, titles
+        todo.put(source)
+
+    def work(conn: sqlite3.Connection) -> list[Hit]:
+        hits: list[Hit] = []
+        while True:
+            try:
+                source = todo.get_nowait()
+            except queue.Empty:
+                return hits
+            hits.extend(_search_source(conn, source, query, filters))
+
+    if len(readers) == 1:
+        return merge(work(readers[0]), filters.limit)
+    with ThreadPoolExecutor(len(readers)) as pool:
+        found = list(pool.map(work, readers))
+    return merge([hit for hits in found for hit in hits], filters.limit)
+
+
+def _search_source(
+    conn: sqlite3.Connection, source: Source, query: Query, filters: SearchFilters
+) -> list[Hit]:
     match = to_fts5(query)
-    hits: list[Hit] = []
-    for source in SOURCES:
-        found = conditions(
-            filters, source.kind, table=source.table, alias=source.alias, at=source.at
-        )
-        if found is None:
-            continue
-        where, params = found
-        expression = f"{source.columns} : ({match})" if source.columns else match
-        join = (
-            " JOIN sessions s ON s.rowid = f.rowid"
-            if source.table == "sessions"
-            else f" JOIN {source.table} {source.alias} ON {source.alias}.rowid = f.rowid"
-            f" JOIN sessions s ON s.session_id = {source.alias}.session_id"
-        )
-        sql = (
-            f"SELECT f.rowid AS rid, -bm25({source.fts}, {source.weights}) AS score,"
-            f" {source.select}, {OWNER}"
-            f" FROM {source.fts} f{join} WHERE {source.fts} MATCH ?{where}"
-            f" ORDER BY score DESC, hit_at DESC LIMIT ?"
-        )
-        rows = conn.execute(sql, [expression, *params, filters.limit]).fetchall()
-        hits.extend(_hit(conn, source, expression, row) for row in rows)
-    return merge(hits, filters.limit)
+    found = conditions(filters, source.kind, table=source.table, alias=source.alias, at=source.at)
+    if found is None:
+        return []
+    where, params = found
+    expression = f"{source.columns} : ({match})" if source.columns else match
+    rows = _ranked(conn, source, expression, where, params, filters.limit)
+    return [_hit(conn, source, query, expression, row) for row in rows]
 
 
-def _hit(conn: sqlite3.Connection, source: Source, expression: str, row: Any) -> Hit:
+def _ranked(
+    conn: sqlite3.Connection,
+    source: Source,
+    expression: str,
+    where: str,
+    params: list[Any],
+    limit: int,
+) -> list[Any]:
+    """The source's best `limit` rows: (rowid, score, select columns…, owner columns…)."""
+    score = f"-bm25({source.fts}, {source.weights})"
+    ranked = f"SELECT rowid, {score} AS score FROM {source.fts} WHERE {source.fts} MATCH ?"
+    wanted = max(limit * 10, FILTERED_CANDIDATES) if where else limit
+    top = conn.execute(f"{ranked} ORDER BY score DESC LIMIT ?", (expression, wanted + 1))
+    candidates = top.fetchall()
+    every_match = len(candidates) <= wanted
+    if not every_match:
+        cut = candidates[wanted - 1][1]
+        if candidates[wanted][1] == cut:  # a tie straddles the cut: take all of it
+            candidates = conn.execute(f"{ranked} AND {score} >= ?", (expression, cut)).fetchall()
+        else:
+            candidates = candidates[:wanted]
+    # Every match left out scores below every candidate: the best `limit` candidates that pass
+    # the filters are the best hits, ties broken among them alone.
+    rows = _joined(conn, source, dict(candidates), where, params)
+    if every_match or len(rows) >= limit:
+        return rows[:limit]
+    return conn.execute(  # one statement over every match
+        f"SELECT f.rowid AS rid, {score} AS score, {source.select}, {OWNER}"
+        f" FROM {source.fts} f JOIN {source.table} {source.alias}"
+        f" ON {source.alias}.rowid = f.rowid{_session(source)}"
+        f" WHERE {source.fts} MATCH ?{where}"
+        f" ORDER BY score DESC, hit_at DESC, {'message_type, ' if source.kind is None else ''}id"
+        " LIMIT ?",
+        [expression, *params, limit],
+    ).fetchall()
+
+
+def _joined(
+    conn: sqlite3.Connection,
+    source: Source,
+    scores: dict[int, float],
+    where: str,
+    params: list[Any],
+) -> list[Any]:
+    """The candidates' rows that pass the filters, best first (ties: newest first)."""
+    if not scores:
+        return []
+    rows = conn.execute(
+        # CROSS JOIN keeps the candidates the outer loop: the planner would otherwise scan a
+        # filter's every row (all of a provider's calls) for the few candidates among them.
+        f"SELECT {source.alias}.rowid AS rid, {source.select}, {OWNER}"
+        f" FROM json_each(?) AS c CROSS JOIN {source.table} {source.alias}"
+        f" ON {source.alias}.rowid = c.value{_session(source)} WHERE 1{where}",
+        [orjson.dumps(list(scores)).decode(), *params],
+    ).fetchall()
+    ranked = [(row[0], scores[row[0]], *row[1:]) for row in rows]
+    # As `merge` orders hits: score, the newest, then kind and id (stable sorts, last key first)
+    ranked.sort(key=lambda row: (source.kind or row[4], row[2]))
+    ranked.sort(key=lambda row: row[5] or "", reverse=True)
+    ranked.sort(key=lambda row: row[1], reverse=True)
+    return ranked
+
+
+def _session(source: Source) -> str:
+    """The join from the hit's row to its session (a title hit is the session's own row)."""
+    if source.table == "sessions":
+        return ""
+    return f" JOIN sessions s ON s.session_id = {source.alias}.session_id"
+
+
+def _hit(conn: sqlite3.Connection, source: Source, query: Query, expression: str, row: Any) -> Hit:
     rid, score, hit_id, message_id, message_type, created_at, tool_name = row[:7]
     session_id, label, provider, project = row[7:]
-    (snippet,) = conn.execute(
-        f"SELECT snippet({source.fts}, ?, ?, ?, '…', ?) FROM {source.fts}"
-        f" WHERE {source.fts} MATCH ? AND rowid = ?",
-        (source.snippet_column, *MARK, SNIPPET_WORDS, expression, rid),
-    ).fetchone()
     kind = source.kind or message_type
     return Hit(
         kind=kind,
@@ -98,7 +189,25 @@ def _hit(conn: sqlite3.Connection, source: Source, expression: str, row: Any) ->
         provider=provider,
         project=project,
         created_at=created_at,
-        snippet=" ".join((snippet or "").split()),
+        snippet=" ".join((_snippet(conn, source, query, expression, rid) or "").split()),
         score=float(score),
         tool_name=tool_name,
     )
+
+
+def _snippet(
+    conn: sqlite3.Connection, source: Source, query: Query, expression: str, rid: int
+) -> str | None:
+    texts = conn.execute(
+        f"SELECT {', '.join(source.texts)} FROM {source.table} WHERE rowid = ?", (rid,)
+    ).fetchone()
+    for text in texts or ():
+        cut = snippets.snippet(text, query, SNIPPET_WORDS)
+        if cut is not None:
+            return cut
+    (cut,) = conn.execute(  # matched through folding: FTS5 knows where
+        f"SELECT snippet({source.fts}, ?, ?, ?, '…', ?) FROM {source.fts}"
+        f" WHERE {source.fts} MATCH ? AND rowid = ?",
+        (source.snippet_column, *MARK, SNIPPET_WORDS, expression, rid),
+    ).fetchone()
+    return cast(str | None, cut)
