@@ -73,6 +73,7 @@ def search(
 ) -> list[Hit]:
     """Each source is ranked on a connection of its own, in threads (SQLite lets go of the GIL
     while it steps): a common word's sources cost the slowest of them, not their sum."""
+    match = to_fts5(query)
     todo: queue.SimpleQueue[Source] = queue.SimpleQueue()
     for source in SOURCES:  # the costliest first: message text, tool calls, thinking, titles
         todo.put(source)
@@ -84,7 +85,7 @@ def search(
                 source = todo.get_nowait()
             except queue.Empty:
                 return hits
-            hits.extend(_search_source(conn, source, query, filters))
+            hits.extend(_search_source(conn, source, query, match, filters))
 
     if len(readers) == 1:
         return merge(work(readers[0]), filters.limit)
@@ -94,9 +95,8 @@ def search(
 
 
 def _search_source(
-    conn: sqlite3.Connection, source: Source, query: Query, filters: SearchFilters
+    conn: sqlite3.Connection, source: Source, query: Query, match: str, filters: SearchFilters
 ) -> list[Hit]:
-    match = to_fts5(query)
     found = conditions(filters, source.kind, table=source.table, alias=source.alias, at=source.at)
     if found is None:
         return []

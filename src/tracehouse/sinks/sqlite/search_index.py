@@ -102,6 +102,7 @@ INDEXES = (
     Index("sessions_fts", "sessions", "session_id", ("title", "task_description")),
 )
 BY_TABLE = {index.table: index for index in INDEXES}
+BY_NAME = {index.name: index for index in INDEXES}
 
 
 def ddl(index: Index) -> list[str]:
@@ -128,8 +129,8 @@ def _mark(conn: sqlite3.Connection, index: Index) -> int | None:
 def _unindex(
     conn: sqlite3.Connection, index: Index, source: str, where: str, params: Any, mark: int
 ) -> None:
-    """Take the rows `t` of `source … WHERE where` out of the index (those in it: at or under
-    the mark and not queued), then drop them from the queue."""
+    """Take the rows `t` of `source … WHERE where` out of the index: those it holds, at or under
+    the mark and not queued (a queued row left it when it was queued)."""
     old = index.row_values("t")
     queued = f"t.rowid IN (SELECT rid FROM {PENDING} WHERE name = '{index.name}')"
     conn.execute(
@@ -202,7 +203,7 @@ def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterab
 def flush(conn: sqlite3.Connection) -> None:
     """Index the rows written since the last flush; called in the batch's transaction."""
     for name, mark in conn.execute(f"SELECT name, indexed_through FROM {MARKS}").fetchall():
-        index = next((i for i in INDEXES if i.name == name), None)
+        index = BY_NAME.get(name)
         if index is None:
             continue
         (top,) = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {index.table}").fetchone()
