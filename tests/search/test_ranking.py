@@ -1,23 +1,35 @@
-"""The two-phase rank on SQLite returns what ranking every match would: for any page size and
+"""Both backends' bounded ranking returns what ranking every match would: for any page size and
 filter, a search's hits are the first hits of the unlimited search, ties at the cut included
-(rows of identical text score alike and are ordered newest first)."""
+(rows of identical text score alike and are ordered newest first). PostgreSQL ranks a source's
+newest matches only: past that bound, its hits are the ranking of exactly those."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.pg import PgServer
 from tests.store.factory import batch, item
-from tracehouse.search.hits import MARK, SearchFilters
+from tracehouse.search import postgres
+from tracehouse.search.hits import MARK, Hit, SearchFilters
 from tracehouse.search.query import parse
 from tracehouse.search.snippets import snippet
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.sinks import SessionStore, open_store
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> SqliteStore:
-    store = SqliteStore(tmp_path_factory.mktemp("rank") / "l.db")
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SessionStore]:
+    if request.param == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        schema = server.create_schema()
+        store = open_store(server.dsn_for(schema))
+    else:
+        store = open_store(tmp_path_factory.mktemp("rank") / "l.db")
     items = []
     for n in range(60):  # identical texts in many sessions: ties everywhere
         provider = "codex" if n % 3 == 0 else "claude-code"
@@ -28,7 +40,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SqliteStore:
             message["createdAt"] = f"2026-01-{1 + n % 28:02d}T00:00:{i:02d}.000Z"
         items.append(raw)
     store.import_batch(batch(items))
-    return store
+    yield store
+    store.close()
+    if request.param == "postgresql":
+        server.drop_schema(schema)
 
 
 FILTERS = [
@@ -51,6 +66,37 @@ def test_a_page_is_the_head_of_the_whole_ranking(store, limit, query, where) -> 
     everything = store.search(query, SearchFilters(limit=10_000, **where))
     page = store.search(query, SearchFilters(limit=limit, **where))
     assert [(h.kind, h.id) for h in page] == [(h.kind, h.id) for h in everything[:limit]]
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ranked=st.integers(1, 80),
+    limit=st.integers(1, 60),
+    query=st.sampled_from(["shared", "shar*", "shared -more", "title"]),
+    where=st.sampled_from(FILTERS),
+)
+def test_postgresql_ranks_the_newest_matches_of_each_source(  # type: ignore[no-untyped-def]
+    store, ranked, limit, query, where
+) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("the bound is PostgreSQL's")
+    everything = store.search(query, SearchFilters(limit=10_000, **where))
+    newest: list[Hit] = []
+    for source in ("message", "thinking", "tool", "title"):
+        hits = [h for h in everything if _source(h) == source]
+        hits.sort(key=lambda h: h.id)
+        hits.sort(key=lambda h: h.created_at or "", reverse=True)
+        newest.extend(hits[:ranked])
+    expected = [(h.kind, h.id) for h in everything if h in newest][:limit]
+    filters = SearchFilters(limit=limit, **where)
+    page = postgres.search(store.query, parse(query), filters, ranked=ranked)
+    assert [(h.kind, h.id) for h in page] == expected
+
+
+def _source(hit: Hit) -> str:
+    return hit.kind if hit.kind in ("thinking", "tool", "title") else "message"
 
 
 def test_snippets_mark_every_term_around_the_first() -> None:

@@ -19,6 +19,7 @@ from tracehouse.sinks import open_store
 from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres.connect import scrub
 from tracehouse.sinks.postgres.store import PostgresStore, placeholders
+from tracehouse.sinks.protocol import RunTotals
 
 PG_TYPE = {Kind.TEXT: "text", Kind.INT: "bigint", Kind.BOOL: "boolean", Kind.JSON: "json"}
 
@@ -74,6 +75,28 @@ def test_message_content_is_searchable(dsn):
         ["tokenizer"],
     )
     assert [r["seq"] for r in found] == [0, 1, 2, 3]
+    store.close()
+
+
+def test_a_run_that_grew_the_ledger_refreshes_its_statistics(dsn):
+    """The test server runs without autovacuum: only the store's own ANALYZE can set these."""
+    store = PostgresStore(dsn)
+
+    def analyzed() -> set[str]:
+        rows = store.conn.execute(
+            "SELECT relname FROM pg_stat_user_tables"
+            " WHERE schemaname = current_schema() AND last_analyze IS NOT NULL"
+        ).fetchall()
+        return {name for (name,) in rows}
+
+    store.start_run("small", "backfill")
+    store.import_batch(batch([item("a", 3)], runId="small"))
+    store.finish_run("small", RunTotals())
+    assert analyzed() == set()
+    store.start_run("big", "backfill")
+    store.import_batch(batch([item(f"s{n}", 40) for n in range(30)], runId="big"))
+    store.finish_run("big", RunTotals())
+    assert {"messages", "sessions"} <= analyzed()
     store.close()
 
 
