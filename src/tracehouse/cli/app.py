@@ -16,6 +16,7 @@ from tracehouse.cli import (
     sessions_cmds,
     store_cmds,
     sync_cmds,
+    usage_cmd,
 )
 
 app = typer.Typer(
@@ -52,6 +53,7 @@ app.command("search")(search_cmd.search)
 app.command("rejects")(rejects_cmd.rejects)
 app.command("runs")(runs_cmd.runs)
 app.command("doctor")(doctor_cmd.doctor)
+app.command("usage")(usage_cmd.usage_report)
 
 
 def main() -> None:

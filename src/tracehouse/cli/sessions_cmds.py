@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from tracehouse.cli.common import Context, LimitOpt, ProviderOpt, command
+from tracehouse.cli.common import Context, LimitOpt, command
+from tracehouse.cli.filter_opts import (
+    LabelOpt,
+    ModelOpt,
+    ProjectOpt,
+    ProvidersOpt,
+    SinceOpt,
+    SubagentsOpt,
+    UntilOpt,
+    UtcOpt,
+    session_filters,
+)
 from tracehouse.exports.transcript import focus, render
 from tracehouse.model.stored_json import for_json
-from tracehouse.sinks.reads import SessionNotFound, find_session, list_sessions, session_detail
+from tracehouse.reports.filters import list_sessions
+from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail
+from tracehouse.timespec import local_time
 
 app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 
@@ -18,11 +32,26 @@ app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 @command
 def list_(
     ctx: Context,
-    provider: ProviderOpt = None,
+    provider: ProvidersOpt = None,
+    project: ProjectOpt = None,
+    model: ModelOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    subagents: SubagentsOpt = True,
+    label: LabelOpt = None,
+    utc: UtcOpt = False,
     limit: LimitOpt = 50,
 ) -> None:
     """Sessions, most recently active first."""
-    rows = ctx.read(lambda ledger: list_sessions(ledger, provider, limit))
+
+    def read(ledger: SessionStore) -> list[dict[str, Any]]:
+        found = session_filters(
+            ledger, provider=provider, project=project, model=model, since=since, until=until,
+            subagents=subagents, label=label, utc=utc,
+        )  # fmt: skip
+        return list_sessions(ledger, found, limit)
+
+    rows = ctx.read(read)
     if ctx.json:
         ctx.print_json(rows)
         return
@@ -33,13 +62,14 @@ def list_(
         ("label", "left"),
         ("provider", "left"),
         ("updated", "left"),
+        ("project", "left"),
         ("msgs", "right"),
         ("tokens", "right"),
     ):
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=70)
     for r in rows:
-        title = r["title"] or r["task_description"] or r["project"] or ""
+        title = " ".join((r["title"] or r["task_description"] or "").split())
         if r["is_subagent"]:
             title = f"↳ {title}"
         if r["source_missing_at"]:
@@ -47,9 +77,10 @@ def list_(
         table.add_row(
             r["label"],
             r["source_provider"],
-            (r["updated_at"] or "")[:16],
+            local_time(r["updated_at"] or r["created_at"], utc=utc),
+            r["project"] or "",
             str(r["message_count"]),
-            f"{r['total_tokens'] or 0:,}",
+            f"{r['total_tokens']:,}" if r["total_tokens"] else "—",
             title,
         )
     ctx.out.print(table)

@@ -8,7 +8,7 @@ from tracehouse import validate
 from tracehouse.errors import ConfigError
 from tracehouse.search.hits import KINDS, SearchFilters
 from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import find_session
+from tracehouse.sinks.reads import session_family
 from tracehouse.timespec import to_utc_iso
 
 MAX_LIMIT = 1000
@@ -42,21 +42,3 @@ def build_filters(
         until=to_utc_iso(until, option="--until") if until else None,
         limit=limit,
     )
-
-
-def session_family(store: SessionStore, ref: str) -> tuple[str, ...]:
-    """A session and every subagent below it, however deep."""
-    found = [find_session(store, ref)["session_id"]]
-    frontier = list(found)
-    while frontier:
-        marks = ", ".join("?" * len(frontier))
-        children = [
-            row["session_id"]
-            for row in store.query(
-                f"SELECT session_id FROM sessions WHERE parent_session_id IN ({marks})", frontier
-            )
-            if row["session_id"] not in found
-        ]
-        found.extend(children)
-        frontier = children
-    return tuple(found)

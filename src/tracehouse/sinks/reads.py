@@ -31,19 +31,6 @@ class SessionNotFound(TracehouseError):
 MAX_LIST = 100_000
 
 
-def list_sessions(
-    store: SessionStore, provider: str | None = None, limit: int = 50
-) -> list[dict[str, Any]]:
-    validate.provider(provider)
-    validate.count(limit, "--limit", MAX_LIST)
-    where, params = ("WHERE source_provider = ?", [provider]) if provider else ("", [])
-    return store.query(
-        f"SELECT {LIST_COLUMNS} FROM sessions {where}"
-        " ORDER BY coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
-        [*params, limit],
-    )
-
-
 def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
     """A session by id, label, or source session id (a unique prefix of a label will do)."""
     rows = store.query(
@@ -59,6 +46,24 @@ def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
         problem = "no session matches" if not rows else "more than one session matches"
         raise SessionNotFound(f"{problem} {ref!r} (see `tracehouse sessions list`)")
     return rows[0]
+
+
+def session_family(store: SessionStore, ref: str) -> tuple[str, ...]:
+    """A session and every subagent below it, however deep."""
+    found = [find_session(store, ref)["session_id"]]
+    frontier = list(found)
+    while frontier:
+        marks = ", ".join("?" * len(frontier))
+        children = [
+            row["session_id"]
+            for row in store.query(
+                f"SELECT session_id FROM sessions WHERE parent_session_id IN ({marks})", frontier
+            )
+            if row["session_id"] not in found
+        ]
+        found.extend(children)
+        frontier = children
+    return tuple(found)
 
 
 def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:

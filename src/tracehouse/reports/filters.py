@@ -1,0 +1,130 @@
+"""The session filters every reading command shares (`sessions list`, `export`, `usage`):
+validated where they enter, turned into SQL once, over any store's `query` (`?` placeholders).
+
+Times: a session is in `--since/--until` when it was active then (its last activity is not
+before `since`, its start is before `until`); `usage` counts the turns inside the window
+instead, so that a month's report holds that month's tokens whatever session they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracehouse import validate
+from tracehouse.errors import ConfigError
+from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.reads import LIST_COLUMNS, MAX_LIST, session_family
+from tracehouse.timespec import to_utc_iso
+
+
+@dataclass(frozen=True)
+class SessionFilters:
+    providers: tuple[str, ...] = ()
+    project: str | None = None  # a workspace path or project name, matched as a prefix
+    models: tuple[str, ...] = ()  # a model name or its prefix (`claude-opus`), any case
+    since: str | None = None  # UTC ISO, as the ledger stores times
+    until: str | None = None
+    subagents: bool = True
+    session_ids: tuple[str, ...] = ()  # `--label`s resolved: the sessions and their subagents
+
+
+def build_session_filters(
+    *,
+    providers: Sequence[str] = (),
+    project: str | None = None,
+    models: Sequence[str] = (),
+    since: str | None = None,
+    until: str | None = None,
+    subagents: bool = True,
+    labels: Sequence[str] = (),
+    utc: bool = False,
+    store: SessionStore | None = None,
+) -> SessionFilters:
+    """`labels` (labels, ids, source ids or a unique beginning of one) need the `store`."""
+    for name in providers:
+        validate.provider(name)
+    for model in models:
+        if not model.strip():
+            raise ConfigError("--model '': give a model name or its beginning, e.g. claude-opus")
+    start = to_utc_iso(since, option="--since", utc=utc) if since else None
+    end = to_utc_iso(until, option="--until", utc=utc) if until else None
+    if start and end and start >= end:
+        raise ConfigError(f"--since {since!r} is not before --until {until!r}")
+    return SessionFilters(
+        providers=tuple(providers),
+        project=project or None,
+        models=tuple(m.strip().lower() for m in models),
+        since=start,
+        until=end,
+        subagents=subagents,
+        session_ids=_families(store, labels),
+    )
+
+
+def _families(store: SessionStore | None, labels: Sequence[str]) -> tuple[str, ...]:
+    if not labels:
+        return ()
+    if store is None:
+        raise ValueError("--label needs the store to resolve labels")
+    found: dict[str, None] = {}
+    for label in labels:
+        found.update(dict.fromkeys(session_family(store, label)))
+    return tuple(found)
+
+
+def session_sql(
+    filters: SessionFilters, alias: str = "s", *, times: bool = True, model: str | None = None
+) -> tuple[str, list[Any]]:
+    """WHERE conditions over `sessions {alias}` (' AND …', or '' for none) and their values.
+    `times` False leaves the time window to the caller, and `model` names the model column
+    when it is not the session's (usage filters turns by their time and model)."""
+    sql: list[str] = []
+    params: list[Any] = []
+    a = alias
+    if filters.providers:
+        sql.append(f"{a}.source_provider IN ({_marks(filters.providers)})")
+        params.extend(filters.providers)
+    if filters.project:
+        n = len(filters.project)
+        sql.append(f"(substr({a}.workspace_path, 1, ?) = ? OR substr({a}.project, 1, ?) = ?)")
+        params.extend([n, filters.project, n, filters.project])
+    if filters.models:
+        like = f"lower({model or f'{a}.model'}) LIKE ? ESCAPE '\\'"
+        sql.append("(" + " OR ".join(like for _ in filters.models) + ")")
+        params.extend(_like_prefix(m) for m in filters.models)
+    if not filters.subagents:
+        sql.append(f"NOT coalesce({a}.is_subagent, FALSE)")
+    if filters.session_ids:
+        sql.append(f"{a}.session_id IN ({_marks(filters.session_ids)})")
+        params.extend(filters.session_ids)
+    if times and filters.since:
+        sql.append(f"coalesce({a}.updated_at, {a}.created_at) >= ?")
+        params.append(filters.since)
+    if times and filters.until:
+        sql.append(f"{a}.created_at < ?")
+        params.append(filters.until)
+    return "".join(f" AND {s}" for s in sql), params
+
+
+def list_sessions(
+    store: SessionStore, filters: SessionFilters | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The filtered sessions, most recently active first."""
+    validate.count(limit, "--limit", MAX_LIST)
+    where, params = session_sql(filters or SessionFilters())
+    return store.query(
+        f"SELECT {LIST_COLUMNS} FROM sessions s WHERE 1 = 1{where}"
+        " ORDER BY coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
+        [*params, limit],
+    )
+
+
+def _like_prefix(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" * len(values))

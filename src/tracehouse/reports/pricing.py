@@ -1,0 +1,138 @@
+"""What tokens cost: the price table shipped in the package (`prices.toml`, with its date and
+sources), overridden model by model by the user's own file. A model found in neither has no
+price, and its cost is unknown (None), never estimated from a similar name."""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tracehouse.errors import ConfigError
+
+FIELDS = ("input", "cache_read", "cache_write", "output")
+_DATED = re.compile(r"-\d{8}$")  # claude-sonnet-4-5-20250929 is priced as claude-sonnet-4-5
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float | None = None  # None: cached input is billed as input
+    cache_write: float | None = None  # None: written input is billed as input
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """One model call's tokens, the same meaning for every provider."""
+
+    input: int = 0  # uncached input
+    output: int = 0  # reasoning included
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0  # part of output, shown apart
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_read + self.cache_write
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.reasoning + other.reasoning,
+        )
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    prices: Mapping[str, Price]
+    date: str
+    sources: tuple[str, ...]
+
+    def price(self, model: str | None) -> Price | None:
+        if not model:
+            return None
+        name = model.strip().lower().rsplit("/", 1)[-1]  # anthropic/claude-… as claude-…
+        return self.prices.get(name) or self.prices.get(_DATED.sub("", name))
+
+    def cost(self, model: str | None, tokens: Tokens) -> float | None:
+        price = self.price(model)
+        if price is None:
+            return None if tokens.total else 0.0
+        read = price.input if price.cache_read is None else price.cache_read
+        write = price.input if price.cache_write is None else price.cache_write
+        return (
+            tokens.input * price.input
+            + tokens.cache_read * read
+            + tokens.cache_write * write
+            + tokens.output * price.output
+        ) / 1e6
+
+
+def load_prices(user_file: Path | None = None) -> PriceTable:
+    """The shipped table, with `user_file`'s models on top (a missing default file is fine)."""
+    shipped = _parse(
+        resources.files("tracehouse.reports").joinpath("prices.toml").read_text("utf-8"),
+        "prices.toml (shipped)",
+    )
+    if user_file is None or not user_file.exists():
+        return shipped
+    try:
+        text = user_file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{user_file}: cannot read the price file: {exc}") from None
+    own = _parse(text, str(user_file))
+    return PriceTable(
+        {**shipped.prices, **own.prices},
+        own.date if own.date != "unknown" else shipped.date,
+        own.sources + shipped.sources,
+    )
+
+
+def _parse(text: str, where: str) -> PriceTable:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    models = raw.get("models", {})
+    if not isinstance(models, dict):
+        raise ConfigError(f"{where}: [models] must be a table of models")
+    meta = raw.get("meta", {})
+    prices = {
+        str(name).lower(): _price(entry, f"{where}: models.{name}")
+        for name, entry in models.items()
+    }
+    sources = meta.get("sources", []) if isinstance(meta, dict) else []
+    return PriceTable(
+        prices,
+        str(meta.get("date", "unknown")) if isinstance(meta, dict) else "unknown",
+        tuple(str(s) for s in sources) if isinstance(sources, list) else (),
+    )
+
+
+def _price(entry: Any, where: str) -> Price:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: give input, output, cache_read, cache_write in $ per 1M")
+    unknown = sorted(set(entry) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown field (known: {', '.join(FIELDS)})")
+    values: dict[str, float] = {}
+    for name, value in entry.items():
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise ConfigError(f"{where}.{name}: {value!r} is not a price (a number ≥ 0)")
+        values[name] = float(value)
+    for name in ("input", "output"):
+        if name not in values:
+            raise ConfigError(f"{where}.{name}: missing")
+    return Price(**values)

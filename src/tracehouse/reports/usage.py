@@ -1,0 +1,188 @@
+"""Token usage and cost by day, week, month, session, project or model, from the ledger's turns.
+
+The turns are the one place tokens are counted once (DESIGN: a session's totals are the sum of
+its turns), so a report is a sum of turns, grouped in Python because the buckets are days of the
+reader's time zone. Providers count input differently: Codex's `input_tokens` include the cached
+ones, Claude Code's do not. A report's `input` is the uncached input for every provider, so its
+columns add up to the tokens a provider billed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from tracehouse.errors import ConfigError
+from tracehouse.reports.filters import SessionFilters, session_sql
+from tracehouse.reports.pricing import PriceTable, Tokens
+from tracehouse.sinks.protocol import SessionStore
+from tracehouse.timespec import parse_stored
+
+PERIODS = ("daily", "weekly", "monthly", "session", "project", "model")
+INPUT_HOLDS_CACHED = frozenset({"codex"})  # providers whose input count includes cache reads
+UNKNOWN = "(unknown)"
+
+
+@dataclass
+class Line:
+    """One row of a report: a bucket (and, broken down, a model) of one provider."""
+
+    key: str
+    provider: str
+    model: str | None = None  # set on breakdown rows
+    tokens: Tokens = field(default_factory=Tokens)
+    cost: float = 0.0  # of the priced tokens
+    unpriced: int = 0  # tokens of models without a price: the cost leaves them out
+    turns: int = 0
+    models: set[str] = field(default_factory=set)
+
+    def add(self, model: str, tokens: Tokens, cost: float | None) -> None:
+        self.tokens += tokens
+        self.turns += 1
+        self.models.add(model)
+        if cost is None:
+            self.unpriced += tokens.total
+        else:
+            self.cost += cost
+
+    @property
+    def known_cost(self) -> float | None:
+        """The cost, or None when no token of it has a price."""
+        if self.unpriced and not self.cost:
+            return None
+        return self.cost
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.tokens
+        return {
+            "key": self.key,
+            "provider": self.provider,
+            **({"model": self.model} if self.model is not None else {}),
+            "models": sorted(self.models),
+            "turns": self.turns,
+            "inputTokens": t.input,
+            "outputTokens": t.output,
+            "cacheReadTokens": t.cache_read,
+            "cacheWriteTokens": t.cache_write,
+            "reasoningTokens": t.reasoning,
+            "totalTokens": t.total,
+            "cost": None if self.known_cost is None else round(self.known_cost, 6),
+            "unpricedTokens": self.unpriced,
+        }
+
+
+@dataclass
+class Report:
+    period: str
+    lines: list[Line]  # bucket order; a bucket's breakdown rows follow it
+    total: Line
+    price_date: str
+    utc: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "period": self.period,
+            "timeZone": "UTC" if self.utc else "local",
+            "pricesAsOf": self.price_date,
+            "rows": [line.to_json() for line in self.lines],
+            "total": self.total.to_json(),
+        }
+
+
+def usage(
+    store: SessionStore,
+    period: str,
+    filters: SessionFilters,
+    prices: PriceTable,
+    *,
+    breakdown: bool = False,
+    utc: bool = False,
+) -> Report:
+    if period not in PERIODS:
+        raise ConfigError(f"usage {period!r}: one of {', '.join(PERIODS)}")
+    buckets: dict[tuple[str, str], Line] = {}
+    models: dict[tuple[str, str, str], Line] = {}
+    total = Line("total", "all")
+    for row in _turns(store, filters):
+        model = row["model"] or UNKNOWN
+        tokens = _tokens(row)
+        cost = prices.cost(row["model"], tokens)
+        key = _key(period, row, model, utc)
+        bucket = buckets.setdefault(
+            (key, row["source_provider"]), Line(key, row["source_provider"])
+        )
+        bucket.add(model, tokens, cost)
+        total.add(model, tokens, cost)
+        if breakdown:
+            part = (key, row["source_provider"], model)
+            models.setdefault(part, Line(key, row["source_provider"], model)).add(
+                model, tokens, cost
+            )
+    lines: list[Line] = []
+    for (key, provider), line in sorted(buckets.items(), key=_order(period)):
+        if not line.tokens.total:  # sessions whose agent wrote no token counts (Cursor, mostly)
+            continue
+        lines.append(line)
+        if breakdown:
+            parts = [m for (k, p, _), m in models.items() if (k, p) == (key, provider)]
+            lines.extend(sorted(parts, key=lambda m: -m.tokens.total))
+    return Report(period, lines, total, prices.date, utc)
+
+
+def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, Any]]:
+    model = "coalesce(t.model, s.model)"
+    when = "coalesce(t.started_at, s.created_at)"
+    where, params = session_sql(filters, times=False, model=model)
+    if filters.since:
+        where += f" AND {when} >= ?"
+        params.append(filters.since)
+    if filters.until:
+        where += f" AND {when} < ?"
+        params.append(filters.until)
+    return store.query(
+        f"SELECT {when} AS at, {model} AS model, s.source_provider, s.label, s.project,"
+        " s.workspace_path, s.title, t.input_tokens, t.output_tokens, t.cached_input_tokens,"
+        " t.cache_write_tokens, t.reasoning_tokens"
+        f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE 1 = 1{where}",
+        params,
+    )
+
+
+def _tokens(row: dict[str, Any]) -> Tokens:
+    cached = row["cached_input_tokens"] or 0
+    given = row["input_tokens"] or 0
+    fresh = max(given - cached, 0) if row["source_provider"] in INPUT_HOLDS_CACHED else given
+    return Tokens(
+        input=fresh,
+        output=row["output_tokens"] or 0,
+        cache_read=cached,
+        cache_write=row["cache_write_tokens"] or 0,
+        reasoning=row["reasoning_tokens"] or 0,
+    )
+
+
+def _key(period: str, row: dict[str, Any], model: str, utc: bool) -> str:
+    if period == "session":
+        return str(row["label"])
+    if period == "project":
+        return str(row["project"] or row["workspace_path"] or UNKNOWN)
+    if period == "model":
+        return model
+    moment = parse_stored(row["at"], utc=utc)
+    if moment is None:
+        return UNKNOWN
+    if period == "daily":
+        return moment.strftime("%Y-%m-%d")
+    if period == "monthly":
+        return moment.strftime("%Y-%m")
+    monday = moment.date() - timedelta(days=moment.weekday())
+    return f"{monday.isoformat()} (W{moment.isocalendar().week:02d})"
+
+
+def _order(period: str) -> Any:
+    """Times in order; sessions, projects and models by their tokens, largest first."""
+    if period in ("daily", "weekly", "monthly"):
+        return lambda item: (item[0][0] == UNKNOWN, item[0])
+    return lambda item: (-item[1].tokens.total, item[0])
