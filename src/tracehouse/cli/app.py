@@ -9,6 +9,7 @@ import typer
 from tracehouse import __version__
 from tracehouse.cli import (
     doctor_cmd,
+    export_cmd,
     import_cmd,
     rejects_cmd,
     runs_cmd,
@@ -54,6 +55,7 @@ app.command("rejects")(rejects_cmd.rejects)
 app.command("runs")(runs_cmd.runs)
 app.command("doctor")(doctor_cmd.doctor)
 app.command("usage")(usage_cmd.usage_report)
+app.command("export")(export_cmd.export)
 
 
 def main() -> None:
