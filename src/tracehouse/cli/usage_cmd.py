@@ -89,10 +89,8 @@ def _table(report: Report) -> Table:
     table.add_column(heading, footer="total", no_wrap=True)
     table.add_column("provider", no_wrap=True)
     total = _cells(report.total)
-    for i, name in enumerate(
-        ("input", "output", "cache read", "cache write", "reasoning", "total", "cost")
-    ):
-        table.add_column(name, justify="right", footer=total[i], no_wrap=True)
+    for name, footer in zip(COLUMNS, total, strict=True):
+        table.add_column(name, justify="right", footer=footer, no_wrap=True)
     for line in report.lines:
         if line.model is not None:
             table.add_row(f"  └ {line.model}", "", *_cells(line), style="dim")
@@ -105,6 +103,5 @@ def _cells(line: Line) -> list[str]:
     t = line.tokens
     cost = line.known_cost
     shown = "—" if cost is None else f"${cost:,.2f}" + ("*" if line.unpriced else "")
-    return [
-        f"{n:,}" for n in (t.input, t.output, t.cache_read, t.cache_write, t.reasoning, t.total)
-    ] + [shown]
+    counts = (t.input, t.output, t.cache_read, t.cache_write, t.reasoning, t.total)
+    return [f"{n:,}" for n in counts] + [shown]

@@ -73,7 +73,6 @@ def export_parquet(
 
 
 def _batches(table: Table, rows: Iterable[dict[str, Any]]) -> Iterator[pa.RecordBatch]:
-
     arrow = schema(table)
     convert = [(c.name, _converter(c.kind)) for c in table.columns]
     columns: list[list[Any]] = [[] for _ in convert]

@@ -14,6 +14,7 @@ from typing import Any
 
 from tracehouse import validate
 from tracehouse.errors import ConfigError
+from tracehouse.search.hits import session_conditions
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import LIST_COLUMNS, MAX_LIST, session_family
 from tracehouse.timespec import to_utc_iso
@@ -80,25 +81,16 @@ def session_sql(
     """WHERE conditions over `sessions {alias}` (' AND …', or '' for none) and their values.
     `times` False leaves the time window to the caller, and `model` names the model column
     when it is not the session's (usage filters turns by their time and model)."""
-    sql: list[str] = []
-    params: list[Any] = []
     a = alias
-    if filters.providers:
-        sql.append(f"{a}.source_provider IN ({_marks(filters.providers)})")
-        params.extend(filters.providers)
-    if filters.project:
-        n = len(filters.project)
-        sql.append(f"(substr({a}.workspace_path, 1, ?) = ? OR substr({a}.project, 1, ?) = ?)")
-        params.extend([n, filters.project, n, filters.project])
+    sql, params = session_conditions(
+        a, providers=filters.providers, project=filters.project, session_ids=filters.session_ids
+    )
     if filters.models:
         like = f"lower({model or f'{a}.model'}) LIKE ? ESCAPE '\\'"
         sql.append("(" + " OR ".join(like for _ in filters.models) + ")")
         params.extend(_like_prefix(m) for m in filters.models)
     if not filters.subagents:
         sql.append(f"NOT coalesce({a}.is_subagent, FALSE)")
-    if filters.session_ids:
-        sql.append(f"{a}.session_id IN ({_marks(filters.session_ids)})")
-        params.extend(filters.session_ids)
     if times and filters.since:
         sql.append(f"coalesce({a}.updated_at, {a}.created_at) >= ?")
         params.append(filters.since)
@@ -124,7 +116,3 @@ def list_sessions(
 def _like_prefix(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return escaped + "%"
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ", ".join("?" * len(values))

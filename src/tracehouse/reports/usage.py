@@ -143,7 +143,7 @@ def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, A
         params.append(filters.until)
     return store.query(
         f"SELECT {when} AS at, {model} AS model, s.source_provider, s.label, s.project,"
-        " s.workspace_path, s.title, t.input_tokens, t.output_tokens, t.cached_input_tokens,"
+        " s.workspace_path, t.input_tokens, t.output_tokens, t.cached_input_tokens,"
         " t.cache_write_tokens, t.reasoning_tokens"
         f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE 1 = 1{where}",
         params,

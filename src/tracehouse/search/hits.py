@@ -118,16 +118,11 @@ def filter_sql(
     if filters.tool is not None and table == "tool_calls":
         sql.append(f"lower({alias}.tool_name) = lower(?)")
         params.append(filters.tool)
-    if filters.providers:
-        sql.append(f"s.source_provider IN ({_marks(filters.providers)})")
-        params.extend(filters.providers)
-    if filters.project:
-        n = len(filters.project)
-        sql.append("(substr(s.workspace_path, 1, ?) = ? OR substr(s.project, 1, ?) = ?)")
-        params.extend([n, filters.project, n, filters.project])
-    if filters.session_ids:
-        sql.append(f"s.session_id IN ({_marks(filters.session_ids)})")
-        params.extend(filters.session_ids)
+    owner, owner_params = session_conditions(
+        "s", providers=filters.providers, project=filters.project, session_ids=filters.session_ids
+    )
+    sql.extend(owner)
+    params.extend(owner_params)
     if filters.since:
         sql.append(f"{alias}.{at} >= ?")
         params.append(filters.since)
@@ -135,6 +130,28 @@ def filter_sql(
         sql.append(f"{alias}.{at} < ?")
         params.append(filters.until)
     return "".join(f" AND {s}" for s in sql), params
+
+
+def session_conditions(
+    alias: str, *, providers: Sequence[str], project: str | None, session_ids: Sequence[str]
+) -> tuple[list[str], list[Any]]:
+    """The conditions on a hit's or a report's session (`sessions {alias}`): its provider, its
+    project (workspace path or name, a prefix) and its id; the same for search and reports."""
+    sql: list[str] = []
+    params: list[Any] = []
+    if providers:
+        sql.append(f"{alias}.source_provider IN ({_marks(providers)})")
+        params.extend(providers)
+    if project:
+        n = len(project)
+        sql.append(
+            f"(substr({alias}.workspace_path, 1, ?) = ? OR substr({alias}.project, 1, ?) = ?)"
+        )
+        params.extend([n, project, n, project])
+    if session_ids:
+        sql.append(f"{alias}.session_id IN ({_marks(session_ids)})")
+        params.extend(session_ids)
+    return sql, params
 
 
 def _marks(values: Sequence[Any]) -> str:

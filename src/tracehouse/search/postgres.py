@@ -110,7 +110,7 @@ def _hit(
     run: Run, source: Source, query: Query, tsquery: str, tsparams: list[str], row: dict[str, Any]
 ) -> Hit:
     texts = [row[f"text{i}"] for i in range(len(source.texts))]
-    cut = next((c for t in texts if (c := snippets.snippet(t, query, SNIPPET_WORDS))), None)
+    cut = snippets.first_snippet(texts, query, SNIPPET_WORDS)
     if cut is None:  # matched through PostgreSQL's folding: it knows where
         body = " ".join(t for t in texts if t)
         (found,) = run(

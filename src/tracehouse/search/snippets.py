@@ -10,6 +10,7 @@ caller asks FTS5 after all.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from tracehouse.search.hits import MARK
@@ -31,6 +32,16 @@ def _pattern(term: Term) -> str:
 @lru_cache(maxsize=64)
 def _terms(query: Query) -> re.Pattern[str]:
     return re.compile("|".join(_pattern(t) for t in query.all_terms()), re.IGNORECASE)
+
+
+def first_snippet(texts: Iterable[str | None], query: Query, words: int) -> str | None:
+    """The snippet of the first of `texts` (a hit's columns, in order of preference) in which
+    a term is found this way; None when none has one."""
+    for text in texts:
+        cut = snippet(text, query, words)
+        if cut is not None:
+            return cut
+    return None
 
 
 def snippet(text: str | None, query: Query, words: int) -> str | None:

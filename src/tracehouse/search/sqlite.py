@@ -201,10 +201,9 @@ def _snippet(
     texts = conn.execute(
         f"SELECT {', '.join(source.texts)} FROM {source.table} WHERE rowid = ?", (rid,)
     ).fetchone()
-    for text in texts or ():
-        cut = snippets.snippet(text, query, SNIPPET_WORDS)
-        if cut is not None:
-            return cut
+    cut = snippets.first_snippet(texts or (), query, SNIPPET_WORDS)
+    if cut is not None:
+        return cut
     (cut,) = conn.execute(  # matched through folding: FTS5 knows where
         f"SELECT snippet({source.fts}, ?, ?, ?, '…', ?) FROM {source.fts}"
         f" WHERE {source.fts} MATCH ? AND rowid = ?",
