@@ -2,13 +2,11 @@
 
 * A database in rollback-journal mode with no journal beside it is read in place through a
   read-only connection (`mode=ro`): a reader takes only a shared lock, which changes no byte.
-* A database in WAL mode, or with a hot journal, is copied — the database, then the `-wal` (or
-  `-journal`) — into a private temporary directory, and the copy is opened. Its `-shm` is not
-  copied but rebuilt from the WAL on open: a copy taken while Cursor updates its wal-index can be
-  torn, and a read-only connection cannot recover one ("attempt to write a readonly database").
-  The copy is kept only if the database file did not change while it was copied (a checkpoint
-  would have moved pages between the two files); otherwise it is taken again. A `-wal` that grew
-  meanwhile is fine: SQLite ignores a trailing frame that is incomplete.
+* A database in WAL mode, or with a hot journal, is copied — `-shm`, then the database, then the
+  `-wal` (or `-journal`) — into a private temporary directory, and the copy is opened. The copy is
+  kept only if the database file did not change while it was copied (a checkpoint would have
+  moved pages between the two files); otherwise it is taken again. A `-wal` that grew meanwhile
+  is fine: SQLite ignores a trailing frame that is incomplete.
   `mode=ro` is not used on the user's WAL database, because a reader writes its read marks into
   `-shm`, nor is `immutable=1`, which ignores the WAL. The private copy is opened `mode=ro`.
 
@@ -152,10 +150,10 @@ def _copy_consistent(path: str, into: str) -> tuple[str, str]:
 
     def once() -> tuple[str, str]:
         before = _identity(path)
-        for suffix in ("", *SIDE_FILES):
+        for suffix in ("-shm", "", *SIDE_FILES):
             _copy_if_there(path + suffix, target + suffix)
         if _identity(path) != before:
-            for suffix in ("", *SIDE_FILES):
+            for suffix in ("-shm", "", *SIDE_FILES):
                 Path(target + suffix).unlink(missing_ok=True)
             raise _Changed
         return target, before
