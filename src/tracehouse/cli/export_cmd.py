@@ -20,11 +20,17 @@ from tracehouse.cli.filter_opts import (
     session_filters,
 )
 from tracehouse.errors import ConfigError
+from tracehouse.exports.documents import (
+    SESSION_FORMATS,
+    DocumentOptions,
+    DocumentReport,
+    export_documents,
+)
 from tracehouse.exports.parquet import Written, export_parquet, sessions_of
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.sinks.protocol import SessionStore
 
-FORMATS = ("parquet",)
+FORMATS = ("parquet", *SESSION_FORMATS)
 
 
 @command
@@ -40,25 +46,64 @@ def export(
     subagents: SubagentsOpt = True,
     label: LabelOpt = None,
     utc: UtcOpt = False,
+    context: Annotated[
+        bool,
+        typer.Option("--context", help="markdown/html: only what the model saw (no host notices)."),
+    ] = False,
+    since_last: Annotated[
+        bool,
+        typer.Option(
+            "--since-last",
+            help="Only the sessions changed since the last export of this format to --out.",
+        ),
+    ] = False,
 ) -> None:
-    """Write the ledger (or the sessions the filters keep) as files: parquet, one per table."""
+    """Write the ledger (or the sessions the filters keep) as files: parquet (one per table),
+    markdown or html (one per session; html adds index.html), jsonl (sessions.import items,
+    one per line) or otel (OTLP JSON traces, one per line)."""
     if format not in FORMATS:
         raise ConfigError(f"--format {format!r}: one of {', '.join(FORMATS)}")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: not a directory")
+    if format == "parquet" and (context or since_last):
+        raise ConfigError("--context and --since-last: not for --format parquet, which writes"
+                          " whole tables")  # fmt: skip
+    options = None if format == "parquet" else DocumentOptions(format, context, since_last, utc)
 
-    def write(ledger: SessionStore) -> list[Written]:
+    def write(ledger: SessionStore) -> list[Written] | DocumentReport:
         found = session_filters(
             ledger, provider=provider, project=project, model=model, since=since, until=until,
             subagents=subagents, label=label, utc=utc,
         )  # fmt: skip
+        if options is not None:
+            return export_documents(ledger, out, options, found)
         wanted = None if found == SessionFilters() else sessions_of(ledger, *session_sql(found))
         return export_parquet(ledger, out, session_ids=wanted)
 
-    written = ctx.read(write)
+    done = ctx.read(write)
+    if isinstance(done, DocumentReport):
+        _report_documents(ctx, done)
+        return
     if ctx.json:
-        ctx.print_json([{"table": w.table, "path": str(w.path), "rows": w.rows} for w in written])
+        ctx.print_json([{"table": w.table, "path": str(w.path), "rows": w.rows} for w in done])
         return
     if not ctx.quiet:
-        for w in written:
+        for w in done:
             typer.echo(f"{w.rows:>9,}  {w.path}")
+
+
+def _report_documents(ctx: Context, report: DocumentReport) -> None:
+    if ctx.json:
+        ctx.print_json(
+            {"format": report.format, "out": str(report.out), "selected": report.selected,
+             "written": report.written, "since": report.since,
+             "files": [str(p) for p in report.files]}
+        )  # fmt: skip
+        return
+    if ctx.quiet:
+        return
+    since = f", changed since {report.since}" if report.since else ""
+    typer.echo(
+        f"{report.written:,} of {report.selected:,} sessions{since} → {report.out}"
+        f" ({len(report.files):,} files, {report.format})"
+    )

@@ -12,13 +12,21 @@ from tracehouse.cli.common import Context, command
 from tracehouse.errors import RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import ImportResponse
-from tracehouse.pipeline.requests import apply_request
+from tracehouse.pipeline.requests import apply_item_lines, apply_request
 
 
 @command
 def import_request(
     ctx: Context,
     file: Annotated[str, typer.Argument(help="A JSON request file, or - for standard input.")],
+    lines: Annotated[
+        bool,
+        typer.Option(
+            "--lines",
+            help="The input holds one sessions.import item per line (JSONL, as `export --format"
+            " jsonl` writes it); on by itself for .jsonl and .ndjson files.",
+        ),
+    ] = False,
 ) -> None:
     """Import a batch written in the sessions.import JSON contract and print the response."""
     if file == "-":
@@ -28,6 +36,16 @@ def import_request(
             data = Path(file).read_bytes()
         except OSError as exc:
             raise RequestError(f"{file}: cannot read ({exc.strerror})") from None
+    if lines or file.endswith((".jsonl", ".ndjson")):
+        ledger = ctx.store()
+        try:
+            response = apply_item_lines(ledger, data)
+        finally:
+            ledger.close()
+        render_response(ctx, response)
+        if not response.ok:
+            raise typer.Exit(1)
+        return
     try:
         batch = decode_request(data)
     except RequestError as exc:

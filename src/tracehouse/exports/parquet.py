@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 ROW_GROUP = 20_000  # rows held before they are written: tool outputs make rows large
-# What a reader of an export can use: the ledger's own tables, not its run log's internals.
-EXPORTED = tuple(t for t in ALL_TABLES if t.name != "import_requests")
+# What a reader of an export can use: the ledger's own tables, not its run log's internals
+# nor where this machine's exports went.
+EXPORTED = tuple(t for t in ALL_TABLES if t.name not in ("import_requests", "export_marks"))
 
 
 @dataclass(frozen=True)

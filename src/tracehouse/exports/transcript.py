@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracehouse.model.stored_json import decode_mapping
+from tracehouse.exports.timeline import children_by_call, message_notes, role_title, timeline
 
-UNATTRIBUTED = frozenset({"typed", "task"})  # typed input; a task's tool is named by `via`
-ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 CUT = 600
 CONTEXT = 3  # messages shown on each side of the one a search hit opens
 
@@ -24,27 +22,19 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
     yield f"# {s.get('title') or s.get('task_description') or s['label']}"
     yield ""
     yield from _header(s, labels)
-    calls_by_message: dict[str | None, list[dict[str, Any]]] = {}
-    for call in detail["tool_calls"]:
-        calls_by_message.setdefault(call["message_id"], []).append(call)
-    sources_by_message: dict[str | None, list[dict[str, Any]]] = {}
-    for source in detail["sources"]:
-        sources_by_message.setdefault(source["message_id"], []).append(source)
-    children = {c["spawn_tool_call_id"]: c for c in detail["children"] if c["spawn_tool_call_id"]}
-    # Calls made without a message of their own (Codex calls follow reasoning, not text) are
-    # shown in time order between the messages.
-    loose = sorted(calls_by_message.pop(None, []), key=lambda c: (c["started_at"] or "", c["seq"]))
+    children = children_by_call(detail)
     before, after = detail.get("hidden", (0, 0))
     if before:
         yield ""
         yield f"… {before:,} earlier messages"
-    for m in detail["messages"]:
-        while loose and (loose[0]["started_at"] or "") < (m["created_at"] or ""):
-            call = loose.pop(0)
-            yield from _call(call, children.get(call["tool_call_id"]), cut)
-        if m["message_type"] == "tool_result" and m["message_id"] != detail.get("focus"):
+    for entry in timeline(detail):
+        m = entry.message
+        if m is None:
+            yield from _call(entry.calls[0], children.get(entry.calls[0]["tool_call_id"]), cut)
+            continue
+        if entry.is_tool_result and m["message_id"] != detail.get("focus"):
             # Results are shown under their calls; only what they cited is left to show.
-            for source in sources_by_message.get(m["message_id"], []):
+            for source in entry.sources:
                 yield f"    ↳ source [{source['source_type']}] {source['uri']}"
             continue
         yield ""
@@ -56,13 +46,11 @@ def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[st
                 yield f"▸ thinking folded ({len(m['thinking']):,} chars; --thinking shows it)"
         if m.get("content"):
             yield _cut(m["content"], cut if m["role"] != "user" else cut * 4)
-        for call in calls_by_message.get(m["message_id"], []):
+        for call in entry.calls:
             yield from _call(call, children.get(call["tool_call_id"]), cut)
-        for source in sources_by_message.get(m["message_id"], []):
+        for source in entry.sources:
             title = f" — {source['title']}" if source.get("title") else ""
             yield f"  ↳ source [{source['source_type']}] {source['uri']}{title}"
-    for call in loose:
-        yield from _call(call, children.get(call["tool_call_id"]), cut)
     if after:
         yield ""
         yield f"… {after:,} later messages"
@@ -144,35 +132,10 @@ def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:
 
 
 def _heading(m: dict[str, Any], labels: dict[str, str]) -> str:
-    title = ROLE_TITLES.get(m["role"], m["role"].title())
-    if m["message_type"] == "host":
-        title = "Notice"
-    meta, problem = decode_mapping(m.get("meta"))
-    notes = attribution(meta, labels)
-    if problem is not None:
-        notes.append(f"attribution unreadable: {problem.reason}")
+    notes = message_notes(m, labels)
     shown = f" ({' '.join(notes)})" if notes else ""
     model = f" · {m['model']}" if m.get("model") else ""
-    return f"## {title}{shown} [{m.get('created_at') or '?'}]{model}"
-
-
-def attribution(meta: dict[str, Any], labels: dict[str, str]) -> list[str]:
-    """How a message arrived, for its heading: `from <agent label> via <tool or source>`.
-
-    Typed input carries none; everything else (exec, review, task, teammate, hook, …) names
-    its source, and the agent that sent it by the label a user can open."""
-    notes = []
-    agent = meta.get("source_agent_id")
-    if agent:
-        notes.append(f"from {labels.get(str(agent), agent)}")
-    source = meta.get("source")
-    if meta.get("via"):
-        notes.append(f"via {meta['via']}")
-    elif source and source not in UNATTRIBUTED:
-        notes.append(f"via {source}")
-    if meta.get("queued"):
-        notes.append("queued while the agent worked")
-    return notes
+    return f"## {role_title(m)}{shown} [{m.get('created_at') or '?'}]{model}"
 
 
 def _call(call: dict[str, Any], child: dict[str, Any] | None, cut: int) -> Iterator[str]:

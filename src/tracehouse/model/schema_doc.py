@@ -46,6 +46,7 @@ TABLE_DOCS = {
     "import_runs": "The run log: one row per sync, live flush, import, replay or copy.",
     "import_requests": "Idempotency keys already applied, with the response to replay.",
     "rejects": "Input that was refused, where it is and why; resolves when it reads cleanly.",
+    "export_marks": "Where `export --since-last` last wrote each format, and when it started.",
 }
 
 COLUMN_DOCS: dict[str, dict[str, str]] = {
@@ -157,6 +158,12 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "reason": "Why it was refused.",
         "raw_excerpt": "The start of the refused input.",
         "resolved_at": "Set when the location later read cleanly.",
+    },
+    "export_marks": {
+        "target": "The export directory, as an absolute path on the machine that exported.",
+        "format": "markdown, html, jsonl or otel.",
+        "exported_at": "When that export started: the next one writes what changed since.",
+        "sessions": "How many sessions that export wrote.",
     },
 }
 

@@ -288,6 +288,17 @@ REJECTS = Table(
     ("reject_id",),
 )
 
+EXPORT_MARKS = Table(
+    "export_marks",
+    (
+        Column("target", required=True),  # the export directory, as an absolute path
+        Column("format", required=True),
+        Column("exported_at"),  # when the last export there started: `--since-last` reads it
+        Column("sessions", INT),  # how many sessions that export wrote
+    ),
+    ("target", "format"),
+)
+
 # The tables an import item carries rows for, keyed by the item's JSON field name.
 CONTENT_TABLES: dict[str, Table] = {
     "turns": TURNS,
@@ -306,6 +317,7 @@ ALL_TABLES: tuple[Table, ...] = (
     IMPORT_RUNS,
     IMPORT_REQUESTS,
     REJECTS,
+    EXPORT_MARKS,
 )
 TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in ALL_TABLES}
 

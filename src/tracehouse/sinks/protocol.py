@@ -68,6 +68,11 @@ class SessionStore(Protocol):
         rows it holds are left alone. Returns the rows added (`store copy`)."""
         ...
 
+    def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
+        """Record that an export of `format` to the directory `target` started at `exported_at`
+        (`export --since-last` writes only what changed after it)."""
+        ...
+
     def pending_migrations(self) -> list[str]:
         """The schema migrations this ledger lacks, by name, in the order they would run."""
         ...

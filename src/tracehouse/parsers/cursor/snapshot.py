@@ -182,7 +182,9 @@ def read(
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return []
-        raise SnapshotError(f"cannot read: {exc}") from None
+        # The extended code (SQLITE_READONLY_RECOVERY, …) says which rule the read broke.
+        code = getattr(exc, "sqlite_errorname", None)
+        raise SnapshotError(f"cannot read: {exc}" + (f" ({code})" if code else "")) from None
 
 
 class _Changed(Exception):

@@ -140,6 +140,17 @@ class PostgresStore:
 
         return self._in_transaction(merge)
 
+    def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
+        def save(conn: writer.Conn) -> None:
+            conn.execute(
+                "INSERT INTO export_marks (target, format, exported_at, sessions)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (target, format) DO UPDATE"
+                " SET exported_at = excluded.exported_at, sessions = excluded.sessions",
+                (target, format, exported_at, sessions),
+            )
+
+        self._in_transaction(save)
+
     def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
         keys = list(unit_keys)
 

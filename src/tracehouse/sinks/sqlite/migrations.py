@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.errors import StoreError
-from tracehouse.model.tables import ALL_TABLES, Kind, Table
+from tracehouse.model.tables import ALL_TABLES, EXPORT_MARKS, Kind, Table
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -82,6 +82,11 @@ def m006_search_index_without_triggers(db: Database) -> None:
     search_index.drop_triggers(db.conn)
 
 
+def m007_export_marks(db: Database) -> None:
+    # Where each export went last, and when: `export --since-last` writes only what changed.
+    db.execute(create_table_sql(EXPORT_MARKS))
+
+
 def _add_column(db: Database, table: str, column: str) -> None:
     """A column a later migration adds, unless m001 already made it (m001 creates every table
     as `model/tables.py` declares it today)."""
@@ -97,6 +102,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m004_rejects_resolve", m004_rejects_resolve),
     ("m005_run_telemetry", m005_run_telemetry),
     ("m006_search_index_without_triggers", m006_search_index_without_triggers),
+    ("m007_export_marks", m007_export_marks),
 ]
 
 

@@ -132,6 +132,15 @@ class SqliteStore:
             conn.executemany(sql, ([row.get(n) for n in spec.names] for row in rows))
             return conn.total_changes - before
 
+    def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO export_marks (target, format, exported_at, sessions)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (target, format) DO UPDATE"
+                " SET exported_at = excluded.exported_at, sessions = excluded.sessions",
+                (target, format, exported_at, sessions),
+            )
+
     def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
         keys = list(unit_keys)
         flagged = 0

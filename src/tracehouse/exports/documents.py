@@ -1,0 +1,180 @@
+"""`export` in the formats that write sessions one by one (Markdown, HTML, JSONL, OTLP JSON).
+
+Sessions are read one at a time (`session_detail`) and written as they are rendered, so memory
+stays that of the largest session whatever the ledger's size.
+
+`--since-last` keeps, in the ledger's `export_marks`, when each directory last received each
+format; the next export to it writes only the sessions imported or changed since then, plus
+the sessions above them (a parent's page shows its subagents). The mark is taken when the
+export starts, so a session imported while it runs is written again next time, never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tracehouse.errors import ConfigError
+from tracehouse.exports.selection import file_stems, select_sessions, write_whole
+from tracehouse.model.contract import now_iso
+from tracehouse.reports.filters import SessionFilters
+from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.reads import session_detail
+from tracehouse.timespec import local_time
+
+SESSION_FORMATS = ("markdown", "html", "jsonl", "otel")
+STREAM_FILES = {"jsonl": "sessions", "otel": "traces"}  # one line per session, one file per run
+
+
+@dataclass(frozen=True)
+class DocumentOptions:
+    format: str
+    context_only: bool = False  # only what the model saw: no host notices
+    since_last: bool = False
+    utc: bool = False
+
+    def __post_init__(self) -> None:
+        if self.format not in SESSION_FORMATS:
+            raise ConfigError(f"--format {self.format!r}: one of {', '.join(SESSION_FORMATS)}")
+        if self.context_only and self.format not in ("markdown", "html"):
+            raise ConfigError("--context: only for --format markdown or html")
+
+
+@dataclass(frozen=True)
+class DocumentReport:
+    format: str
+    out: Path
+    selected: int  # sessions the filters keep
+    written: int  # sessions written this time
+    files: list[Path]
+    since: str | None  # the previous mark, with --since-last
+
+
+def export_documents(
+    store: SessionStore,
+    out: Path,
+    options: DocumentOptions,
+    filters: SessionFilters,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> DocumentReport:
+    started = now_iso()
+    target = str(out.resolve())
+    since = last_export(store, target, options.format) if options.since_last else None
+    sessions = select_sessions(store, filters)
+    todo = _changed_and_above(sessions, since) if since else sessions
+    stems = file_stems(sessions)
+    out.mkdir(parents=True, exist_ok=True)
+    files = _write(store, out, options, sessions, todo, stems, started, progress)
+    if options.since_last:
+        store.save_export_mark(target, options.format, started, len(todo))
+    return DocumentReport(options.format, out, len(sessions), len(todo), files, since)
+
+
+def _write(
+    store: SessionStore,
+    out: Path,
+    options: DocumentOptions,
+    sessions: list[dict[str, Any]],
+    todo: list[dict[str, Any]],
+    stems: dict[str, str],
+    started: str,
+    progress: Callable[[int, int], None] | None,
+) -> list[Path]:
+    def when(iso: str | None) -> str:
+        return local_time(iso, utc=options.utc) if iso else "?"
+
+    def load(session_id: str) -> dict[str, Any]:
+        return session_detail(store, session_id)
+
+    if options.format in STREAM_FILES:
+        path = out / f"{STREAM_FILES[options.format]}.jsonl"
+        if options.since_last:
+            if not todo:
+                return []
+            path = _new_file(out, STREAM_FILES[options.format], started)
+        _write_lines(path, options.format, (load(r["session_id"]) for r in todo), progress)
+        return [path]
+    if options.format == "markdown":
+        from tracehouse.exports import markdown
+
+        def link(session_id: str) -> str | None:
+            return f"{stems[session_id]}.md" if session_id in stems else None
+
+        def render(detail: dict[str, Any]) -> str:
+            return markdown.render(detail, link=link, when=when, context_only=options.context_only)
+
+        ext = ".md"
+    else:
+        from tracehouse.exports import html
+
+        page = html.Pages(stems, when, load, context_only=options.context_only)
+        render, ext = page.session, ".html"
+    files = []
+    for done, row in enumerate(todo, 1):
+        path = out / f"{stems[row['session_id']]}{ext}"
+        write_whole(path, render(load(row["session_id"])))
+        files.append(path)
+        if progress:
+            progress(done, len(todo))
+    if options.format == "html":
+        index = out / "index.html"
+        write_whole(index, page.index(sessions))
+        files.append(index)
+    return files
+
+
+def _new_file(out: Path, name: str, started: str) -> Path:
+    """An incremental export's own file, named by when it started, so earlier ones stay whole
+    (and sort in the order they were written)."""
+    stamp = "".join(ch for ch in started if ch.isdigit() or ch == "T")
+    path, n = out / f"{name}-{stamp}.jsonl", 1
+    while path.exists():
+        n += 1
+        path = out / f"{name}-{stamp}-{n}.jsonl"
+    return path
+
+
+def _write_lines(
+    path: Path,
+    format: str,
+    details: Iterator[dict[str, Any]],
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """One JSON document per session and line: an import item, or an OTLP trace request."""
+    if format == "jsonl":
+        from tracehouse.model.item_json import encode_item as encode
+    else:
+        from tracehouse.exports.otel import trace_request as encode
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "wb") as f:
+        for done, detail in enumerate(details, 1):
+            f.write(orjson.dumps(encode(detail)) + b"\n")
+            if progress:
+                progress(done, 0)
+    partial.replace(path)
+
+
+def _changed_and_above(sessions: list[dict[str, Any]], since: str) -> list[dict[str, Any]]:
+    """The sessions changed since `since`, and every session above one of them."""
+    parent = {r["session_id"]: r["parent_session_id"] for r in sessions}
+    wanted: set[str] = set()
+    for r in sessions:
+        if (r["last_imported_at"] or "") >= since:
+            node: str | None = r["session_id"]
+            while node is not None and node not in wanted and node in parent:
+                wanted.add(node)
+                node = parent[node]
+    return [r for r in sessions if r["session_id"] in wanted]
+
+
+def last_export(store: SessionStore, target: str, format: str) -> str | None:
+    """When the last export of `format` to `target` started (None: never)."""
+    rows = store.query(
+        "SELECT exported_at FROM export_marks WHERE target = ? AND format = ?", [target, format]
+    )
+    return rows[0]["exported_at"] if rows else None

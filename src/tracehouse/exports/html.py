@@ -1,0 +1,185 @@
+"""Sessions as self-contained HTML pages, and an `index.html` to find them by.
+
+A page needs nothing but itself: styles and the index's filter script are inline, so a file
+opens offline, from a zip, or on a phone. Tool calls, results and thinking are `<details>`
+(collapsed; they open on click with no script), and subagents are nested conversations under
+the call that spawned them, as deep as they go. Text is escaped by Jinja2's autoescape and
+shown as written (`white-space: pre-wrap`): an export keeps what was said, it does not
+interpret it. The gateway's pages render through the same templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from tracehouse.exports.timeline import (
+    children_by_call,
+    message_notes,
+    pretty_params,
+    role_title,
+    session_title,
+    timeline,
+)
+
+if TYPE_CHECKING:
+    import jinja2
+
+Row = dict[str, Any]
+MAX_DEPTH = 6  # subagents nested deeper than this are linked, not drawn inside each other
+
+
+class Pages:
+    """Renders pages of one export: `stems` names every exported session's file (for links),
+    `when` formats stored times, `load` reads a session (for the subagents drawn inline)."""
+
+    def __init__(
+        self,
+        stems: dict[str, str],
+        when: Callable[[str | None], str],
+        load: Callable[[str], dict[str, Any]],
+        *,
+        context_only: bool = False,
+    ) -> None:
+        self.stems = stems
+        self.when = when
+        self.load = load
+        self.context_only = context_only
+
+    @cached_property
+    def templates(self) -> jinja2.Environment:
+        import jinja2
+
+        return jinja2.Environment(
+            loader=jinja2.PackageLoader("tracehouse.exports", "templates"),
+            autoescape=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            undefined=jinja2.StrictUndefined,
+        )
+
+    def session(self, detail: dict[str, Any]) -> str:
+        s = detail["session"]
+        return self.templates.get_template("session.html.j2").render(
+            title=session_title(s),
+            header=list(_header(s, detail.get("labels", {}), self.when, self.link)),
+            entries=self._entries(detail, depth=0, seen={s["session_id"]}),
+            unplaced=[self._child(c) for c in _unplaced(detail)],
+        )
+
+    def index(self, sessions: list[Row]) -> str:
+        rows = [
+            {
+                "href": self.link(r["session_id"]),
+                "label": r["label"],
+                "title": session_title(r),
+                "provider": r["source_provider"],
+                "project": r["project"] or "",
+                "day": (r["updated_at"] or r["created_at"] or "")[:10],
+                "when": self.when(r["updated_at"] or r["created_at"]),
+                "messages": r["message_count"] or 0,
+                "tokens": f"{r['total_tokens']:,}" if r["total_tokens"] else "—",
+                "subagent": bool(r["is_subagent"]),
+            }
+            for r in reversed(sessions)  # newest first
+        ]
+        return self.templates.get_template("index.html.j2").render(
+            rows=rows,
+            providers=sorted({r["provider"] for r in rows}),
+            projects=sorted({r["project"] for r in rows if r["project"]}),
+        )
+
+    def link(self, session_id: str | None) -> str | None:
+        stem = self.stems.get(session_id or "")
+        return f"{stem}.html" if stem else None
+
+    def _entries(self, detail: dict[str, Any], depth: int, seen: set[str]) -> list[Row]:
+        labels: dict[str, str] = detail.get("labels", {})
+        children = children_by_call(detail)
+        out: list[Row] = []
+        for entry in timeline(detail, context_only=self.context_only):
+            m = entry.message
+            shown = m is not None and not entry.is_tool_result
+            out.append(
+                {
+                    "message": None if not shown or m is None else {
+                        "role": m["role"] if m["message_type"] != "host" else "host",
+                        "title": role_title(m),
+                        "notes": " ".join(message_notes(m, labels)),
+                        "when": self.when(m.get("created_at")),
+                        "model": m.get("model") or "",
+                        "thinking": m.get("thinking") or "",
+                        "content": m.get("content") or "",
+                    },
+                    "calls": [
+                        self._call(c, children.get(c["tool_call_id"]), depth, seen)
+                        for c in entry.calls
+                    ],
+                    "sources": [_source(s) for s in entry.sources],
+                }
+            )  # fmt: skip
+        return out
+
+    def _call(self, call: Row, child: Row | None, depth: int, seen: set[str]) -> Row:
+        nested = None
+        if child is not None and depth < MAX_DEPTH and child["session_id"] not in seen:
+            detail = self.load(child["session_id"])
+            nested = self._entries(detail, depth + 1, seen | {child["session_id"]})
+        return {
+            "name": call["tool_name"],
+            "status": call.get("status") or "",
+            "params": pretty_params(call.get("params")),
+            "result": call.get("result") or "",
+            "error": call.get("error") or "",
+            "child": self._child(child) if child is not None else None,
+            "nested": nested,
+        }
+
+    def _child(self, child: Row) -> Row:
+        return {
+            "label": child["label"],
+            "href": self.link(child["session_id"]),
+            "task": child.get("task_description") or child.get("title") or "",
+            "messages": child["message_count"],
+        }
+
+
+def _header(
+    s: Row, labels: dict[str, str], when: Callable[[str | None], str],
+    link: Callable[[str | None], str | None],
+) -> Iterator[tuple[str, str, str | None]]:  # fmt: skip
+    """(name, value, link) for the page's header."""
+    parent = s.get("parent_session_id")
+    tokens = s.get("total_tokens")
+    fields = [
+        ("Session", f"{s['label']} · {s['source_provider']} {s['source_session_id']}", None),
+        ("Project", s.get("workspace_path"), None),
+        ("Branch", s.get("git_branch"), None),
+        ("Model", s.get("model"), None),
+        ("Time", f"{when(s.get('created_at'))} → {when(s.get('updated_at'))}", None),
+        ("Parent", parent and labels.get(parent, parent), link(parent)),
+        ("Task", s.get("task_description"), None),
+        ("Counts", f"{s['turn_count']} turns · {s['message_count']} messages ·"
+                   f" {s['tool_call_count']} tool calls", None),
+        ("Tokens", tokens and f"{tokens:,} total · {s['input_tokens'] or 0:,} in ·"
+         f" {s['output_tokens'] or 0:,} out · {s['cached_input_tokens'] or 0:,} cache read ·"
+         f" {s['cache_write_tokens'] or 0:,} cache write", None),
+    ]  # fmt: skip
+    for name, value, href in fields:
+        if value:
+            yield name, str(value), href
+
+
+def _unplaced(detail: dict[str, Any]) -> list[Row]:
+    calls = {c["tool_call_id"] for c in detail["tool_calls"]}
+    return [c for c in detail["children"] if c["spawn_tool_call_id"] not in calls]
+
+
+def _source(source: Row) -> Row:
+    uri = source.get("uri") or ""
+    return {
+        "title": source.get("title") or uri or source["source_id"],
+        "href": uri if uri.startswith(("http://", "https://")) else None,
+        "type": source["source_type"],
+    }
