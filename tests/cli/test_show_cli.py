@@ -77,3 +77,25 @@ def test_oversized_stored_json_is_not_decoded(tmp_path):
     result = run("sessions", "show", PARENT, "--store", ledger)
     assert result.exit_code == 0, result.output
     assert "attribution unreadable: 2,097," in result.stdout
+
+
+def test_verbose_shows_each_turns_tokens_and_duration(tmp_path):
+    ledger = codex_ledger(tmp_path)
+    plain = run("sessions", "show", PARENT, "--store", ledger)
+    verbose = run("sessions", "show", PARENT, "--store", ledger, "-v")
+    assert verbose.exit_code == 0, verbose.output
+    assert "## Turns" not in plain.stdout
+    lines = verbose.stdout.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("## Turns")))
+    header, first = lines[at + 1].split(), lines[at + 2]
+    assert header[:3] == ["turn", "started", "took"] and header[-1] == "total"
+    import sqlite3
+
+    conn = sqlite3.connect(ledger)
+    total, seq = conn.execute(
+        "SELECT t.total_tokens, t.seq FROM turns t JOIN sessions s USING (session_id)"
+        " WHERE s.source_session_id = ? ORDER BY t.seq LIMIT 1",
+        (PARENT,),
+    ).fetchone()
+    assert first.split()[0] == str(seq)
+    assert first.rstrip().endswith(f"{total:,}" if total is not None else "—")

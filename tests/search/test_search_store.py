@@ -135,6 +135,11 @@ def test_filters_narrow_the_hits(store, home):
     assert {h.id for h in store.search("app", earlier)} <= {h.id for h in everything}
     project = build_filters(store, project="/tmp/demo", limit=1000)
     assert {h.project for h in store.search("app", project)} == {"demo"}
+    models = {r["session_id"]: (r["model"] or "").lower() for r in store.query(
+        "SELECT session_id, model FROM sessions")}  # fmt: skip
+    some = sorted({m for m in models.values() if m})[0]
+    by_model = store.search("app", build_filters(store, models=[some[:5].upper()], limit=1000))
+    assert by_model and all(models[h.session_id].startswith(some[:5]) for h in by_model)
 
 
 def test_a_session_filter_takes_its_subagents(store, home):

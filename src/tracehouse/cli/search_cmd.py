@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
+from tracehouse.cli.filter_opts import ModelOpt
 from tracehouse.search.hits import MARK, Hit
 from tracehouse.search.options import build_filters
 from tracehouse.timespec import local_time
@@ -34,6 +35,7 @@ def search(
         typer.Option("--project", help="Workspace path or project name (a prefix).",
                      show_default=False),
     ] = None,
+    model: ModelOpt = None,
     session: Annotated[
         str | None,
         typer.Option("--session", help="Only this session (label or id) and its subagents.",
@@ -65,7 +67,7 @@ def search(
     ledger = ctx.store(create=False)
     try:
         filters = build_filters(
-            ledger, providers=provider or (), project=project, session=session,
+            ledger, providers=provider or (), project=project, models=model or (), session=session,
             kinds=kind or (), tool=tool, since=since, until=until, limit=limit,
         )  # fmt: skip
         hits = ledger.search(query, filters)

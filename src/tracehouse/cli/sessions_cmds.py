@@ -102,7 +102,8 @@ def show(
         ),
     ] = None,
 ) -> None:
-    """One session in order: attribution, tool calls and results, sources, subagents."""
+    """One session in order: attribution, tool calls and results, sources, subagents.
+    With -v: every turn's tokens and duration, and long text uncut."""
     ledger = ctx.store(create=False)
     try:
         session = find_session(ledger, ref)
@@ -117,7 +118,10 @@ def show(
     if ctx.json:
         ctx.print_json(_decoded(detail))
         return
-    typer.echo(render(detail, show_thinking=thinking, cut=100_000 if ctx.verbose else 600))
+    verbose = bool(ctx.verbose)
+    typer.echo(
+        render(detail, show_thinking=thinking, cut=100_000 if verbose else 600, turns=verbose)
+    )
 
 
 def _decoded(detail: dict) -> dict:  # type: ignore[type-arg]

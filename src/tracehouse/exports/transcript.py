@@ -7,13 +7,63 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracehouse.exports.timeline import children_by_call, message_notes, role_title, timeline
+from tracehouse.timespec import local_time, parse_stored
 
 CUT = 600
 CONTEXT = 3  # messages shown on each side of the one a search hit opens
 
 
-def render(detail: dict[str, Any], *, show_thinking: bool = False, cut: int = CUT) -> str:
-    return "\n".join(_lines(detail, show_thinking, cut))
+def render(
+    detail: dict[str, Any], *, show_thinking: bool = False, cut: int = CUT, turns: bool = False
+) -> str:
+    """`turns` adds a table of the session's turns: tokens and how long each took."""
+    head = [*turn_lines(detail["turns"]), ""] if turns else []
+    lines = list(_lines(detail, show_thinking, cut))
+    # The table goes after the header block (title, blank line, fields), before the messages.
+    at = next((i for i, line in enumerate(lines) if i > 1 and not line), len(lines))
+    return "\n".join([*lines[:at], "", *head[:-1], *lines[at:]] if head else lines)
+
+
+TURN_COLUMNS = ("turn", "started", "took", "model", "input", "output", "cache read",
+                "cache write", "reasoning", "total")  # fmt: skip
+
+
+def turn_lines(turns: list[dict[str, Any]]) -> Iterator[str]:
+    """Per-turn tokens and durations as stored; `—` where a count or a time is unknown."""
+    rows = [TURN_COLUMNS]
+    for t in turns:
+        rows.append((
+            str(t["seq"] if t["seq"] is not None else "?"),
+            local_time(t.get("started_at")) or "—",
+            _took(t.get("started_at"), t.get("completed_at")),
+            t.get("model") or "—",
+            *(_count(t.get(k)) for k in ("input_tokens", "output_tokens", "cached_input_tokens",
+                                          "cache_write_tokens", "reasoning_tokens",
+                                          "total_tokens")),
+        ))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(TURN_COLUMNS))]
+    yield f"## Turns ({len(turns)})"
+    for r in rows:
+        cells = [
+            c.ljust(w) if i < 4 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        yield "  ".join(cells).rstrip()
+
+
+def _count(value: Any) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def _took(start: str | None, end: str | None) -> str:
+    a, b = parse_stored(start), parse_stored(end)
+    if a is None or b is None or b < a:
+        return "—"
+    seconds = (b - a).total_seconds()
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[str]:

@@ -83,12 +83,9 @@ def session_sql(
     when it is not the session's (usage filters turns by their time and model)."""
     a = alias
     sql, params = session_conditions(
-        a, providers=filters.providers, project=filters.project, session_ids=filters.session_ids
-    )
-    if filters.models:
-        like = f"lower({model or f'{a}.model'}) LIKE ? ESCAPE '\\'"
-        sql.append("(" + " OR ".join(like for _ in filters.models) + ")")
-        params.extend(_like_prefix(m) for m in filters.models)
+        a, providers=filters.providers, project=filters.project, session_ids=filters.session_ids,
+        models=filters.models, model_column=model,
+    )  # fmt: skip
     if not filters.subagents:
         sql.append(f"NOT coalesce({a}.is_subagent, FALSE)")
     if times and filters.since:
@@ -111,8 +108,3 @@ def list_sessions(
         " ORDER BY coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
         [*params, limit],
     )
-
-
-def _like_prefix(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"

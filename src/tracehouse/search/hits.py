@@ -39,6 +39,7 @@ class SearchFilters:
     providers: tuple[str, ...] = ()
     project: str | None = None  # a workspace path or project name, matched as a prefix
     session_ids: tuple[str, ...] = ()  # these sessions only (a session and its subagents)
+    models: tuple[str, ...] = ()  # the session's model begins with one of these (lower case)
     kinds: tuple[str, ...] = ()  # any of KINDS; empty: all
     tool: str | None = None  # only calls of this tool (case-insensitive)
     since: str | None = None  # UTC ISO timestamps, as the ledger stores them
@@ -119,8 +120,9 @@ def filter_sql(
         sql.append(f"lower({alias}.tool_name) = lower(?)")
         params.append(filters.tool)
     owner, owner_params = session_conditions(
-        "s", providers=filters.providers, project=filters.project, session_ids=filters.session_ids
-    )
+        "s", providers=filters.providers, project=filters.project,
+        session_ids=filters.session_ids, models=filters.models,
+    )  # fmt: skip
     sql.extend(owner)
     params.extend(owner_params)
     if filters.since:
@@ -133,12 +135,24 @@ def filter_sql(
 
 
 def session_conditions(
-    alias: str, *, providers: Sequence[str], project: str | None, session_ids: Sequence[str]
+    alias: str,
+    *,
+    providers: Sequence[str],
+    project: str | None,
+    session_ids: Sequence[str],
+    models: Sequence[str] = (),
+    model_column: str | None = None,
 ) -> tuple[list[str], list[Any]]:
     """The conditions on a hit's or a report's session (`sessions {alias}`): its provider, its
-    project (workspace path or name, a prefix) and its id; the same for search and reports."""
+    project (workspace path or name, a prefix), its id and its model (a name or its beginning,
+    lower case; `model_column` when a report counts turns by their own model); the same for
+    search and reports."""
     sql: list[str] = []
     params: list[Any] = []
+    if models:
+        like = f"lower({model_column or f'{alias}.model'}) LIKE ? ESCAPE '\\'"
+        sql.append("(" + " OR ".join(like for _ in models) + ")")
+        params.extend(_like_prefix(m) for m in models)
     if providers:
         sql.append(f"{alias}.source_provider IN ({_marks(providers)})")
         params.extend(providers)
@@ -152,6 +166,11 @@ def session_conditions(
         sql.append(f"{alias}.session_id IN ({_marks(session_ids)})")
         params.extend(session_ids)
     return sql, params
+
+
+def _like_prefix(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
 
 
 def _marks(values: Sequence[Any]) -> str:

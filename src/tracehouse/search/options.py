@@ -19,6 +19,7 @@ def build_filters(
     *,
     providers: Sequence[str] = (),
     project: str | None = None,
+    models: Sequence[str] = (),
     session: str | None = None,
     kinds: Sequence[str] = (),
     tool: str | None = None,
@@ -32,9 +33,13 @@ def build_filters(
     if wrong:
         raise ConfigError(f"--type {wrong[0]!r}: one of {', '.join(KINDS)}")
     validate.count(limit, "--limit", MAX_LIMIT)
+    for model in models:
+        if not model.strip():
+            raise ConfigError("--model '': give a model name or its beginning, e.g. claude-opus")
     return SearchFilters(
         providers=tuple(providers),
         project=project or None,
+        models=tuple(m.strip().lower() for m in models),
         session_ids=session_family(store, session) if session else (),
         kinds=tuple(kinds),
         tool=tool or None,
