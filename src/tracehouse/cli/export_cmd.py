@@ -105,5 +105,5 @@ def _report_documents(ctx: Context, report: DocumentReport) -> None:
     since = f", changed since {report.since}" if report.since else ""
     typer.echo(
         f"{report.written:,} of {report.selected:,} sessions{since} → {report.out}"
-        f" ({len(report.files):,} files, {report.format})"
+        f" ({len(report.files):,} file{'' if len(report.files) == 1 else 's'}, {report.format})"
     )

@@ -18,7 +18,8 @@ from tracehouse.sinks.protocol import SessionStore
 if TYPE_CHECKING:
     import pyarrow as pa
 
-ROW_GROUP = 20_000  # rows held before they are written: tool outputs make rows large
+ROW_GROUP = 20_000  # rows held before they are written
+BATCH_BYTES = 16 * 2**20  # or this much data, whichever comes first: tool outputs are large
 # What a reader of an export can use: the ledger's own tables, not its run log's internals
 # nor where this machine's exports went.
 EXPORTED = tuple(t for t in ALL_TABLES if t.name not in ("import_requests", "export_marks"))
@@ -57,15 +58,12 @@ def export_parquet(
     written = []
     for table in EXPORTED:
         path = out / f"{table.name}.parquet"
-        rows = store.rows(table.name)
-        if session_ids is not None and "session_id" in table.names:
-            rows = (r for r in rows if r["session_id"] in session_ids)
         count = 0
         partial = path.with_suffix(".parquet.partial")
         with pq.ParquetWriter(partial, schema(table), compression="zstd") as writer:
-            for batch in _batches(table, rows):
-                writer.write_batch(batch, row_group_size=ROW_GROUP)
-                count += batch.num_rows
+            for group in _row_groups(table, store.row_chunks(table.name, 200), session_ids):
+                writer.write_table(group, row_group_size=ROW_GROUP)
+                count += group.num_rows
                 if progress:
                     progress(table.name, count)
         partial.replace(path)  # a reader never sees half a file
@@ -73,33 +71,50 @@ def export_parquet(
     return written
 
 
-def _batches(table: Table, rows: Iterable[dict[str, Any]]) -> Iterator[pa.RecordBatch]:
-    arrow = schema(table)
-    convert = [(c.name, _converter(c.kind)) for c in table.columns]
-    columns: list[list[Any]] = [[] for _ in convert]
-    for row in rows:
-        for values, (name, fix) in zip(columns, convert, strict=True):
-            values.append(fix(row[name]))
-        if len(columns[0]) >= ROW_GROUP:
-            yield _batch(columns, arrow)
-            columns = [[] for _ in convert]
-    if columns[0]:
-        yield _batch(columns, arrow)
-
-
-def _batch(columns: list[list[Any]], arrow: pa.Schema) -> pa.RecordBatch:
+def _row_groups(
+    table: Table, chunks: Iterable[list[tuple[Any, ...]]], session_ids: set[str] | None
+) -> Iterator[pa.Table]:
+    """Row groups of at most ROW_GROUP rows or about BATCH_BYTES of Arrow data. Each chunk
+    of rows becomes Arrow columns at once (no dict per row, no Python rows held), so a run of
+    large tool outputs is written before it can grow."""
     import pyarrow as pa
 
-    arrays = [pa.array(values, field.type) for values, field in zip(columns, arrow, strict=True)]
+    arrow = schema(table)
+    owner = table.names.index("session_id") if "session_id" in table.names else None
+    held: list[pa.RecordBatch] = []
+    rows = size = 0
+    for chunk in chunks:
+        if session_ids is not None and owner is not None:
+            chunk = [row for row in chunk if row[owner] in session_ids]
+        if not chunk:
+            continue
+        batch = _batch(table, chunk, arrow)
+        held.append(batch)
+        rows, size = rows + batch.num_rows, size + batch.nbytes
+        if rows >= ROW_GROUP or size >= BATCH_BYTES:
+            yield pa.Table.from_batches(held, arrow)
+            held, rows, size = [], 0, 0
+    if held:
+        yield pa.Table.from_batches(held, arrow)
+
+
+def _batch(table: Table, rows: list[tuple[Any, ...]], arrow: pa.Schema) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    arrays = []
+    for column, values, field in zip(table.columns, zip(*rows, strict=True), arrow, strict=True):
+        if column.kind is Kind.BOOL:  # SQLite keeps 0 and 1, PostgreSQL booleans
+            arrays.append(pa.array([None if v is None else bool(v) for v in values], pa.bool_()))
+        elif column.kind is Kind.JSON and not all(v is None or isinstance(v, str) for v in values):
+            arrays.append(pa.array([_json_text(v) for v in values], field.type))
+        else:
+            arrays.append(pa.array(values, field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow)
 
 
-def _converter(kind: Kind) -> Callable[[Any], Any]:
-    if kind is Kind.BOOL:
-        return lambda v: None if v is None else bool(v)  # SQLite keeps 0 and 1
-    if kind is Kind.JSON:  # PostgreSQL hands JSON back decoded
-        return lambda v: v if v is None or isinstance(v, str) else orjson.dumps(v).decode()
-    return lambda v: v
+def _json_text(value: Any) -> str | None:
+    """PostgreSQL may hand JSON back decoded; the export keeps JSON text, as the ledger does."""
+    return value if value is None or isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def sessions_of(store: SessionStore, where: str, params: list[Any]) -> set[str]:

@@ -30,7 +30,7 @@ TURN_COLUMNS = ("turn", "started", "took", "model", "input", "output", "cache re
 
 def turn_lines(turns: list[dict[str, Any]]) -> Iterator[str]:
     """Per-turn tokens and durations as stored; `—` where a count or a time is unknown."""
-    rows = [TURN_COLUMNS]
+    rows: list[tuple[str, ...]] = [TURN_COLUMNS]
     for t in turns:
         rows.append((
             str(t["seq"] if t["seq"] is not None else "?"),

@@ -94,6 +94,11 @@ class SessionStore(Protocol):
         """Every row of a table in primary-key order (tests, copies, verification)."""
         ...
 
+    def row_chunks(self, table: str, size: int = 1000) -> Iterator[list[tuple[Any, ...]]]:
+        """Every row of a table in the order the store keeps them (cheapest to read), as tuples
+        in the table's column order, `size` at a time, streamed (exports of a whole ledger)."""
+        ...
+
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         """A read-only query with parameters, for the read side (sessions list/show)."""
         ...

@@ -12,7 +12,14 @@ from psycopg.sql import SQL, Identifier
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
-from tracehouse.model.tables import ALL_TABLES, CONTENT_TABLES, SESSIONS, TABLES_BY_NAME, Kind
+from tracehouse.model.tables import (
+    ALL_TABLES,
+    CONTENT_TABLES,
+    SESSIONS,
+    TABLES_BY_NAME,
+    Kind,
+    Table,
+)
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.location import masked
@@ -204,12 +211,18 @@ class PostgresStore:
 
     def rows(self, table: str) -> Iterator[dict[str, Any]]:
         spec = TABLES_BY_NAME[table]
-        # Byte order, as SQLite sorts, whatever the database's collation.
-        order = ", ".join(f'{key} COLLATE "C"' for key in spec.primary_key)
         with self.conn.cursor() as cur:
-            cur.execute(f"SELECT {', '.join(spec.names)} FROM {table} ORDER BY {order}")
+            cur.execute(f"SELECT {', '.join(spec.names)} FROM {table} ORDER BY {_byte_order(spec)}")
             for values in cur:
                 yield dict(zip(spec.names, values, strict=True))
+
+    def row_chunks(self, table: str, size: int = 1000) -> Iterator[list[tuple[Any, ...]]]:
+        spec = TABLES_BY_NAME[table]
+        # A server-side cursor: a client-side one would hold the whole table in memory.
+        with self.conn.transaction(), self.conn.cursor(name=f"rows_{table}") as cur:
+            cur.execute(f"SELECT {', '.join(spec.names)} FROM {table}")
+            while chunk := cur.fetchmany(size):
+                yield chunk
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
@@ -255,3 +268,8 @@ def _conflict_reason(exc: BaseException) -> str | None:
     if isinstance(exc, psycopg.errors.SerializationFailure):
         return "serialization failure"
     return None
+
+
+def _byte_order(spec: Table) -> str:
+    """Primary-key order in bytes, as SQLite sorts, whatever the database's collation."""
+    return ", ".join(f'{key} COLLATE "C"' for key in spec.primary_key)

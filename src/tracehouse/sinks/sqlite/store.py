@@ -207,6 +207,13 @@ class SqliteStore:
         for values in cursor:
             yield dict(zip(spec.names, values, strict=True))
 
+    def row_chunks(self, table: str, size: int = 1000) -> Iterator[list[tuple[Any, ...]]]:
+        spec = TABLES_BY_NAME[table]
+        # Storage order: ordering by a text key would visit the table in random order.
+        cursor = self.conn.execute(f"SELECT {', '.join(spec.names)} FROM {table}")
+        while chunk := cursor.fetchmany(size):
+            yield chunk
+
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, tuple(params))
         names = [d[0] for d in cursor.description]
