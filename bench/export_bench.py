@@ -107,8 +107,10 @@ def main() -> None:
             where = ["--out", str(out)] if name != "usage" else []
             elapsed, (pss, _rss), report = run_cli([*command, *where, "--store", str(ledger),
                                                      "--json"])  # fmt: skip
-            count = report["written"] if isinstance(report, dict) and "written" in report else (
-                sum(t["rows"] for t in report) if name == "parquet" else 0
+            count = (
+                report["written"]
+                if isinstance(report, dict) and "written" in report
+                else (sum(t["rows"] for t in report) if name == "parquet" else 0)
             )
             results.setdefault(name, []).append((elapsed, pss / MB, count))
 
