@@ -216,3 +216,18 @@ def test_options_are_checked_where_they_enter() -> None:
         DocumentOptions("pdf")
     with pytest.raises(ConfigError, match="--context"):
         DocumentOptions("jsonl", context_only=True)
+
+
+def test_colliding_labels_get_files_of_their_own() -> None:
+    from tracehouse.exports.selection import file_stems
+
+    rows = [
+        {"session_id": "ses_aaaa1111bbbb", "label": "cc-12345678"},
+        {"session_id": "ses_cccc2222dddd", "label": "cc-12345678"},
+        {"session_id": "ses_eeee3333ffff", "label": "../x"},
+    ]
+    assert file_stems(rows) == {
+        "ses_aaaa1111bbbb": "cc-12345678-aaaa1111",
+        "ses_cccc2222dddd": "cc-12345678-cccc2222",
+        "ses_eeee3333ffff": "_x",
+    }

@@ -11,7 +11,7 @@ export starts, so a session imported while it runs is written again next time, n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from tracehouse.errors import ConfigError
-from tracehouse.exports.selection import file_stems, select_sessions, write_whole
+from tracehouse.exports.selection import file_stems, select_sessions, whole_file, write_whole
 from tracehouse.model.contract import now_iso
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.sinks.protocol import SessionStore
@@ -59,8 +59,6 @@ def export_documents(
     out: Path,
     options: DocumentOptions,
     filters: SessionFilters,
-    *,
-    progress: Callable[[int, int], None] | None = None,
 ) -> DocumentReport:
     started = now_iso()
     target = str(out.resolve())
@@ -69,7 +67,7 @@ def export_documents(
     todo = _changed_and_above(sessions, since) if since else sessions
     stems = file_stems(sessions)
     out.mkdir(parents=True, exist_ok=True)
-    files = _write(store, out, options, sessions, todo, stems, started, progress)
+    files = _write(store, out, options, sessions, todo, stems, started)
     if options.since_last:
         store.save_export_mark(target, options.format, started, len(todo))
     return DocumentReport(options.format, out, len(sessions), len(todo), files, since)
@@ -83,7 +81,6 @@ def _write(
     todo: list[dict[str, Any]],
     stems: dict[str, str],
     started: str,
-    progress: Callable[[int, int], None] | None,
 ) -> list[Path]:
     def when(iso: str | None) -> str:
         return local_time(iso, utc=options.utc) if iso else "?"
@@ -97,7 +94,7 @@ def _write(
             if not todo:
                 return []
             path = _new_file(out, STREAM_FILES[options.format], started)
-        _write_lines(path, options.format, (load(r["session_id"]) for r in todo), progress)
+        _write_lines(path, options.format, (load(r["session_id"]) for r in todo))
         return [path]
     if options.format == "markdown":
         from tracehouse.exports import markdown
@@ -115,12 +112,10 @@ def _write(
         page = html.Pages(stems, when, load, context_only=options.context_only)
         render, ext = page.session, ".html"
     files = []
-    for done, row in enumerate(todo, 1):
+    for row in todo:
         path = out / f"{stems[row['session_id']]}{ext}"
         write_whole(path, render(load(row["session_id"])))
         files.append(path)
-        if progress:
-            progress(done, len(todo))
     if options.format == "html":
         index = out / "index.html"
         write_whole(index, page.index(sessions))
@@ -139,24 +134,15 @@ def _new_file(out: Path, name: str, started: str) -> Path:
     return path
 
 
-def _write_lines(
-    path: Path,
-    format: str,
-    details: Iterator[dict[str, Any]],
-    progress: Callable[[int, int], None] | None,
-) -> None:
+def _write_lines(path: Path, format: str, details: Iterator[dict[str, Any]]) -> None:
     """One JSON document per session and line: an import item, or an OTLP trace request."""
     if format == "jsonl":
         from tracehouse.model.item_json import encode_item as encode
     else:
         from tracehouse.exports.otel import trace_request as encode
-    partial = path.with_name(path.name + ".partial")
-    with open(partial, "wb") as f:
-        for done, detail in enumerate(details, 1):
+    with whole_file(path) as partial, open(partial, "wb") as f:
+        for detail in details:
             f.write(orjson.dumps(encode(detail)) + b"\n")
-            if progress:
-                progress(done, 0)
-    partial.replace(path)
 
 
 def _changed_and_above(sessions: list[dict[str, Any]], since: str) -> list[dict[str, Any]]:

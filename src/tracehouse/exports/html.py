@@ -10,17 +10,19 @@ interpret it. The gateway's pages render through the same templates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.exports.timeline import (
     children_by_call,
+    header_fields,
     message_notes,
     pretty_params,
     role_title,
     session_title,
     timeline,
+    unplaced_children,
 )
 
 if TYPE_CHECKING:
@@ -63,9 +65,12 @@ class Pages:
         s = detail["session"]
         return self.templates.get_template("session.html.j2").render(
             title=session_title(s),
-            header=list(_header(s, detail.get("labels", {}), self.when, self.link)),
+            header=[
+                (name, value, self.link(linked))
+                for name, value, linked in header_fields(s, detail.get("labels", {}), self.when)
+            ],
             entries=self._entries(detail, depth=0, seen={s["session_id"]}),
-            unplaced=[self._child(c) for c in _unplaced(detail)],
+            unplaced=[self._child(c) for c in unplaced_children(detail)],
         )
 
     def index(self, sessions: list[Row]) -> str:
@@ -76,7 +81,8 @@ class Pages:
                 "title": session_title(r),
                 "provider": r["source_provider"],
                 "project": r["project"] or "",
-                "day": (r["updated_at"] or r["created_at"] or "")[:10],
+                # The date filter compares the date the reader sees, in the reader's zone.
+                "day": self.when(r["updated_at"] or r["created_at"])[:10],
                 "when": self.when(r["updated_at"] or r["created_at"]),
                 "messages": r["message_count"] or 0,
                 "tokens": f"{r['total_tokens']:,}" if r["total_tokens"] else "—",
@@ -143,37 +149,6 @@ class Pages:
             "task": child.get("task_description") or child.get("title") or "",
             "messages": child["message_count"],
         }
-
-
-def _header(
-    s: Row, labels: dict[str, str], when: Callable[[str | None], str],
-    link: Callable[[str | None], str | None],
-) -> Iterator[tuple[str, str, str | None]]:  # fmt: skip
-    """(name, value, link) for the page's header."""
-    parent = s.get("parent_session_id")
-    tokens = s.get("total_tokens")
-    fields = [
-        ("Session", f"{s['label']} · {s['source_provider']} {s['source_session_id']}", None),
-        ("Project", s.get("workspace_path"), None),
-        ("Branch", s.get("git_branch"), None),
-        ("Model", s.get("model"), None),
-        ("Time", f"{when(s.get('created_at'))} → {when(s.get('updated_at'))}", None),
-        ("Parent", parent and labels.get(parent, parent), link(parent)),
-        ("Task", s.get("task_description"), None),
-        ("Counts", f"{s['turn_count']} turns · {s['message_count']} messages ·"
-                   f" {s['tool_call_count']} tool calls", None),
-        ("Tokens", tokens and f"{tokens:,} total · {s['input_tokens'] or 0:,} in ·"
-         f" {s['output_tokens'] or 0:,} out · {s['cached_input_tokens'] or 0:,} cache read ·"
-         f" {s['cache_write_tokens'] or 0:,} cache write", None),
-    ]  # fmt: skip
-    for name, value, href in fields:
-        if value:
-            yield name, str(value), href
-
-
-def _unplaced(detail: dict[str, Any]) -> list[Row]:
-    calls = {c["tool_call_id"] for c in detail["tool_calls"]}
-    return [c for c in detail["children"] if c["spawn_tool_call_id"] not in calls]
 
 
 def _source(source: Row) -> Row:

@@ -16,11 +16,13 @@ from typing import Any
 from tracehouse.exports.timeline import (
     Entry,
     children_by_call,
+    header_fields,
     message_notes,
     pretty_params,
     role_title,
     session_title,
     timeline,
+    unplaced_children,
 )
 
 Row = dict[str, Any]
@@ -56,9 +58,8 @@ def _document(
     children = children_by_call(detail)
     for entry in timeline(detail, context_only=context_only):
         yield from _entry(entry, labels, children, link, when)
-    spawned = {c["tool_call_id"] for c in detail["tool_calls"]}
-    unplaced = [c for c in detail["children"] if c["spawn_tool_call_id"] not in spawned]
-    if unplaced:  # subagents whose spawning call the session does not hold
+    unplaced = unplaced_children(detail)
+    if unplaced:
         yield ""
         yield "## Subagents"
         yield ""
@@ -69,25 +70,9 @@ def _header(
     s: Row, labels: dict[str, str], link: Callable[[str], str | None],
     when: Callable[[str | None], str],
 ) -> Iterator[str]:  # fmt: skip
-    parent = s.get("parent_session_id")
-    fields = [
-        ("Session", f"`{s['label']}` ({s['source_provider']} `{s['source_session_id']}`)"),
-        ("Project", s.get("workspace_path") and f"`{s['workspace_path']}`"),
-        ("Branch", s.get("git_branch") and f"`{s['git_branch']}`"),
-        ("Model", s.get("model") and f"`{s['model']}`"),
-        ("Time", f"{when(s.get('created_at'))} → {when(s.get('updated_at'))}"),
-        ("Parent", parent and _session_link(parent, labels.get(parent) or parent, link)),
-        ("Task", s.get("task_description") and _inline(s["task_description"])),
-        ("Counts", f"{s['turn_count']} turns, {s['message_count']} messages,"
-                   f" {s['tool_call_count']} tool calls"),
-        ("Tokens", s.get("total_tokens") and
-         f"{s['total_tokens']:,} total: {s['input_tokens'] or 0:,} in,"
-         f" {s['output_tokens'] or 0:,} out, {s['cached_input_tokens'] or 0:,} cache read,"
-         f" {s['cache_write_tokens'] or 0:,} cache write"),
-    ]  # fmt: skip
-    for name, value in fields:
-        if value:
-            yield f"- **{name}:** {value}"
+    for name, value, linked in header_fields(s, labels, when):
+        shown = _session_link(linked, value, link) if linked else _inline(value)
+        yield f"- **{name}:** {shown}"
 
 
 def _entry(

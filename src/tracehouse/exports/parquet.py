@@ -5,13 +5,14 @@ flat whatever the ledger's size. JSON columns stay JSON text, as the ledger keep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from tracehouse.exports.selection import whole_file
 from tracehouse.model.tables import ALL_TABLES, SESSIONS, Kind, Table
 from tracehouse.sinks.protocol import SessionStore
 
@@ -48,7 +49,6 @@ def export_parquet(
     out: Path,
     *,
     session_ids: set[str] | None = None,
-    progress: Callable[[str, int], None] | None = None,
 ) -> list[Written]:
     """Write `out/<table>.parquet` for every exported table (only `session_ids`' rows of the
     session tables when given; the run log whole)."""
@@ -59,14 +59,13 @@ def export_parquet(
     for table in EXPORTED:
         path = out / f"{table.name}.parquet"
         count = 0
-        partial = path.with_suffix(".parquet.partial")
-        with pq.ParquetWriter(partial, schema(table), compression="zstd") as writer:
+        with (
+            whole_file(path) as partial,
+            pq.ParquetWriter(partial, schema(table), compression="zstd") as writer,
+        ):
             for group in _row_groups(table, store.row_chunks(table.name, 200), session_ids):
                 writer.write_table(group, row_group_size=ROW_GROUP)
                 count += group.num_rows
-                if progress:
-                    progress(table.name, count)
-        partial.replace(path)  # a reader never sees half a file
         written.append(Written(table.name, path, count))
     return written
 

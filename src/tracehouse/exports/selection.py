@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import LIST_COLUMNS
 
 Row = dict[str, Any]
-SELECT_COLUMNS = f"{LIST_COLUMNS}, workspace_path, last_imported_at"
+SELECT_COLUMNS = f"{LIST_COLUMNS}, last_imported_at"
 
 
 def select_sessions(store: SessionStore, filters: SessionFilters) -> list[Row]:
@@ -37,9 +38,14 @@ def file_stems(sessions: Iterable[Row]) -> dict[str, str]:
     counts = Counter(r["label"] for r in rows)
     return {
         r["session_id"]: _safe(r["label"] if counts[r["label"]] == 1 else
-                               f"{r['label']}-{r['session_id'][:8]}")
+                               f"{r['label']}-{_id_head(r['session_id'])}")
         for r in rows
     }  # fmt: skip
+
+
+def _id_head(session_id: str) -> str:
+    """The distinctive head of a ledger id (`ses_<hash>`): its hash, not the shared prefix."""
+    return session_id.rpartition("_")[2][:8]
 
 
 def _safe(name: str) -> str:
@@ -47,8 +53,15 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).lstrip(".") or "_"
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Write `text` so that a reader never finds half a file: a `.partial` file, renamed."""
+@contextmanager
+def whole_file(path: Path) -> Iterator[Path]:
+    """The path to write `path`'s content to: a `.partial` file beside it, renamed into place
+    once the block ends cleanly, so a reader never finds half a file."""
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
+    yield partial
     os.replace(partial, path)
+
+
+def write_whole(path: Path, text: str) -> None:
+    with whole_file(path) as partial:
+        partial.write_text(text, encoding="utf-8")

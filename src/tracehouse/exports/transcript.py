@@ -17,11 +17,7 @@ def render(
     detail: dict[str, Any], *, show_thinking: bool = False, cut: int = CUT, turns: bool = False
 ) -> str:
     """`turns` adds a table of the session's turns: tokens and how long each took."""
-    head = [*turn_lines(detail["turns"]), ""] if turns else []
-    lines = list(_lines(detail, show_thinking, cut))
-    # The table goes after the header block (title, blank line, fields), before the messages.
-    at = next((i for i, line in enumerate(lines) if i > 1 and not line), len(lines))
-    return "\n".join([*lines[:at], "", *head[:-1], *lines[at:]] if head else lines)
+    return "\n".join(_lines(detail, show_thinking, cut, turns))
 
 
 TURN_COLUMNS = ("turn", "started", "took", "model", "input", "output", "cache read",
@@ -66,12 +62,15 @@ def _took(start: str | None, end: str | None) -> str:
     return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def _lines(detail: dict[str, Any], show_thinking: bool, cut: int) -> Iterator[str]:
+def _lines(detail: dict[str, Any], show_thinking: bool, cut: int, turns: bool) -> Iterator[str]:
     s = detail["session"]
     labels: dict[str, str] = detail.get("labels", {})
     yield f"# {s.get('title') or s.get('task_description') or s['label']}"
     yield ""
     yield from _header(s, labels)
+    if turns:
+        yield ""
+        yield from turn_lines(detail["turns"])
     children = children_by_call(detail)
     before, after = detail.get("hidden", (0, 0))
     if before:
