@@ -190,3 +190,29 @@ def test_any_run_removes_the_copies_a_killed_run_left(tmp_path, monkeypatch):
     finally:
         store.close()
     assert not left.exists()
+
+
+def test_a_database_mid_transaction_in_rollback_mode_reads_as_last_committed(tmp_path):
+    """The writer has spilled uncommitted pages into the file and holds a journal: the private
+    copy's journal is hot, and rolling it back shows exactly the committed rows."""
+    path = tmp_path / "state.vscdb"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB)")
+    writer.execute("INSERT INTO kv VALUES ('committed', x'00')")
+    writer.execute("PRAGMA cache_size=1")  # spill pages to the database file before the commit
+    writer.execute("BEGIN IMMEDIATE")
+    writer.executemany("INSERT INTO kv VALUES (?, ?)", [(f"u{i}", b"u" * 500) for i in range(500)])
+    assert os.path.exists(str(path) + "-journal")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert seen(path, None) == [("committed", b"\x00")]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # the source untouched
+    writer.execute("COMMIT")
+
+
+def test_a_journal_that_appears_mid_read_is_waited_for():
+    error = sqlite3.OperationalError("attempt to write a readonly database")
+    error.sqlite_errorname = "SQLITE_READONLY_ROLLBACK"  # type: ignore[attr-defined]
+    assert snapshot_module._busy(error) == "source database mid-write"
+    other = sqlite3.OperationalError("attempt to write a readonly database")
+    other.sqlite_errorname = "SQLITE_READONLY_RECOVERY"  # type: ignore[attr-defined]
+    assert snapshot_module._busy(other) is None

@@ -8,14 +8,20 @@
   moved pages between the two files); otherwise it is taken again. A `-wal` that grew meanwhile
   is fine: SQLite ignores a trailing frame that is incomplete.
   `mode=ro` is not used on the user's WAL database, because a reader writes its read marks into
-  `-shm`, nor is `immutable=1`, which ignores the WAL. The private copy is opened `mode=ro`.
+  `-shm`, nor is `immutable=1`, which ignores the WAL. A private copy of a WAL database is opened
+  `mode=ro`; a private copy taken with a `-journal` is opened read-write, because the copied
+  journal is hot (no writer holds the copy's lock) and SQLite must roll it back to show the last
+  committed state — a read-only connection refuses with `SQLITE_READONLY_ROLLBACK`.
 
 A long-running reader (`sync live`) passes a private directory of its own to keep the copy in:
 while neither the database file (inode, size, mtime) nor the WAL header (salts) changed, only
 the `-wal` is copied again. That is sound because the kept pages can only go stale through a
 checkpoint that is followed by a WAL restart, and a restart writes new salts.
 
-`SQLITE_BUSY` is retried with backoff and reported only when it persists.
+`SQLITE_BUSY` is retried with backoff and reported only when it persists, and so is
+`SQLITE_READONLY_ROLLBACK` on a database read in place: a writer that began while the reader
+looked (or switched the database to WAL) leaves, for an instant, a journal the reader cannot
+tell from a hot one; the next try sees the writer's lock or no journal.
 """
 
 from __future__ import annotations
@@ -79,9 +85,10 @@ def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connecti
         else:
             private = cleanup.enter_context(scratch_space.private_dir())
             target, _ = _copy_consistent(path, private)
-        # A copy is opened read-only too: closing then does not fold the copied WAL into it,
-        # which would write the WAL's size again on every read and change the kept pages.
-        conn = _open_read_only(target)
+        # A copy of a WAL database is opened read-only too: closing then does not fold the copied
+        # WAL into it, which would write the WAL's size again on every read and change the kept
+        # pages. A copied journal must be rolled back, which takes a read-write connection.
+        conn = _open(target, roll_back=not in_place and not wal)
         try:
             yield conn
         finally:
@@ -129,8 +136,10 @@ def _identity(path: str) -> str:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def _open_read_only(path: str) -> sqlite3.Connection:
-    uri = f"file:{quote(os.path.abspath(path))}?mode=ro"
+def _open(path: str, roll_back: bool = False) -> sqlite3.Connection:
+    """A connection that runs no writing statement; with `roll_back` (a private copy only) it may
+    still roll back a hot journal."""
+    uri = f"file:{quote(os.path.abspath(path))}?mode={'rw' if roll_back else 'ro'}"
     conn = sqlite3.connect(uri, uri=True, timeout=0.5, check_same_thread=False)
     conn.execute("PRAGMA query_only = 1")
     # One invalid UTF-8 byte in one stored value must not make the whole query, and so every
@@ -196,6 +205,10 @@ def _changed(exc: BaseException) -> str | None:
 
 
 def _busy(exc: BaseException) -> str | None:
-    if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+    if not isinstance(exc, sqlite3.OperationalError):
+        return None
+    if "locked" in str(exc) or "busy" in str(exc):
         return "source database busy"
+    if getattr(exc, "sqlite_errorname", None) == "SQLITE_READONLY_ROLLBACK":
+        return "source database mid-write"
     return None
