@@ -4,6 +4,7 @@ ledger does not depend on how the run is cut into batches and chunks."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import orjson
@@ -112,3 +113,45 @@ def test_every_review_call_is_linked_both_ways(ledgers):
         )
         assert child["spawn_tool_call_id"] == call["tool_call_id"]
         assert child["parent_message_id"] == call["message_id"]
+
+
+def test_turn_chains_reconstruct_every_session(ledgers):
+    """From every turn, `parent_turn_id` leads back through earlier turns of its session to the
+    session's one first turn. Codex threads and Cursor composers are linear; Claude Code
+    sessions are too, except where a prompt went back to an earlier turn (a rewind, a local
+    command): there the history branches, as the file's `parentUuid` links do."""
+    store = ledgers[BATCH_SIZES[-1]]
+    turns = store.query(
+        "SELECT t.turn_id, t.parent_turn_id, t.seq, t.session_id, s.source_provider"
+        " FROM turns t JOIN sessions s USING (session_id) ORDER BY t.session_id, t.seq"
+    )
+    by_id = {t["turn_id"]: t for t in turns}
+    sessions: dict[str, list[dict]] = {}
+    for t in turns:
+        sessions.setdefault(t["session_id"], []).append(t)
+    branching = 0
+    for session_turns in sessions.values():
+        roots = [t for t in session_turns if t["parent_turn_id"] is None]
+        assert [r["seq"] for r in roots] == [session_turns[0]["seq"]], session_turns[0]
+        for t in session_turns:
+            node, hops = t, 0
+            while node["parent_turn_id"] is not None:
+                parent = by_id[node["parent_turn_id"]]
+                assert parent["session_id"] == t["session_id"] and parent["seq"] < node["seq"]
+                node, hops = parent, hops + 1
+            assert node is roots[0]
+        linear = all(b["parent_turn_id"] == a["turn_id"] for a, b in pairwise(session_turns))
+        if session_turns[0]["source_provider"] != "claude-code":
+            assert linear, session_turns[0]
+        branching += not linear
+    assert len(turns) > 500 and branching >= 1
+
+
+def test_every_turn_is_in_one_thread(ledgers):
+    store = ledgers[BATCH_SIZES[-1]]
+    threads = store.query("SELECT session_id, turn_count, is_active FROM threads")
+    turns = store.query("SELECT count(*) AS n FROM turns")[0]["n"]
+    assert sum(t["turn_count"] for t in threads) == turns
+    sessions_with_turns = store.query("SELECT count(DISTINCT session_id) AS n FROM turns")[0]["n"]
+    assert sum(bool(t["is_active"]) for t in threads) == sessions_with_turns
+    assert len(threads) > sessions_with_turns  # the sessions that branch have more than one

@@ -191,14 +191,11 @@ def test_since_last_writes_only_what_changed(store, tmp_path: Path, fmt: str) ->
 
 
 def test_since_last_rewrites_the_parent_of_a_changed_subagent(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from tracehouse.model import ids
-
     parent = item("p")
-    child = item("k", isSubagent=True, parentSessionId=ids.session_id("claude-code", "p"))
+    child = item("k", isSubagent=True, parentSourceSessionId="p")
     store.import_batch(batch([parent, child, item("other")]))
     export(store, tmp_path, "html", since_last=True)
-    parent_id = ids.session_id("claude-code", "p")
-    store.import_batch(batch([item("k", 5, isSubagent=True, parentSessionId=parent_id)]))
+    store.import_batch(batch([item("k", 5, isSubagent=True, parentSourceSessionId="p")]))
     again = export(store, tmp_path, "html", since_last=True)
     assert sorted(p.name for p in again.files) == ["cc-k.html", "cc-p.html", "index.html"]
 

@@ -91,7 +91,7 @@ def backfill(
 # another file's rows (and so their fingerprints), never the rest: a spawning call finds its
 # child by the child's first prompt (`spawned_session_id`), and a prompt history annotates the
 # transcripts' own prompts (`meta.history_ts`).
-DERIVED = ("spawned_session_id", "fingerprint")
+DERIVED = ("spawned_session_id", "spawned_source_session_id", "fingerprint")
 ANNOTATING = {"history.jsonl": ("meta",)}
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.store.factory import batch, item
 from tracehouse.errors import ConfigError
-from tracehouse.model import ids
+from tracehouse.model.wire import ms_from_iso as ms
 from tracehouse.reports.filters import build_session_filters, list_sessions
 from tracehouse.reports.pricing import Tokens, load_prices
 from tracehouse.reports.usage import usage
@@ -21,7 +21,7 @@ PRICES = load_prices()
 def turn(n: int, at: str, model: str | None, inp: int, out: int, cached: int = 0,
          write: int = 0) -> dict[str, Any]:  # fmt: skip
     return {
-        "sourceTurnId": f"t{n}", "seq": n, "status": "completed", "startedAt": at,
+        "sourceTurnId": f"t{n}", "sequence": n, "status": "completed", "startedAtMs": ms(at),
         "model": model, "inputTokens": inp, "outputTokens": out, "cachedInputTokens": cached,
         "cacheWriteTokens": write, "totalTokens": inp + out + cached + write,
     }  # fmt: skip
@@ -40,9 +40,8 @@ def ledger(store):  # type: ignore[no-untyped-def]
     codex["turns"] = [turn(0, "2026-02-02T10:00:00.000Z", "gpt-5.4", 5000, 300, 4000)]
     mystery = item("m1", 2, model="mimo-v2.5-pro", project="api")
     mystery["turns"] = [turn(0, "2026-02-03T10:00:00.000Z", "mimo-v2.5-pro", 7, 3)]
-    parent = ids.session_id("claude-code", "c1")
     child = item("k1", 2, model="claude-haiku-4-5", project="api", isSubagent=True,
-                 parentSessionId=parent)  # fmt: skip
+                 parentSourceSessionId="c1")  # fmt: skip
     child["turns"] = [turn(0, "2026-02-03T11:00:00.000Z", None, 1, 1)]
     store.import_batch(batch([claude, codex, mystery, child]))
     return store

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.pg import PgServer
 from tests.store.factory import batch, item
+from tracehouse.model.wire import ms_from_iso as ms
 from tracehouse.search import postgres
 from tracehouse.search.hits import MARK, Hit, SearchFilters
 from tracehouse.search.query import parse
@@ -37,9 +38,9 @@ def store(
         raw = item(f"s{n:02d}", 4, text=text, title=f"shared title {n % 4}")
         raw["sourceProvider"] = provider
         for i, message in enumerate(raw["messages"]):
-            message["createdAt"] = f"2026-01-{1 + n % 28:02d}T00:00:{i:02d}.000Z"
+            message["createdAtMs"] = ms(f"2026-01-{1 + n % 28:02d}T00:00:{i:02d}.000Z")
         items.append(raw)
-    store.import_batch(batch(items))
+    assert store.import_batch(batch(items)).ok
     yield store
     store.close()
     if request.param == "postgresql":

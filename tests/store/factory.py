@@ -10,19 +10,21 @@ from tracehouse.model.contract import ImportBatch
 CONTENT = ("sessions", "turns", "messages", "tool_calls", "message_sources")
 # Provenance columns that record when a store saw a row, not what the row says.
 WHEN = {"first_imported_at", "last_imported_at", "host", "importer_version"}
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 
 def item(sid: str, n_messages: int = 3, *, text: str = "hello", **session: Any) -> dict[str, Any]:
+    """A session in the draft's shape: a turn, `n_messages` messages, a call and a cited source."""
     messages = []
     for i in range(n_messages):
         role = "user" if i % 2 == 0 else "assistant"
         messages.append(
             {
                 "sourceMessageId": f"m{i}",
-                "seq": i,
+                "sequence": i,
                 "role": role,
                 "content": f"{text} {i}",
-                "createdAt": f"2026-01-01T00:00:{i:02d}.000Z",
+                "createdAtMs": T0 + i * 1000,
                 "meta": {"n": i},
             }
         )
@@ -32,51 +34,41 @@ def item(sid: str, n_messages: int = 3, *, text: str = "hello", **session: Any) 
         "importedAtMs": 0,
         "session": {
             "title": f"session {sid}",
-            "createdAt": "2026-01-01T00:00:00.000Z",
+            "createdAtMs": T0,
             "messageCount": n_messages,
             **session,
         },
         "turns": [
             {
                 "sourceTurnId": "t0",
-                "seq": 0,
+                "sequence": 0,
                 "status": "completed",
                 "inputTokens": 10,
                 "outputTokens": 5,
                 "totalTokens": 15,
-                "queryMessageIds": ["m0"],
+                "queryMessageSourceIds": ["m0"],
             }
         ],
         "messages": messages,
         "toolCalls": [
             {
                 "sourceToolCallId": "c0",
-                "seq": 0,
+                "sequence": 0,
                 "toolName": "Read",
-                "params": {"path": "/x"},
+                "paramsJson": {"path": "/x"},
                 "status": "completed",
-                "result": "ok",
+                "resultJson": "ok",
             }
         ],
-        "sources": [{"messageId": None, "sourceType": "url", "uri": f"https://e.x/{sid}"}],
+        "sources": [{"sourceMessageId": "m0", "sourceType": "url", "uri": f"https://e.x/{sid}"}],
     }
-
-
-def fix_sources(raw: dict[str, Any]) -> dict[str, Any]:
-    """Point each source at the item's first message (ids derive from provider + source ids)."""
-    from tracehouse.model import ids
-
-    first = ids.message_id(raw["sourceProvider"], raw.get("sourceSessionId", "?"), "m0")
-    for source in raw.get("sources", []):
-        source["messageId"] = first
-    return raw
 
 
 def request(items: list[dict[str, Any]], **envelope: Any) -> dict[str, Any]:
     return {
         "source": "test",
         "mode": "import",
-        "items": [fix_sources(i) for i in items],
+        "items": items,
         **envelope,
     }
 

@@ -159,7 +159,7 @@ def test_a_many_session_unit_keeps_its_old_cursor_while_an_item_of_it_fails(stor
     ("mutate", "field"),
     [
         (lambda i: i["messages"][0].pop("role"), "messages[0].role"),
-        (lambda i: i["messages"][0].update(seq="one"), "messages[0].seq"),
+        (lambda i: i["messages"][0].update(sequence="one"), "messages[0].sequence"),
         (lambda i: i["toolCalls"][0].update(colour="red"), "toolCalls[0].colour"),
         (lambda i: i["session"].update(isSubagent="yes"), "session.isSubagent"),
         (lambda i: i.pop("sourceSessionId"), "sourceSessionId"),
@@ -200,15 +200,13 @@ def test_idempotency_key_with_a_different_request_is_an_error(store):
 def lineage_items() -> list[dict]:
     child_sid = "parent-1:agent-x"
     parent = item("parent-1", 4)
-    parent["toolCalls"][0].update(
-        toolName="Task", spawnedSessionId=ids.session_id("claude-code", child_sid)
-    )
-    parent["toolCalls"][0]["messageId"] = ids.message_id("claude-code", "parent-1", "m1")
+    parent["toolCalls"][0].update(toolName="Task", spawnedSourceSessionId=child_sid)
+    parent["toolCalls"][0]["sourceMessageId"] = "m1"
     child = item(
         child_sid,
         2,
         isSubagent=True,
-        parentSessionId=ids.session_id("claude-code", "parent-1"),
+        parentSourceSessionId="parent-1",
         taskDescription="look around",
     )
     return [parent, child]
@@ -248,13 +246,13 @@ def review_items() -> list[dict]:
     """A Codex-style review: the child names the parent's call; the call does not name it."""
     parent = item("review-parent", 4)
     parent["toolCalls"][0].update(toolName="review", status="completed")
-    parent["toolCalls"][0]["messageId"] = ids.message_id("claude-code", "review-parent", "m1")
+    parent["toolCalls"][0]["sourceMessageId"] = "m1"
     child = item(
         "review-child",
         2,
         isSubagent=True,
-        parentSessionId=ids.session_id("claude-code", "review-parent"),
-        spawnToolCallId=ids.tool_call_id("claude-code", "review-parent", "c0"),
+        parentSourceSessionId="review-parent",
+        spawnToolCallId="c0",
     )
     return [parent, child]
 
@@ -276,7 +274,7 @@ def test_a_child_naming_its_spawning_call_is_linked_both_ways(make_store, order)
     assert child["parent_message_id"] == ids.message_id("claude-code", "review-parent", "m1")
     # a changed parent rewrites its call from the item, and the store links it again
     changed = copy.deepcopy(items[0])
-    changed["toolCalls"][0]["result"] = "reviewed again"
+    changed["toolCalls"][0]["resultJson"] = "reviewed again"
     store.import_batch(batch([changed]))
     (call,) = store.query("SELECT * FROM tool_calls WHERE tool_call_id = ?", [call_id])
     assert call["spawned_session_id"] == child["session_id"]

@@ -18,7 +18,8 @@ from tracehouse.model.tables import ALL_TABLES, Kind
 from tracehouse.sinks import open_store
 from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres.connect import scrub
-from tracehouse.sinks.postgres.store import PostgresStore, placeholders
+from tracehouse.sinks.postgres.store import PostgresStore
+from tracehouse.sinks.postgres.tx import placeholders
 from tracehouse.sinks.protocol import RunTotals
 
 PG_TYPE = {Kind.TEXT: "text", Kind.INT: "bigint", Kind.BOOL: "boolean", Kind.JSON: "json"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,7 @@ from tracehouse.cli.filter_opts import (
 from tracehouse.errors import ConfigError
 from tracehouse.exports.documents import (
     SESSION_FORMATS,
+    STREAM_FILES,
     DocumentOptions,
     DocumentReport,
     export_documents,
@@ -36,7 +38,14 @@ FORMATS = ("parquet", *SESSION_FORMATS)
 @command
 def export(
     ctx: Context,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write into.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Directory to write into; - for standard output (jsonl, otel, sessions-import).",
+        ),
+    ],
     format: Annotated[str, typer.Option("--format", help=" | ".join(FORMATS))] = "parquet",
     provider: ProvidersOpt = None,
     project: ProjectOpt = None,
@@ -60,10 +69,14 @@ def export(
 ) -> None:
     """Write the ledger (or the sessions the filters keep) as files: parquet (one per table),
     markdown or html (one per session; html adds index.html), jsonl (sessions.import items,
-    one per line) or otel (OTLP JSON traces, one per line)."""
+    one per line), otel (OTLP JSON traces, one per line) or sessions-import (requests of up to
+    100 sessions, one per line, for `tracehouse import` or a gateway)."""
     if format not in FORMATS:
         raise ConfigError(f"--format {format!r}: one of {', '.join(FORMATS)}")
-    if out.exists() and not out.is_dir():
+    to_stdout = str(out) == "-"
+    if to_stdout and format not in STREAM_FILES:
+        raise ConfigError(f"--out -: only {', '.join(STREAM_FILES)} go to standard output")
+    if not to_stdout and out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: not a directory")
     if format == "parquet" and (context or since_last):
         raise ConfigError("--context and --since-last: not for --format parquet, which writes"
@@ -76,12 +89,17 @@ def export(
             subagents=subagents, label=label, utc=utc,
         )  # fmt: skip
         if options is not None:
-            return export_documents(ledger, out, options, found)
+            stream = sys.stdout.buffer if to_stdout else None
+            return export_documents(ledger, out, options, found, stream)
         wanted = None if found == SessionFilters() else sessions_of(ledger, *session_sql(found))
         return export_parquet(ledger, out, session_ids=wanted)
 
     done = ctx.read(write)
     if isinstance(done, DocumentReport):
+        if to_stdout:  # standard output holds the export itself
+            sys.stdout.flush()
+            ctx.err.print(f"{done.written:,} sessions → standard output ({done.format})")
+            return
         _report_documents(ctx, done)
         return
     if ctx.json:

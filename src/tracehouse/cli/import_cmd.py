@@ -12,7 +12,12 @@ from tracehouse.cli.common import Context, command
 from tracehouse.errors import RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import ImportResponse
-from tracehouse.pipeline.requests import apply_item_lines, apply_request
+from tracehouse.pipeline.requests import (
+    apply_item_lines,
+    apply_request,
+    apply_request_lines,
+    line_kind,
+)
 
 
 @command
@@ -24,7 +29,8 @@ def import_request(
         typer.Option(
             "--lines",
             help="The input holds one sessions.import item per line (JSONL, as `export --format"
-            " jsonl` writes it); on by itself for .jsonl and .ndjson files.",
+            " jsonl` writes it); on by itself for .jsonl and .ndjson files. Requests one per"
+            " line (`export --format sessions-import`) are recognized by themselves.",
         ),
     ] = False,
 ) -> None:
@@ -36,10 +42,12 @@ def import_request(
             data = Path(file).read_bytes()
         except OSError as exc:
             raise RequestError(f"{file}: cannot read ({exc.strerror})") from None
-    if lines or file.endswith((".jsonl", ".ndjson")):
+    kind = line_kind(data)
+    if kind is not None and (lines or kind == "requests" or file.endswith((".jsonl", ".ndjson"))):
         ledger = ctx.store()
         try:
-            response = apply_item_lines(ledger, data)
+            apply = apply_request_lines if kind == "requests" else apply_item_lines
+            response = apply(ledger, data)
         finally:
             ledger.close()
         render_response(ctx, response)

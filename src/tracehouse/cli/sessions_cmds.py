@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -18,11 +19,14 @@ from tracehouse.cli.filter_opts import (
     UtcOpt,
     session_filters,
 )
+from tracehouse.errors import ConfigError
 from tracehouse.exports.transcript import focus, render
 from tracehouse.model.stored_json import for_json
+from tracehouse.model.threads import active_view
 from tracehouse.reports.filters import list_sessions
+from tracehouse.sinks.deletion import HasSubagents, delete_sessions, restore_sessions
 from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail
+from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail, session_history
 from tracehouse.timespec import local_time
 
 app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
@@ -101,15 +105,32 @@ def show(
             show_default=False,
         ),
     ] = None,
+    history: Annotated[
+        bool,
+        typer.Option("--history", help="Every import that changed the session, instead."),
+    ] = False,
+    all_branches: Annotated[
+        bool,
+        typer.Option(
+            "--all-branches",
+            help="Every turn, also those of branches a rewind left (by default: the"
+            " conversation as it stands, with the branches marked).",
+        ),
+    ] = False,
 ) -> None:
     """One session in order: attribution, tool calls and results, sources, subagents.
     With -v: every turn's tokens and duration, and long text uncut."""
     ledger = ctx.store(create=False)
     try:
         session = find_session(ledger, ref)
+        if history:
+            _show_history(ctx, session, session_history(ledger, session["session_id"]))
+            return
         detail = session_detail(ledger, session["session_id"])
     finally:
         ledger.close()
+    if not all_branches and at is None:
+        detail = active_view(detail, f"`sessions show {session['label']} --all-branches`")
     if at is not None:
         try:
             detail = focus(detail, at)
@@ -122,6 +143,76 @@ def show(
     typer.echo(
         render(detail, show_thinking=thinking, cut=100_000 if verbose else 600, turns=verbose)
     )
+
+
+def _show_history(ctx: Context, session: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    if ctx.json:
+        ctx.print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table("when", "run", "status", "rows", "fingerprint", box=None, pad_edge=False)
+    for r in rows:
+        before = (r["fingerprint_before"] or "")[3:11]
+        after = (r["fingerprint_after"] or "")[3:11]
+        change = f"{before} → {after}" if before else after
+        when = local_time(r["recorded_at"]) if r["recorded_at"] else "?"
+        table.add_row(when, r["run_id"], r["status"], str(r["rows_written"]), change)
+    ctx.out.print(f"{session['label']}: {len(rows)} import(s) changed it")
+    ctx.out.print(table)
+
+
+@app.command("delete")
+@command
+def delete(
+    ctx: Context,
+    refs: Annotated[list[str], typer.Argument(help="Labels, ids or source ids of sessions.")],
+    with_subagents: Annotated[
+        bool, typer.Option("--with-subagents", help="Delete their subagents too.")
+    ] = False,
+) -> None:
+    """Delete sessions with their turns, messages, tool calls and cited sources. A tombstone
+    keeps later syncs from bringing them back; `sessions restore` lets them back."""
+    ledger = ctx.store(create=False)
+    try:
+        try:
+            gone = delete_sessions(ledger, refs, with_subagents=with_subagents)
+        except HasSubagents as exc:
+            asked = sys.stdin.isatty() and typer.confirm(f"{exc}. Delete them too?")
+            if not asked:
+                raise ConfigError(f"{exc}: --with-subagents deletes them as well") from None
+            gone = delete_sessions(ledger, refs, with_subagents=True)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(gone)
+        return
+    labels = " ".join(r["label"] for r in gone)
+    ctx.out.print(f"deleted {len(gone)} session(s): {labels}")
+    ctx.out.print(f"`tracehouse sessions restore {labels}` lets them back at the next sync")
+
+
+@app.command("restore")
+@command
+def restore(
+    ctx: Context,
+    refs: Annotated[list[str], typer.Argument(help="Labels (as shown before), ids or source ids.")],
+) -> None:
+    """Let deleted sessions back: the next sync reads their source files again."""
+    ledger = ctx.store(create=False)
+    try:
+        try:
+            back = restore_sessions(ledger, refs)
+        except LookupError as exc:
+            raise ConfigError(str(exc)) from None
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json(back)
+        return
+    for r in back:
+        where = r["source_path"] or "it"  # a path: on one line, however long
+        ctx.out.print(f"restored {r['label']}: the next sync reads {where} again", soft_wrap=True)
 
 
 def _decoded(detail: dict) -> dict:  # type: ignore[type-arg]

@@ -1,4 +1,5 @@
-"""`export` in the formats that write sessions one by one (Markdown, HTML, JSONL, OTLP JSON).
+"""`export` in the formats that write sessions one by one (Markdown, HTML, JSONL, OTLP JSON,
+`sessions.import` requests).
 
 Sessions are read one at a time (`session_detail`) and written as they are rendered, so memory
 stays that of the largest session whatever the ledger's size.
@@ -11,10 +12,10 @@ export starts, so a session imported while it runs is written again next time, n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -26,8 +27,14 @@ from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import session_detail
 from tracehouse.timespec import local_time
 
-SESSION_FORMATS = ("markdown", "html", "jsonl", "otel")
-STREAM_FILES = {"jsonl": "sessions", "otel": "traces"}  # one line per session, one file per run
+SESSION_FORMATS = ("markdown", "html", "jsonl", "otel", "sessions-import")
+# One file per run, one line per session (a request of many sessions for sessions-import); the
+# only formats that can go to standard output.
+STREAM_FILES = {"jsonl": "sessions", "otel": "traces", "sessions-import": "requests"}
+# A sessions-import request holds at most this many items, or about this much JSON: what one
+# transaction of the importing store, or one HTTP request to a gateway, should carry.
+REQUEST_ITEMS = 100
+REQUEST_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,19 @@ def export_documents(
     out: Path,
     options: DocumentOptions,
     filters: SessionFilters,
+    stream: IO[bytes] | None = None,
 ) -> DocumentReport:
+    """Write to `out`, or, for the line formats, to `stream` (standard output) when given."""
+    if stream is not None:
+        if options.format not in STREAM_FILES or options.since_last:
+            raise ConfigError(
+                f"--out -: only {', '.join(STREAM_FILES)} go to standard output, without"
+                " --since-last"
+            )
+        sessions = select_sessions(store, filters)
+        details = (session_detail(store, r["session_id"]) for r in sessions)
+        stream.writelines(_lines(options.format, details))
+        return DocumentReport(options.format, out, len(sessions), len(sessions), [], None)
     started = now_iso()
     target = str(out.resolve())
     since = last_export(store, target, options.format) if options.since_last else None
@@ -135,14 +154,48 @@ def _new_file(out: Path, name: str, started: str) -> Path:
 
 
 def _write_lines(path: Path, format: str, details: Iterator[dict[str, Any]]) -> None:
-    """One JSON document per session and line: an import item, or an OTLP trace request."""
-    if format == "jsonl":
-        from tracehouse.model.item_json import encode_item as encode
-    else:
-        from tracehouse.exports.otel import trace_request as encode
     with whole_file(path) as partial, open(partial, "wb") as f:
-        for detail in details:
-            f.write(orjson.dumps(encode(detail)) + b"\n")
+        f.writelines(_lines(format, details))
+
+
+def _lines(format: str, details: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    """One JSON document per line: an import item or an OTLP trace request per session, or a
+    `sessions.import` request per batch of sessions."""
+    if format == "otel":
+        from tracehouse.exports.otel import trace_request
+
+        return (orjson.dumps(trace_request(d)) + b"\n" for d in details)
+    from tracehouse.model.item_json import encode_item
+
+    items = (orjson.dumps(encode_item(d)) for d in details)
+    if format == "jsonl":
+        return (item + b"\n" for item in items)
+    return (request + b"\n" for request in import_requests(items))
+
+
+def import_requests(items: Iterable[bytes]) -> Iterator[bytes]:
+    """Items (their JSON) as `sessions.import` requests of at most REQUEST_ITEMS items or about
+    REQUEST_BYTES. Each request's idempotency key is derived from its items, so exporting an
+    unchanged ledger again gives the same keys and a repeated import writes nothing."""
+    import xxhash
+
+    held: list[bytes] = []
+    size = 0
+
+    def request() -> bytes:
+        body = b"[" + b",".join(held) + b"]"
+        key = f"export:{xxhash.xxh3_128_hexdigest(body)}"
+        head = orjson.dumps({"source": "tracehouse", "mode": "backfill", "idempotencyKey": key})
+        return head[:-1] + b',"items":' + body + b"}"
+
+    for item in items:
+        if held and (len(held) == REQUEST_ITEMS or size + len(item) > REQUEST_BYTES):
+            yield request()
+            held, size = [], 0
+        held.append(item)
+        size += len(item)
+    if held:
+        yield request()
 
 
 def _changed_and_above(sessions: list[dict[str, Any]], since: str) -> list[dict[str, Any]]:

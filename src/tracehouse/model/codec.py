@@ -1,12 +1,15 @@
-"""The JSON form of the import contract: `sessions.import` requests in camelCase (DESIGN §4).
+"""The JSON form of the import contract: `sessions.import` requests as the draft has them, with
+tracehouse's documented extensions (DESIGN §4; the fields are declared in `model/wire.py`).
 
 Decoding validates every item on its own. An invalid item becomes a `failed` result whose reason
 names the item and the field; only an envelope that cannot be read refuses the whole request.
-Ids and fingerprints a producer leaves out are derived here exactly as the parsers derive them.
+Every ledger id is derived here from source ids within the item's provider, so an item can only
+write its own session's rows; row fingerprints are computed as the parsers compute them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +17,7 @@ import orjson
 import xxhash
 
 from tracehouse.errors import RequestError, ValidationError
-from tracehouse.model import ids
+from tracehouse.model import ids, wire
 from tracehouse.model.contract import (
     MODES,
     ImportBatch,
@@ -25,7 +28,7 @@ from tracehouse.model.contract import (
 from tracehouse.model.fields import MAX_COUNT, cap
 from tracehouse.model.fingerprint import canonical_json, combine, fingerprint_of
 from tracehouse.model.rows import row_fingerprint, to_frame
-from tracehouse.model.tables import CONTENT_TABLES, PROVIDERS, SESSIONS, Kind, Table, camel
+from tracehouse.model.tables import CONTENT_TABLES, PROVIDERS, SESSIONS, TABLES_BY_NAME, Kind, Table
 
 # The largest text a field keeps (DESIGN §9): longer text is cut with a marker, as parsers do.
 MAX_FIELD = 1024 * 1024
@@ -37,7 +40,7 @@ _ITEM_KEYS = {
     "sourceSessionFingerprint",
     "importedAtMs",
     "session",
-    *CONTENT_TABLES,
+    *wire.ROWS,
 }
 # What an item may not say: cursors belong to tracehouse's own sync (a planted one would hide a
 # real file from every later backfill), and the ledger's ids are derived from source ids, so an
@@ -45,16 +48,11 @@ _ITEM_KEYS = {
 _REFUSED = {
     "watermarks": "cursors are kept by tracehouse's own sync; a request cannot set them",
 }
-_ID_COLUMNS = {
-    "messages": ("message_id", "source_message_id", ids.message_id),
-    "turns": ("turn_id", "source_turn_id", ids.turn_id),
-    "tool_calls": ("tool_call_id", "source_tool_call_id", ids.tool_call_id),
-}
-_CAMEL: dict[str, dict[str, str]] = {
-    t.name: {camel(c.name): c.name for c in t.columns} for t in (SESSIONS, *CONTENT_TABLES.values())
-}
-# Columns a producer may omit because they are derived from others.
-_DERIVED = {"session_id", "message_id", "turn_id", "tool_call_id", "source_id", "message_type"}
+_OWN_ID = {"turns": ids.turn_id, "messages": ids.message_id, "tool_calls": ids.tool_call_id}
+_ID_COLUMN = {"turns": "turn_id", "messages": "message_id", "tool_calls": "tool_call_id"}
+_LINK = {"turn": ids.turn_id, "message": ids.message_id}
+_FIELDS = {key: {f.name: f for f in fields} for key, (_, fields) in wire.ROWS.items()}
+_SESSION_FIELDS = {f.name: f for f in wire.SESSION}
 _DEFAULT_TYPE = {
     "user": "user",
     "assistant": "assistant",
@@ -85,6 +83,7 @@ def decode_request(data: bytes | str) -> ImportBatch:
 
     decoded: list[ImportItem] = []
     invalid: list[ItemResult] = []
+    invalid_at: list[int] = []
     rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in CONTENT_TABLES.values()}
     for index, raw in enumerate(items):
         try:
@@ -94,6 +93,7 @@ def decode_request(data: bytes | str) -> ImportBatch:
             invalid.append(
                 ItemResult(provider, source_id, None, "failed", f"items[{index}]: {exc}")
             )
+            invalid_at.append(index)
             continue
         decoded.append(item)
         for table, table_rows in item_rows.items():
@@ -108,6 +108,7 @@ def decode_request(data: bytes | str) -> ImportBatch:
         mode=mode,
         idempotency_key=request.get("idempotencyKey"),
         invalid=tuple(invalid),
+        invalid_at=tuple(invalid_at),
         request_hash=_request_hash(request, data),
     )
 
@@ -143,32 +144,19 @@ def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]
             f"sourceProvider: unknown provider {provider!r} (one of {', '.join(PROVIDERS)})"
         )
     source_session_id = _required_str(raw, "sourceSessionId")
-    session_id = ids.session_id(provider, source_session_id)
-
-    session = _decode_row(SESSIONS, raw.get("session", {}), "session")
-    for column, expected in (
-        ("source_provider", provider),
-        ("source_session_id", source_session_id),
-        ("session_id", session_id),
-    ):
-        if session.get(column) not in (None, expected):
-            raise ValidationError(f"session.{camel(column)}: {session[column]!r} != {expected!r}")
-        session[column] = expected
-    session.setdefault("label", None)
-    session["label"] = session["label"] or ids.session_label(provider, source_session_id)
+    session = _decode_session(raw.get("session", {}), provider, source_session_id)
 
     item_rows: dict[str, list[dict[str, Any]]] = {}
     fingerprints: list[str] = []
-    for key, table in CONTENT_TABLES.items():
-        values = raw.get(key, [])
+    for key, (table_name, _) in wire.ROWS.items():
+        table = TABLES_BY_NAME[table_name]
+        values = raw.get(key) or []
         if not isinstance(values, list):
             raise ValidationError(f"`{key}` must be a list")
         decoded_rows = []
         for index, value in enumerate(values):
-            where = f"{key}[{index}]"
-            row = _decode_row(table, value, where)
-            _derive_ids(table, row, provider, source_session_id, session_id, where)
-            _check_required(table, row, where)
+            row = _decode_row(key, table, value, f"{key}[{index}]", provider, source_session_id)
+            row["session_id"] = session["session_id"]
             row["fingerprint"] = row_fingerprint(table, row)
             fingerprints.append(row["fingerprint"])
             decoded_rows.append(row)
@@ -176,8 +164,9 @@ def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]
     own_messages = {row["message_id"] for row in item_rows.get("messages", [])}
     for index, row in enumerate(item_rows.get("message_sources", [])):
         if row["message_id"] not in own_messages:  # a source may not attach to another session
-            raise ValidationError(f"sources[{index}].messageId: not a message of this item")
+            raise ValidationError(f"sources[{index}].sourceMessageId: not a message of this item")
 
+    _count_rows(session, item_rows)
     fingerprint = raw.get("sourceSessionFingerprint")
     if fingerprint is None:
         fingerprint = combine([row_fingerprint(SESSIONS, session), *fingerprints])
@@ -197,6 +186,24 @@ def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]
     return item, item_rows
 
 
+_COUNTED = {"turn_count": "turns", "message_count": "messages", "tool_call_count": "tool_calls"}
+_TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
+           "reasoning_tokens", "total_tokens")  # fmt: skip
+
+
+def _count_rows(session: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """The session's counts and token totals, when its producer leaves them out (the draft has
+    no such fields): counted from the item's rows, a session's totals being its turns' sums."""
+    for column, table in _COUNTED.items():
+        if session.get(column) is None:
+            session[column] = len(rows.get(table, []))
+    if all(session.get(t) is None for t in _TOKENS):
+        for token in _TOKENS:
+            values = [t[token] for t in rows.get("turns", []) if t.get(token) is not None]
+            if values:
+                session[token] = min(sum(values), MAX_COUNT)
+
+
 def _required_str(raw: Mapping[str, Any], key: str) -> str:
     value = raw.get(key)
     if not isinstance(value, str) or not value:
@@ -204,27 +211,106 @@ def _required_str(raw: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def _decode_row(table: Table, value: Any, where: str) -> dict[str, Any]:
+def _decode_session(value: Any, provider: str, source_session_id: str) -> dict[str, Any]:
+    """The session row; its links to a parent are derived within the parent session."""
     if not isinstance(value, dict):
-        raise ValidationError(f"{where}: expected an object")
-    names = _CAMEL[table.name]
+        raise ValidationError("session: expected an object")
     row: dict[str, Any] = {}
     for key, field_value in value.items():
-        column_name = names.get(key)
-        if column_name is None or column_name == "fingerprint":
-            raise ValidationError(f"{where}.{key}: unknown field")
-        column = table.column(column_name)
-        row[column_name] = _convert(column.kind, field_value, f"{where}.{key}")
-        if (
-            column.choices
-            and row[column_name] is not None
-            and row[column_name] not in column.choices
-        ):
-            raise ValidationError(
-                f"{where}.{key}: unknown {column_name} {row[column_name]!r}"
-                f" (one of {', '.join(column.choices)})"
-            )
+        field = _SESSION_FIELDS.get(key)
+        if field is None:
+            raise ValidationError(f"session.{key}: unknown field")
+        row[field.column] = _convert_field(SESSIONS, field, field_value, f"session.{key}")
+    parent = row.get("parent_source_session_id")
+    for column, source_column, derive in (
+        ("parent_message_id", "parent_source_message_id", ids.message_id),
+        ("spawn_tool_call_id", "spawn_source_tool_call_id", ids.tool_call_id),
+    ):
+        if row.get(source_column) is None:
+            continue
+        if parent is None:
+            field_name = "parentSourceMessageId" if "message" in column else "spawnToolCallId"
+            raise ValidationError(f"session.{field_name}: needs session.parentSourceSessionId")
+        row[column] = derive(provider, parent, row[source_column])
+    if parent is not None:
+        row["parent_session_id"] = ids.session_id(provider, parent)
+    row["session_id"] = ids.session_id(provider, source_session_id)
+    row["source_provider"] = provider
+    row["source_session_id"] = source_session_id
+    row["label"] = row.get("label") or ids.session_label(provider, source_session_id)
+    workspace = row.get("workspace_path")
+    if row.get("project") is None and workspace:  # as the parsers name it: the last path part
+        row["project"] = re.split(r"[\\/]", workspace.rstrip("/\\"))[-1] or None
     return row
+
+
+def _decode_row(
+    key: str, table: Table, value: Any, where: str, provider: str, source_session_id: str
+) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationError(f"{where}: expected an object")
+    fields = _FIELDS[key]
+    row: dict[str, Any] = {}
+    for name, field_value in value.items():
+        field = fields.get(name)
+        if field is None:
+            raise ValidationError(f"{where}.{name}: unknown field")
+        at = f"{where}.{name}"
+        if field.form == "link" and field_value is not None:
+            link = _LINK[field.target or "message"]
+            row[field.column] = link(provider, source_session_id, _source_id(field_value, at))
+        elif field.form == "links" and field_value is not None:
+            if not isinstance(field_value, list):
+                raise ValidationError(f"{at}: expected a list of source ids")
+            linked = [
+                ids.message_id(provider, source_session_id, _source_id(v, f"{at}[{i}]"))
+                for i, v in enumerate(field_value)
+            ]
+            row[field.column] = canonical_json(linked).decode()
+        else:
+            row[field.column] = _convert_field(table, field, field_value, at)
+    for name in wire.REQUIRED[key]:
+        if value.get(name) is None:
+            raise ValidationError(f"{where}.{name}: missing (required)")
+    if table.name in _OWN_ID:
+        source_column = next(f.column for f in fields.values() if f.form == "own")
+        own = _OWN_ID[table.name](provider, source_session_id, row[source_column])
+        row[_ID_COLUMN[table.name]] = own
+    if table.name == "messages" and row.get("message_type") is None:
+        row["message_type"] = _DEFAULT_TYPE[row["role"]]
+    if table.name == "message_sources" and row.get("source_id") is None:
+        if not row.get("uri") or not row.get("source_type"):
+            raise ValidationError(f"{where}: sourceId, or sourceType and uri, are required")
+        row["source_id"] = ids.source_id(row["source_type"], row["uri"])
+    if table.name == "message_sources" and row.get("source_type") is None:
+        raise ValidationError(f"{where}.sourceType: missing (required)")
+    if table.name == "tool_calls" and row.get("spawned_source_session_id") is not None:
+        row["spawned_session_id"] = ids.session_id(provider, row["spawned_source_session_id"])
+    return row
+
+
+def _source_id(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValidationError(f"{where}: expected a source id (a non-empty string)")
+    return value
+
+
+def _convert_field(table: Table, field: wire.Field, value: Any, where: str) -> Any:
+    if value is None:
+        return None
+    if field.form == "time":
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= wire.MAX_MS:
+            raise ValidationError(f"{where}: expected epoch milliseconds (an integer ≥ 0)")
+        return wire.iso_from_ms(value)
+    if field.form == "result" and not isinstance(value, str):
+        return _convert(Kind.JSON, value, where)
+    column = table.column(field.column)
+    converted = _convert(column.kind, value, where)
+    if column.choices and converted not in column.choices:
+        raise ValidationError(
+            f"{where}: unknown {field.column} {converted!r} (one of {', '.join(column.choices)})"
+        )
+    return converted
 
 
 def _convert(kind: Kind, value: Any, where: str) -> Any:
@@ -251,42 +337,3 @@ def _convert(kind: Kind, value: Any, where: str) -> Any:
         expected = {Kind.TEXT: "a string", Kind.INT: "an integer", Kind.BOOL: "a boolean"}[kind]
         raise ValidationError(f"{where}: expected {expected}, got {type(value).__name__}")
     return value
-
-
-def _derive_ids(
-    table: Table,
-    row: dict[str, Any],
-    provider: str,
-    source_session_id: str,
-    session_id: str,
-    where: str,
-) -> None:
-    if row.get("session_id") not in (None, session_id):
-        raise ValidationError(f"{where}.sessionId: belongs to another session")
-    row["session_id"] = session_id
-    derive = _ID_COLUMNS.get(table.name)
-    if derive is not None:
-        id_column, source_column, make = derive
-        if row.get(source_column) is None:
-            raise ValidationError(f"{where}.{camel(source_column)}: missing (required)")
-        own = make(provider, source_session_id, row[source_column])
-        if row.get(id_column) not in (None, own):
-            raise ValidationError(
-                f"{where}.{camel(id_column)}: not this session's id for"
-                f" {camel(source_column)} {row[source_column]!r} (leave it out: it is derived)"
-            )
-        row[id_column] = own
-    if table.name == "messages" and row.get("message_type") is None and row.get("role"):
-        row["message_type"] = _DEFAULT_TYPE[row["role"]]
-    if table.name == "message_sources" and row.get("source_id") is None:
-        if not row.get("uri") or not row.get("source_type"):
-            raise ValidationError(f"{where}: sourceId, or sourceType and uri, are required")
-        row["source_id"] = ids.source_id(row["source_type"], row["uri"])
-
-
-def _check_required(table: Table, row: dict[str, Any], where: str) -> None:
-    for column in table.columns:
-        if column.required and row.get(column.name) is None:
-            name = camel(column.name)
-            hint = "" if column.name in _DERIVED else " (required)"
-            raise ValidationError(f"{where}.{name}: missing{hint}")

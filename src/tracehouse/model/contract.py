@@ -134,8 +134,10 @@ class ImportBatch:
     run_id: str = field(default_factory=new_run_id)
     mode: str = "backfill"
     idempotency_key: str | None = None
-    # Items refused while decoding (JSON form): reported `failed` beside the others' results.
+    # Items refused while decoding (JSON form): reported `failed` beside the others' results,
+    # at their places in the request (`invalid_at`).
     invalid: tuple[ItemResult, ...] = ()
+    invalid_at: tuple[int, ...] = ()
     rejects: tuple[Reject, ...] = ()
     # Cursors of units that yielded no item this time (empty, metadata-only or all-rejected).
     watermarks: tuple[WatermarkUpdate, ...] = ()
@@ -162,6 +164,14 @@ class ImportBatch:
             return []
         names = list(TABLES_BY_NAME[table].names)
         return frame.select(names).rows() if frame.columns != names else frame.rows()
+
+    def in_request_order(self, results: list[ItemResult]) -> tuple[ItemResult, ...]:
+        """The items' results (in `items` order) with the refused ones put back where they
+        stood in the request: results come back in request order."""
+        merged = list(results)
+        for at, result in sorted(zip(self.invalid_at, self.invalid, strict=True)):
+            merged.insert(at, result)
+        return tuple(merged)
 
     def content_hash(self) -> str:
         """What an idempotency key is bound to: the request as decoded, or the rows it carries."""

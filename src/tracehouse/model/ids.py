@@ -40,19 +40,26 @@ def source_id(kind: str, uri: str) -> str:
 _LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu"}
 
 
-def session_label(provider: str, source_session_id: str) -> str:
+def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
     """A short, stable, human-typable handle: `cc-6a963594` (provider prefix + id head).
 
     A subagent's source id is `<project>/agent-<id>`: its own agent id is the distinctive part.
-    Labels are for people and may collide; ids never do.
+    Labels are for people and may collide; ids never do (the store lengthens colliding ones).
     """
+    prefix, head, from_end = label_parts(provider, source_session_id)
+    return f"{prefix}-{head[-size:] if from_end else head[:size]}"
+
+
+def label_parts(provider: str, source_session_id: str) -> tuple[str, str, bool]:
+    """The provider prefix, the characters of the source id a label is cut from, and whether
+    it is cut from their end."""
     prefix = _LABEL_PREFIX.get(provider, provider[:2])
     tail = source_session_id.replace(":", "/").rsplit("/", 1)[-1].removeprefix("agent-")
+    head = "".join(ch for ch in tail if ch.isalnum()).lower()
     if provider == "codex" and len(tail) == 36:
         # Codex thread ids are UUIDv7: the head is a timestamp shared by threads started within
-        # the same minute, the tail is random.
-        tail = tail[-8:]
-    head = "".join(ch for ch in tail if ch.isalnum()).lower()
+        # the same minute, the tail is random; labels are cut from its end.
+        return prefix, tail.replace("-", "").lower(), True
     if not head:
         head = xxhash.xxh3_64_hexdigest(source_session_id.encode("utf-8", "surrogatepass"))
-    return f"{prefix}-{head[:8]}"
+    return prefix, head, False

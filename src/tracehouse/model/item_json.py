@@ -1,10 +1,10 @@
 """A stored session as one `sessions.import` item: the inverse of `codec.decode_request`.
 
-What `export --format jsonl` writes, one item per line, so that `tracehouse import` reads it
-back into the same rows (same ids, same fingerprints). Columns the store derives or keeps for
-itself are left out: row fingerprints (recomputed from the values), and the provenance a store
-stamps on import (host, importer version, import times, a vanished source). JSON columns go out
-as JSON, not as strings of JSON.
+What `export --format jsonl` and `--format sessions-import` write, so that `tracehouse import`
+reads it back into the same rows (same ids, same fingerprints). Fields are declared once, in
+`model/wire.py`: ledger ids go out as the source ids they were derived from, times as epoch
+milliseconds, JSON columns as JSON. What a store keeps for itself stays out: row fingerprints
+(recomputed from the values) and the provenance a store stamps on import.
 """
 
 from __future__ import annotations
@@ -13,43 +13,87 @@ from typing import Any
 
 import orjson
 
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Kind, Table, camel
+from tracehouse.model import wire
+from tracehouse.model.rows import row_fingerprint
+from tracehouse.model.tables import STORE_FILLED, TABLES_BY_NAME, Kind, Table
 
-STORE_OWNED = frozenset(
-    {"fingerprint", "host", "importer_version", "first_imported_at", "last_imported_at",
-     "source_missing_at"}
-)  # fmt: skip
+_DETAIL_KEYS = {"turns": "turns", "messages": "messages", "toolCalls": "tool_calls",
+                "sources": "sources"}  # fmt: skip
+
+
+class EncodeError(ValueError):
+    """A stored row links to a row its session does not hold: it has no source id to send."""
 
 
 def encode_item(detail: dict[str, Any]) -> dict[str, Any]:
     """`detail` as `sinks.reads.session_detail` loads it (its rows as the store keeps them)."""
     session = detail["session"]
-    rows = {"turns": detail["turns"], "messages": detail["messages"],
-            "toolCalls": detail["tool_calls"], "sources": detail["sources"]}  # fmt: skip
+    sources = {
+        "turn": {r["turn_id"]: r["source_turn_id"] for r in detail["turns"]},
+        "message": {r["message_id"]: r["source_message_id"] for r in detail["messages"]},
+    }
+    imported = session.get("last_imported_at")
     item: dict[str, Any] = {
         "sourceProvider": session["source_provider"],
         "sourceSessionId": session["source_session_id"],
         "sourceSessionFingerprint": session["fingerprint"],
-        "session": _row(SESSIONS, session),
+        "importedAtMs": (imported and wire.ms_from_iso(imported)) or 0,
+        "session": _row(TABLES_BY_NAME["sessions"], wire.SESSION, session, sources, "session"),
     }
-    for key, table in CONTENT_TABLES.items():
-        if rows[key]:
-            item[key] = [_row(table, row) for row in rows[key]]
+    for key, (table_name, fields) in wire.ROWS.items():
+        table = TABLES_BY_NAME[table_name]
+        rows = detail[_DETAIL_KEYS[key]]
+        if rows:
+            item[key] = [
+                _row(table, fields, _unfilled(table, row), sources, f"{key}[{i}]")
+                for i, row in enumerate(rows)
+            ]
     return item
 
 
-def _row(table: Table, row: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for column in table.columns:
-        value = row.get(column.name)
-        if value is None or column.name in STORE_OWNED:
+def _unfilled(table: Table, row: dict[str, Any]) -> dict[str, Any]:
+    """The row as its producer sent it: a link the store filled in afterwards (its fingerprint
+    was computed without it) is left for the importing store to fill in again."""
+    filled = STORE_FILLED.get(table.name)
+    if not filled or row.get(filled[0]) is None:
+        return row
+    if row["fingerprint"] == row_fingerprint(table, row):
+        return row
+    return {**row, **dict.fromkeys(filled)}
+
+
+def _row(
+    table: Table,
+    fields: tuple[wire.Field, ...],
+    row: dict[str, Any],
+    sources: dict[str, dict[str, str]],
+    where: str,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field in fields:
+        value = row.get(field.column)
+        if value is None:
             continue
-        if column.kind is Kind.JSON:
+        if field.form == "time":
+            value = wire.ms_from_iso(value)
+        elif field.form == "link":
+            value = _source(sources, field, value, where)
+        elif field.form == "links":
+            value = [_source(sources, field, v, where) for v in _json_value(value)]
+        elif field.form != "result" and table.column(field.column).kind is Kind.JSON:
             value = _json_value(value)
-        elif column.kind is Kind.BOOL:
+        elif table.column(field.column).kind is Kind.BOOL:
             value = bool(value)  # SQLite keeps 0 and 1
-        out[camel(column.name)] = value
+        if value is not None:
+            out[field.name] = value
     return out
+
+
+def _source(sources: dict[str, dict[str, str]], field: wire.Field, value: str, where: str) -> str:
+    found = sources[field.target or "message"].get(value)
+    if found is None:
+        raise EncodeError(f"{where}.{field.name}: {value} is not a {field.target} of the session")
+    return found
 
 
 def _json_value(value: Any) -> Any:

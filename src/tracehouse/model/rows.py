@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model.fingerprint import canonical_json, fingerprint_values
-from tracehouse.model.tables import Kind, Table
+from tracehouse.model.tables import Table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,13 +25,40 @@ def json_text(value: Any) -> str | None:
 
 def row_fingerprint(table: Table, row: Mapping[str, Any]) -> str:
     """Over the content columns; JSON columns in their canonical text, whatever their key order."""
-    return fingerprint_values(
-        [
-            json_text(row.get(c.name)) if c.kind is Kind.JSON else row.get(c.name)
-            for c in table.columns
-            if c.content
-        ]
-    )
+    values = [row.get(n) for n in table.names]
+    for i in table.json_indexes:
+        values[i] = json_text(values[i])
+    return fingerprint_values(content_values(table, values))
+
+
+def content_values(table: Table, values: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """What a row's fingerprint covers, from its values in column order: every content column,
+    then each late one that is set, as its name and value."""
+    out = [values[i] for i in table.content_indexes]
+    for i, name in table.late_content:
+        if values[i] is not None:
+            out += [name, values[i]]
+    return out
+
+
+def _as_text(value: Any) -> str:
+    """A record's value where text belongs (a `model` that is a number): kept as its text,
+    never handed to a store as a number it may not hold (past 64 bits) or a type it rejects."""
+    if isinstance(value, dict | list):
+        return canonical_json(value).decode()
+    return str(value)
+
+
+def typed_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
+    """`row` with every text column's value as text (a session row a parser built from a
+    record's values, which may be numbers where the table holds text)."""
+    out = dict(row)
+    for i in table.text_indexes:
+        name = table.names[i]
+        value = out.get(name)
+        if value is not None and type(value) is not str:
+            out[name] = _as_text(value)
+    return out
 
 
 class TableBuffer:
@@ -47,8 +74,8 @@ class TableBuffer:
         names = table.names
         self._names = names
         self._pk = table.primary_key
-        self._json = [i for i, c in enumerate(table.columns) if c.kind is Kind.JSON]
-        self._content = [i for i, c in enumerate(table.columns) if c.content]
+        self._json = table.json_indexes
+        self._text = table.text_indexes
         self._fingerprint = names.index("fingerprint") if "fingerprint" in names else None
         self._rows: dict[tuple[Any, ...], dict[str, Any]] = {}
 
@@ -68,8 +95,12 @@ class TableBuffer:
                 value = values[i]
                 if value is not None and not isinstance(value, str):
                     values[i] = json_text(value)
+            for i in self._text:
+                value = values[i]
+                if value is not None and type(value) is not str:
+                    values[i] = _as_text(value)
             if self._fingerprint is not None:
-                values[self._fingerprint] = fingerprint_values([values[i] for i in self._content])
+                values[self._fingerprint] = fingerprint_values(content_values(self.table, values))
             out.append(tuple(values))
         return out
 

@@ -47,6 +47,13 @@ TABLE_DOCS = {
     "import_requests": "Idempotency keys already applied, with the response to replay.",
     "rejects": "Input that was refused, where it is and why; resolves when it reads cleanly.",
     "export_marks": "Where `export --since-last` last wrote each format, and when it started.",
+    "session_history": "One row per import that changed a session (`sessions show --history`).",
+    "session_tombstones": "Sessions deleted by `sessions delete`: later syncs leave them out"
+    " until `sessions restore`.",
+    "threads": "A session's linear histories: a rewind or an in-session fork starts a new one"
+    " at the turn it went back to (derived from the turns' parent chain).",
+    "session_aliases": "Labels sessions were shown under before a collision lengthened them:"
+    " they keep resolving.",
 }
 
 COLUMN_DOCS: dict[str, dict[str, str]] = {
@@ -55,7 +62,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "source_session_id": "The session's id in its source.",
         "fingerprint": "`v1:` + xxh3-128 of the content columns (✓) and where the source"
         " ends: unchanged, the session is skipped.",
-        "label": "A short name for people: `cc-…`, `cx-…`, `cu-…` + the id's start.",
+        "label": "A short name for people: `cc-…`, `cx-…`, `cu-…` + the id's start, unique in"
+        " the ledger: lengthened when another session's collides, the old one kept in"
+        " `session_aliases`.",
         "created_at": "When the session started (ISO-8601 UTC).",
         "updated_at": "Its last activity (ISO-8601 UTC).",
         "model": "The session's main model.",
@@ -79,6 +88,12 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "first_imported_at": "When tracehouse first stored it.",
         "last_imported_at": "When its content last changed in the ledger.",
         "source_missing_at": "Set when its source file vanished; the rows are kept.",
+        "parent_source_session_id": "`parent_session_id` as the source names it (its session"
+        " id there): what `sessions.import` sends, kept when the parent is not in the ledger.",
+        "parent_source_message_id": "`parent_message_id` by the source's message id.",
+        "spawn_source_tool_call_id": "`spawn_tool_call_id` by the source's call id.",
+        "label_base": "The label it was stored with: sessions whose labels collide share it,"
+        " and each gets a longer label grown from it.",
     },
     "turns": {
         "turn_id": "Stable id: a hash of provider, session and the source's turn id.",
@@ -99,6 +114,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "thinking": "The model's visible reasoning, when the source keeps it.",
         "meta": "Per-message details: usage, stop reason, what was capped.",
         "source_ref": "Where in the source it was read (file and line, or database key).",
+        "context": "What the message was sent with, as JSON, when the producer gives it"
+        " (`contextJson`).",
     },
     "tool_calls": {
         "tool_call_id": "Stable id: a hash of provider, session and the source's call id.",
@@ -111,6 +128,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "status": "pending, running, completed or failed.",
         "error": "Why it failed, when it did.",
         "spawned_session_id": "The subagent session it started (filled in when both are here).",
+        "tool_number": "The producer's own number for the call (`toolNumber`), when it gives one.",
+        "spawned_source_session_id": "`spawned_session_id` by the source's session id.",
     },
     "message_sources": {
         "message_id": "The message that cited it.",
@@ -161,9 +180,43 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
     },
     "export_marks": {
         "target": "The export directory, as an absolute path on the machine that exported.",
-        "format": "markdown, html, jsonl or otel.",
+        "format": "markdown, html, jsonl, otel or sessions-import.",
         "exported_at": "When that export started: the next one writes what changed since.",
         "sessions": "How many sessions that export wrote.",
+    },
+    "session_history": {
+        "history_id": "A hash of the session, the run and the new fingerprint.",
+        "run_id": "The run that imported it (`tracehouse runs`).",
+        "status": "imported (new to the ledger) or upserted (changed).",
+        "fingerprint_before": "The session's fingerprint before; empty when it was new.",
+        "fingerprint_after": "Its fingerprint after.",
+        "rows_written": "Rows that import wrote for it.",
+        "recorded_at": "When.",
+    },
+    "threads": {
+        "thread_id": "A hash of the session and the thread's first turn.",
+        "seq": "The order the session's threads started in; 0 is the first.",
+        "parent_thread_id": "The thread it forked from.",
+        "fork_turn_id": "The turn of that thread it continues from.",
+        "first_turn_id": "Its first turn.",
+        "last_turn_id": "Its last turn so far.",
+        "turn_count": "How many turns it holds.",
+        "is_active": "True for the thread with the session's latest turn: `sessions show`"
+        " shows the path to it, with the other branches marked.",
+    },
+    "session_aliases": {
+        "alias": "A label the session had before.",
+        "session_id": "The session it names.",
+        "created_at": "When the label was lengthened.",
+    },
+    "session_tombstones": {
+        "session_id": "The deleted session's id (its rows are gone).",
+        "source_provider": "The tool it came from.",
+        "source_session_id": "Its id in its source.",
+        "label": "Its label, which `sessions restore` takes.",
+        "source_path": "The file it came from: restoring forgets its cursor, so the next sync"
+        " reads it again.",
+        "deleted_at": "When it was deleted.",
     },
 }
 

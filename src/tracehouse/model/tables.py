@@ -1,9 +1,9 @@
 """The ledger's tables (DESIGN §3), declared once.
 
 Every other representation is derived from these declarations: the polars schemas of the frames
-that parsers build, the SQLite DDL, the camelCase names of the import contract and the columns a
-fingerprint covers. Columns are only ever appended, never reordered or renamed, so an older ledger
-upgrades by `ALTER TABLE … ADD COLUMN`.
+that parsers build, the SQLite DDL and the columns a fingerprint covers (the import contract's
+fields map onto them in `model/wire.py`). Columns are only ever appended, never reordered or
+renamed, so an older ledger upgrades by `ALTER TABLE … ADD COLUMN`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ class Column:
     # changing, so they are left out of the row's fingerprint.
     content: bool = True
     choices: tuple[str, ...] = ()
+    # Content appended after fingerprints were first stored: in a row's fingerprint only when
+    # set, so every row stored before the column existed keeps its fingerprint.
+    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,23 @@ class Table:
     @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
+
+    @cached_property
+    def content_indexes(self) -> tuple[int, ...]:
+        """The content columns a fingerprint always covers, as positions in a row tuple."""
+        return tuple(i for i, c in enumerate(self.columns) if c.content and not c.late)
+
+    @cached_property
+    def late_content(self) -> tuple[tuple[int, str], ...]:
+        return tuple((i, c.name) for i, c in enumerate(self.columns) if c.content and c.late)
+
+    @cached_property
+    def text_indexes(self) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(self.columns) if c.kind is Kind.TEXT)
+
+    @cached_property
+    def json_indexes(self) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(self.columns) if c.kind is Kind.JSON)
 
     @cached_property
     def schema(self) -> dict[str, type[pl.DataType]]:
@@ -97,7 +117,9 @@ SESSIONS = Table(
         Column("source_provider", required=True),
         Column("source_session_id", required=True),
         Column("fingerprint", content=False),
-        Column("label"),
+        # The store owns it once the session is stored: unique, lengthened when another
+        # session's collides (`sinks/labels.py`), so it is not part of the content.
+        Column("label", content=False),
         Column("title"),
         Column("created_at"),
         Column("updated_at"),
@@ -130,6 +152,13 @@ SESSIONS = Table(
         Column("first_imported_at", content=False),
         Column("last_imported_at", content=False),
         Column("source_missing_at", content=False),
+        # The lineage links as the producer named them, by source id within the provider: what
+        # the `sessions.import` form carries, kept because a parent may not be in this ledger
+        # for its id to be looked up from.
+        Column("parent_source_session_id", content=False),
+        Column("parent_source_message_id", content=False),
+        Column("spawn_source_tool_call_id", content=False),
+        Column("label_base", content=False),  # the label it was stored with, before any growth
     ),
     ("session_id",),
 )
@@ -175,6 +204,7 @@ MESSAGES = Table(
         Column("metadata", JSON),
         Column("source_ref", content=False),
         Column("fingerprint", content=False),
+        Column("context", JSON, late=True),  # what the message was sent with (`contextJson`)
     ),
     ("message_id",),
 )
@@ -197,6 +227,8 @@ TOOL_CALLS = Table(
         Column("started_at"),
         Column("completed_at"),
         Column("fingerprint", content=False),
+        Column("tool_number", INT, late=True),  # the producer's own numbering (`toolNumber`)
+        Column("spawned_source_session_id", content=False),  # as `parent_source_session_id`
     ),
     ("tool_call_id",),
 )
@@ -299,6 +331,70 @@ EXPORT_MARKS = Table(
     ("target", "format"),
 )
 
+SESSION_HISTORY = Table(
+    "session_history",
+    (
+        Column("history_id", required=True),  # the session, the run and the new fingerprint
+        Column("session_id", required=True),
+        Column("run_id"),
+        Column("status", choices=("imported", "upserted")),
+        Column("fingerprint_before"),
+        Column("fingerprint_after"),
+        Column("rows_written", INT),
+        Column("recorded_at"),
+    ),
+    ("history_id",),
+)
+
+# A session's linear histories (`model/threads.py`), derived from its turns' parent chain and
+# rewritten by the store whenever they change.
+THREADS = Table(
+    "threads",
+    (
+        Column("thread_id", required=True),  # a hash of the session and its first turn
+        Column("session_id", required=True),
+        Column("seq", INT),
+        Column("parent_thread_id"),
+        Column("fork_turn_id"),
+        Column("first_turn_id"),
+        Column("last_turn_id"),
+        Column("turn_count", INT),
+        Column("is_active", BOOL),
+    ),
+    ("thread_id",),
+)
+
+# Every label a session was shown under before it had to be lengthened: it keeps resolving.
+SESSION_ALIASES = Table(
+    "session_aliases",
+    (
+        Column("alias", required=True),
+        Column("session_id", required=True),
+        Column("created_at"),
+    ),
+    ("alias",),
+)
+
+# A deleted session, so that a later sync does not bring it back from a source that still
+# has it, until it is restored.
+SESSION_TOMBSTONES = Table(
+    "session_tombstones",
+    (
+        Column("session_id", required=True),
+        Column("source_provider"),
+        Column("source_session_id"),
+        Column("label"),
+        Column("source_path"),
+        Column("deleted_at"),
+    ),
+    ("session_id",),
+)
+
+# Content columns the store may fill in after a row was fingerprinted: a parent's spawning call
+# learns its child when the child arrives (either order gives the same ledger), so its stored
+# fingerprint is its source's, without the link.
+STORE_FILLED = {"tool_calls": ("spawned_session_id", "spawned_source_session_id")}
+
 # The tables an import item carries rows for, keyed by the item's JSON field name.
 CONTENT_TABLES: dict[str, Table] = {
     "turns": TURNS,
@@ -318,10 +414,9 @@ ALL_TABLES: tuple[Table, ...] = (
     IMPORT_REQUESTS,
     REJECTS,
     EXPORT_MARKS,
+    SESSION_HISTORY,
+    SESSION_TOMBSTONES,
+    SESSION_ALIASES,
+    THREADS,
 )
 TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in ALL_TABLES}
-
-
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import TableBuffer, row_fingerprint
+from tracehouse.model.fingerprint import canonical_json, combine
+from tracehouse.model.rows import TableBuffer, row_fingerprint, typed_row
 from tracehouse.model.tables import SESSIONS
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.jsonl import (
@@ -108,6 +108,9 @@ def parse_jsonl(
         _feed_all(provider, unit, chunk, first_line, builder, skip, result)
         try:
             state = builder.finish()
+            # The store keeps the state as JSON: a value nested past the writer's depth that
+            # the builder holds on to (an open call's input) must be found here, not at commit.
+            canonical_json(state)
             new = _cursor(st, chunk, base, head, state, first_line + line_count)
             attach(
                 provider,
@@ -216,7 +219,7 @@ def attach(
     if not builder.has_content():
         result.watermark = watermark  # nothing conversational (yet): only the cursor moves
         return
-    session = builder.session_row()
+    session = typed_row(SESSIONS, builder.session_row())
     fingerprint = combine([row_fingerprint(SESSIONS, session), *salt])
     result.item = ImportItem(
         provider,

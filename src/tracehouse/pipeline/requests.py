@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import orjson
 
-from tracehouse.errors import ConfigError
+from tracehouse.errors import ConfigError, RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import Clear, ImportBatch, ImportResponse, ItemResult, new_run_id
 from tracehouse.sinks.protocol import RunTotals, SessionStore
@@ -58,14 +58,68 @@ def apply_item_lines(store: SessionStore, data: bytes) -> ImportResponse:
         if len(chunk) == ITEMS_PER_REQUEST:
             flush()
     flush()
+    return _finished(store, run_id, results, len(data), "items")
+
+
+def apply_request_lines(store: SessionStore, data: bytes) -> ImportResponse:
+    """`sessions.import` requests, one per line (what `export --format sessions-import`
+    writes), applied in order as one run. Each keeps its idempotency key, so a stream imported
+    again replays every request and writes nothing. A line that is not a request fails alone."""
+    run_id = new_run_id()
+    results: list[ItemResult] = []
+    replayed = True
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            batch = decode_request(line)
+        except RequestError as exc:
+            results.append(ItemResult("?", "?", None, "failed", f"line {number}: {exc}"))
+            replayed = False
+            continue
+        response = store.import_batch(replace(batch, run_id=run_id))
+        replayed = replayed and response.replayed
+        results.extend(
+            replace(r, reason=f"line {number} {r.reason}") if r.reason else r
+            for r in response.results
+        )
+    return _finished(store, run_id, results, len(data), "requests", replayed=replayed)
+
+
+def _finished(
+    store: SessionStore,
+    run_id: str,
+    results: list[ItemResult],
+    size: int,
+    what: str,
+    *,
+    replayed: bool = False,
+) -> ImportResponse:
+    """A line-by-line import's run closed in the log, and its response."""
     if not results:
-        raise ConfigError("no items: the input holds no JSON lines")
+        raise ConfigError(f"no {what}: the input holds no JSON lines")
     failed = sum(1 for r in results if r.status == "failed")
-    store.finish_run(
-        run_id,
-        RunTotals(bytes_read=len(data), error=f"{failed} item(s) failed" if failed else None),
-    )
-    return ImportResponse(run_id, tuple(results))
+    error = f"{failed} item(s) failed" if failed else None
+    store.finish_run(run_id, RunTotals(bytes_read=size, error=error))
+    return ImportResponse(run_id, tuple(results), replayed=replayed)
+
+
+def line_kind(data: bytes) -> str | None:
+    """What a JSON Lines input holds, by its first line: `requests` or `items`; None when that
+    line is not a JSON object by itself (a request written over several lines) or is the one
+    request of the input."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    if not lines:
+        return None
+    try:
+        first = orjson.loads(lines[0])
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(first, dict):
+        return None
+    if "items" in first:
+        return "requests" if len(lines) > 1 else None
+    return "items"
 
 
 def _with_line(result: ItemResult, lines: list[int]) -> ItemResult:

@@ -24,7 +24,7 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, WATERMARKS, Table
 from tracehouse.sinks.items import MIGRATION
-from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, SessionStore
+from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, SessionStore
 
 BATCH_SESSIONS = 100
 
@@ -82,7 +82,7 @@ def copy_store(
     # A cursor the target already holds stays: it describes rows the target has. One it lacks
     # comes with its run and time, so a copied ledger reads as the original did.
     report.watermarks = target.add_absent(WATERMARKS.name, source.rows(WATERMARKS.name))
-    for table in BOOKKEEPING[1:]:
+    for table in (*BOOKKEEPING[1:], *SESSION_BOOKS):
         report.log_rows += target.add_absent(table, source.rows(table))
     target.finish_run(report.run_id, RunTotals(error=_failures(report.failed)))
     report.source_counts = source.info().row_counts

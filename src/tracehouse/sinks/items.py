@@ -33,11 +33,14 @@ from tracehouse.sinks.protocol import RunTotals
 # when it was first seen, by which host, and whether its source file has since vanished.
 MIGRATION = "migration"
 PROVENANCE = ("host", "importer_version", "first_imported_at", "last_imported_at")
-LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id")
-INSERT_ONLY = ("first_imported_at",)
+LINK_COLUMNS = ("parent_session_id", "parent_message_id", "spawn_tool_call_id",
+                "parent_source_session_id", "parent_source_message_id",
+                "spawn_source_tool_call_id")  # fmt: skip
+# The store owns the label once a session is stored (`sinks/labels.py`).
+INSERT_ONLY = ("first_imported_at", "label", "label_base")
 _SESSION_JSON = [c.name for c in SESSIONS.columns if c.kind is Kind.JSON]
 
-Action = Literal["write", "skip", "refresh", "keep"]
+Action = Literal["write", "skip", "refresh", "keep", "deleted"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,14 @@ class Existing:
     first_imported_at: str | None
     source_missing_at: str | None
     recovered: bool
+    label: str | None = None  # as stored: the store owns it
 
 
-def decide(item: ImportItem, existing: Existing | None, mode: str) -> Action:
-    """`write` the session's rows, `skip` it, `refresh` only its missing flag, or `keep` the
-    stored session because the item is a weaker copy of it."""
+def decide(item: ImportItem, existing: Existing | None, mode: str, deleted: bool = False) -> Action:
+    """`write` the session's rows, `skip` it, `refresh` only its missing flag, `keep` the
+    stored session because the item is a weaker copy of it, or leave out a `deleted` one."""
+    if deleted:
+        return "deleted"
     if existing is None:
         return "write"
     if recovered(item.session) and not existing.recovered:
@@ -96,6 +102,8 @@ def session_values(
         or now,
         last_imported_at=(session.get("last_imported_at") if carried else None) or now,
         source_missing_at=missing_at(item, mode),
+        # the label it asked for: what its label grows from when another session's collides
+        label_base=(session.get("label_base") if carried else None) or session.get("label"),
     )
     for name in _SESSION_JSON:
         row[name] = json_text(row.get(name))
@@ -241,3 +249,24 @@ def session_upsert_sql(placeholders: str) -> str:
         f"INSERT INTO sessions ({', '.join(SESSIONS.names)}) VALUES ({placeholders})"
         f" ON CONFLICT (session_id) DO UPDATE SET {', '.join(updates)}"
     )
+
+
+def deleted_reason(item: ImportItem) -> str:
+    label = item.session.get("label") or item.source_session_id
+    return f"deleted from this ledger: `tracehouse sessions restore {label}` lets it back"
+
+
+# `session_history`: one row per import that changed a session, in the same transaction.
+HISTORY_COLUMNS = ("history_id", "session_id", "run_id", "status", "fingerprint_before",
+                   "fingerprint_after", "rows_written", "recorded_at")  # fmt: skip
+
+
+def history_values(
+    item: ImportItem, before: Existing | None, run_id: str, rows_written: int, now: str
+) -> tuple[Any, ...]:
+    status = "upserted" if before is not None else "imported"
+    # A session repeated within a run with the same content is one change.
+    key = stable_id("his", item.source_provider, item.session_id, run_id, item.fingerprint)
+    fingerprint_before = before.fingerprint if before is not None else None
+    return (key, item.session_id, run_id, status, fingerprint_before, item.fingerprint,
+            rows_written, now)  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,6 +35,22 @@ class RunTotals:
 
 # What a store records beside the ledger's content: cursors and the run log.
 BOOKKEEPING = ("watermarks", "import_runs", "import_requests", "rejects")
+# What the ledger keeps about its sessions beyond their rows: their history of changes, the
+# labels they were shown under, the sessions deleted from it (a copy carries them all).
+SESSION_BOOKS = ("session_history", "session_aliases", "session_tombstones")
+
+
+class Tx(Protocol):
+    """A store's open write transaction, with sqlite3-style `?` placeholders: what the
+    store-neutral writes (`sinks/deletion.py`, `sinks/labels.py`) go through."""
+
+    def execute(self, sql: str, params: Sequence[Any]) -> int: ...
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]: ...
+
+    def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
+        """DELETE FROM table WHERE where, keeping any index of the table true."""
+        ...
 
 
 class SessionStore(Protocol):
@@ -73,6 +89,15 @@ class SessionStore(Protocol):
         (`export --since-last` writes only what changed after it)."""
         ...
 
+    def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
+        """Delete the sessions with every row of theirs, cut the links to them and leave a
+        tombstone, in one transaction (`sinks/deletion.py`); the rows deleted per table."""
+        ...
+
+    def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Remove their tombstones so the next sync brings them back; the tombstones removed."""
+        ...
+
     def pending_migrations(self) -> list[str]:
         """The schema migrations this ledger lacks, by name, in the order they would run."""
         ...
@@ -96,7 +121,8 @@ class SessionStore(Protocol):
 
     def row_chunks(self, table: str, size: int = 1000) -> Iterator[list[tuple[Any, ...]]]:
         """Every row of a table in the order the store keeps them (cheapest to read), as tuples
-        in the table's column order, `size` at a time, streamed (exports of a whole ledger)."""
+        in the table's column order, `size` at a time, streamed (exports of a whole ledger).
+        Text may come as its UTF-8 bytes, as the store keeps it."""
         ...
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:

@@ -37,6 +37,12 @@ def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
         "SELECT * FROM sessions WHERE session_id = ? OR label = ? OR source_session_id = ?",
         [ref, ref, ref],
     )
+    if not rows:  # a label it was shown under before another session's collided with it
+        rows = store.query(
+            "SELECT s.* FROM session_aliases a JOIN sessions s USING (session_id)"
+            " WHERE a.alias = ?",
+            [ref],
+        )
     if not rows:
         rows = store.query(
             "SELECT * FROM sessions WHERE label LIKE ? OR source_session_id LIKE ? LIMIT 2",
@@ -96,6 +102,14 @@ def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
         named.add(meta.get("source_agent_id"))
     detail["labels"] = labels_of(store, [n for n in named if isinstance(n, str)])
     return detail
+
+
+def session_history(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
+    """Every import that changed the session, oldest first."""
+    return store.query(
+        "SELECT * FROM session_history WHERE session_id = ? ORDER BY recorded_at, history_id",
+        [session_id],
+    )
 
 
 def labels_of(store: SessionStore, session_ids: list[str]) -> dict[str, str]:

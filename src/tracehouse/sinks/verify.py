@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracehouse.model.rows import row_fingerprint
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, TABLES_BY_NAME, Table
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, STORE_FILLED, TABLES_BY_NAME, Table
 from tracehouse.sinks.protocol import SessionStore
 
 EXAMPLES = 5
@@ -43,8 +43,6 @@ LINEAGE = (
     ("child → parent session", "sessions", "session_id", "parent_session_id"),
     ("tool call → spawned session", "tool_calls", "tool_call_id", "spawned_session_id"),
 )
-# Content columns the store may set after a row is written (lineage found from the other end).
-STORE_FILLED = {"tool_calls": ("spawned_session_id",)}
 TOKENS = (
     "input_tokens",
     "output_tokens",

@@ -46,6 +46,8 @@ class SessionBuilder:
         self.open: OrderedDict[str, dict[str, Any]] = OrderedDict(s.get("open", []))
         self.pending: dict[str, dict[str, Any]] = s.get("pending", {})
         self.links: OrderedDict[str, str] = OrderedDict(s.get("links", []))
+        # line uuid → the turn it was written in, for the turn chain (as bounded as `links`)
+        self.turn_of: OrderedDict[str, str] = OrderedDict(s.get("turn_of", []))
         self.prompted: bool = s.get("prompted", False)
         self.queued: list[str] = s.get("queued", [])
         self.agg = SessionAggregate.from_state(s.get("session"))
@@ -356,12 +358,20 @@ class SessionBuilder:
             self.agg.add_tokens(delta)
 
     def _start_turn(self, r: dict[str, Any], offset: int) -> None:
-        self.turns.start(str(r.get("uuid") or f"line:{offset}"), self.ts)
+        key = str(r.get("uuid") or f"line:{offset}")
+        self.turns.start(key, self.ts, parent=self._parent_turn(r))
         self.agg.turns += 1
 
     def _ensure_turn(self, r: dict[str, Any], offset: int) -> None:
-        if self.turns.ensure(str(r.get("uuid") or f"line:{offset}"), self.ts):
+        if self.turns.ensure(str(r.get("uuid") or f"line:{offset}"), self.ts, self._parent_turn(r)):
             self.agg.turns += 1
+
+    def _parent_turn(self, r: dict[str, Any]) -> str | None:
+        """The turn a prompt continues: the one its `parentUuid` line was written in. Usually
+        the turn before; after a rewind or an in-session fork, the turn the conversation went
+        back to, so two turns share a parent and the history branches."""
+        parent = r.get("parentUuid")
+        return self.turn_of.get(parent) if isinstance(parent, str) else None
 
     # -- DAG links --------------------------------------------------------------------------
     #
@@ -395,6 +405,11 @@ class SessionBuilder:
         self.links.move_to_end(uuid)
         while len(self.links) > LINK_WINDOW:
             self.links.popitem(last=False)
+        if self.turn is not None:
+            self.turn_of[uuid] = self.turn["turn_id"]
+            self.turn_of.move_to_end(uuid)
+            while len(self.turn_of) > LINK_WINDOW:
+                self.turn_of.popitem(last=False)
 
     def _parent(self, parent_uuid: Any) -> tuple[str | None, str | None]:
         """(message id of the parent, or None with the reason)."""
@@ -429,6 +444,7 @@ class SessionBuilder:
             "open": list(self.open.items()),
             "pending": self.pending,
             "links": list(self.links.items()),
+            "turn_of": list(self.turn_of.items()),
             "prompted": self.prompted,
             "replaying": self.replaying,
             "queued": self.queued,

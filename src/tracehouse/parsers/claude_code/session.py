@@ -138,6 +138,7 @@ class SessionAggregate:
 
         inp, out, cache_read, cache_write, reasoning = self.tokens
         workspace = self.cwd
+        parent = _parent(ident, self.line_session_id)
         metadata = {
             "slug": self.slug,
             "cwds": self.cwds if len(self.cwds) > 1 else None,
@@ -171,7 +172,8 @@ class SessionAggregate:
             "tool_version": self.version,
             "entrypoint": self.entrypoint,
             "is_subagent": ident.is_subagent,
-            "parent_session_id": _parent(ident, self.line_session_id),
+            "parent_session_id": parent and ids.session_id(PROVIDER, parent),
+            "parent_source_session_id": parent,
             "parent_message_id": None,
             "spawn_tool_call_id": None,
             "task_description": ident.meta.get("description"),
@@ -195,10 +197,7 @@ def _parent(ident: Identity, line_session_id: str | None) -> str | None:
     The store replaces this with the session whose Task call spawned it, where that is known."""
     if not ident.is_subagent:
         return None
-    from tracehouse.parsers.claude_code.builder import PROVIDER
-
-    parent = ident.parent_source_session_id or line_session_id
-    return ids.session_id(PROVIDER, parent) if parent else None
+    return ident.parent_source_session_id or line_session_id or None
 
 
 def _project_name(workspace: str | None) -> str | None:

@@ -64,6 +64,7 @@ def complete(
     if isinstance(result, dict) and isinstance(result.get("agentId"), str):
         child = subagent_source_id(project, result["agentId"])
         call["spawned_session_id"] = ids.session_id(PROVIDER, child)
+        call["spawned_source_session_id"] = child
     params = call.get("params")
     params = orjson.loads(params) if isinstance(params, str) else params
     sources = rec.web_sources(call["tool_name"], result)

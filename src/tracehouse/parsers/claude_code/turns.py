@@ -36,13 +36,15 @@ class Turns:
         self.usage: OrderedDict[str, list[int]] = OrderedDict(state.get("usage", []))
         self.rows = TableBuffer(TURNS)
 
-    def start(self, key: str, ts: str | None, *, implicit: bool = False) -> None:
+    def start(
+        self, key: str, ts: str | None, *, parent: str | None = None, implicit: bool = False
+    ) -> None:
         self.close()
         self.current = {
             "turn_id": ids.turn_id(PROVIDER, self.sid, key),
             "session_id": self.session_id,
             "source_turn_id": key,
-            "parent_turn_id": None,
+            "parent_turn_id": parent,
             "seq": self.seq,
             "started_at": ts,
             "completed_at": ts,
@@ -56,11 +58,11 @@ class Turns:
         }
         self.seq += 1
 
-    def ensure(self, key: str, ts: str | None) -> bool:
+    def ensure(self, key: str, ts: str | None, parent: str | None = None) -> bool:
         """Output before any prompt (a warm-up agent, a resumed tail) still belongs to a turn."""
         if self.current is not None:
             return False
-        self.start(key, ts, implicit=True)
+        self.start(key, ts, parent=parent, implicit=True)
         return True
 
     def close(self) -> None:

@@ -66,7 +66,9 @@ class RolloutContext:
             return
         parent, offset = found
         row["parent_session_id"] = ids.session_id(PROVIDER, parent)
+        row["parent_source_session_id"] = parent
         row["spawn_tool_call_id"] = ids.tool_call_id(PROVIDER, parent, f"review:{offset}")
+        row["spawn_source_tool_call_id"] = f"review:{offset}"
 
 
 def _signature(path: str) -> Signature:

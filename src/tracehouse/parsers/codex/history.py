@@ -81,6 +81,7 @@ def _recovered(
 ) -> ImportItem:
     session_id = ids.session_id(PROVIDER, sid)
     times = [_iso(ts) for ts, _ in prompts]
+    previous: str | None = None  # the prompts of one thread, each following the one before
     for seq, ((ts, text), at) in enumerate(zip(prompts, times, strict=True)):
         key = f"history:{ts}:{seq}"
         message_id = ids.message_id(PROVIDER, sid, key)
@@ -106,6 +107,7 @@ def _recovered(
                 "turn_id": turn_id,
                 "session_id": session_id,
                 "source_turn_id": key,
+                "parent_turn_id": previous,
                 "seq": seq,
                 "started_at": at,
                 "completed_at": at,
@@ -116,6 +118,7 @@ def _recovered(
                 "metadata": {"recovered_from": "history"},
             }
         )
+        previous = turn_id
     first = prompts[0][1].strip().splitlines()[0] if prompts[0][1].strip() else None
     session = {
         "session_id": session_id,

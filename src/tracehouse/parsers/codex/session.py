@@ -155,6 +155,7 @@ class SessionAggregate:
             "entrypoint": meta.get("originator"),
             "is_subagent": bool(subagent),
             "parent_session_id": ids.session_id(PROVIDER, parent) if parent else None,
+            "parent_source_session_id": parent or None,
             "parent_message_id": None,
             "spawn_tool_call_id": None,
             "task_description": meta.get("agent_role") or meta.get("agent_nickname"),

@@ -88,6 +88,7 @@ def complete(call: dict[str, Any], p: dict[str, Any], ts: str | None, limit: int
         child = spawned_thread(output)
         if child:
             call["spawned_session_id"] = ids.session_id(PROVIDER, child)
+            call["spawned_source_session_id"] = child
 
 
 def apply_event(call: dict[str, Any], p: dict[str, Any], ts: str | None, limit: int) -> None:
@@ -111,6 +112,7 @@ def apply_event(call: dict[str, Any], p: dict[str, Any], ts: str | None, limit: 
         call["status"], call["error"] = "failed", cap(str(p.get("stderr") or "patch failed"), limit)
     elif kind == "collab_agent_spawn_end" and isinstance(p.get("new_thread_id"), str):
         call["spawned_session_id"] = ids.session_id(PROVIDER, p["new_thread_id"])
+        call["spawned_source_session_id"] = p["new_thread_id"]
     if call["completed_at"] is None:
         call["completed_at"] = ts
 

@@ -33,16 +33,20 @@ class Turns:
         self.current: dict[str, Any] | None = state.get("turn")
         self.seq: int = state.get("turn_seq", 0)
         self.explicit: bool = state.get("explicit", False)  # the rollout names its turns
+        # A thread is linear: each turn follows the one before (a fork's first own turn follows
+        # the last turn of the history it copied, which the rollout replays first).
+        self.last: str | None = state.get("last_turn")
         self.rows = TableBuffer(TURNS)
 
     def start(self, key: str, ts: str | None, *, implicit: bool = False) -> dict[str, Any]:
+        parent = self.current["turn_id"] if self.current is not None else self.last
         self.close()
         sid = self.b._freeze_sid()
         turn: dict[str, Any] = {
             "turn_id": ids.turn_id(PROVIDER, sid, key),
             "session_id": self.b.session_id,
             "source_turn_id": key,
-            "parent_turn_id": None,
+            "parent_turn_id": parent if parent != ids.turn_id(PROVIDER, sid, key) else None,
             "seq": self.seq,
             "started_at": ts,
             "completed_at": ts,
@@ -57,6 +61,7 @@ class Turns:
         if self.b.copied.active:  # a turn of the copied history, with its calls
             turn["metadata"]["replayed_from"] = self.b.copied.source
         self.current = turn
+        self.last = turn["turn_id"]
         self.seq += 1
         self.b.agg.turns += 1
         return turn
@@ -152,4 +157,5 @@ class Turns:
             self.emit()
 
     def to_state(self) -> dict[str, Any]:
-        return {"turn": self.current, "turn_seq": self.seq, "explicit": self.explicit}
+        return {"turn": self.current, "turn_seq": self.seq, "explicit": self.explicit,
+                "last_turn": self.last}  # fmt: skip

@@ -154,6 +154,8 @@ class ConversationBuilder:
                 "turn_id": ids.turn_id(PROVIDER, self.sid, bid),
                 "session_id": self.session_id,
                 "source_turn_id": bid,
+                # a composer is one linear conversation: each turn follows the one before
+                "parent_turn_id": self.turn_rows[-1]["turn_id"] if self.turn_rows else None,
                 "seq": len(self.turns),
                 "started_at": at,
                 "completed_at": at,
@@ -255,6 +257,7 @@ class ConversationBuilder:
                         "params": {"composerId": child, "via": key},
                         "status": "completed",
                         "spawned_session_id": ids.session_id(PROVIDER, child),
+                        "spawned_source_session_id": child,
                     }
                 )
 
@@ -312,6 +315,7 @@ class ConversationBuilder:
             "is_agentic": data.get("isAgentic"),
         }
         workspace = where.get("workspace")
+        parent = where.get("parent_source_session_id")
         return {
             "session_id": self.session_id,
             "source_provider": PROVIDER,
@@ -325,7 +329,8 @@ class ConversationBuilder:
             "project": workspace.rstrip("/").rsplit("/", 1)[-1] if workspace else None,
             "entrypoint": data.get("unifiedMode") or conv.kind,
             "is_subagent": bool(data.get("isBestOfNSubcomposer") or where.get("is_child")),
-            "parent_session_id": where.get("parent_session_id"),
+            "parent_session_id": parent and ids.session_id(PROVIDER, parent),
+            "parent_source_session_id": parent,
             "task_status": data.get("status"),
             **totals,
             "turn_count": len(self.turns),

@@ -22,10 +22,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tracehouse.model import ids
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import row_fingerprint
+from tracehouse.model.rows import row_fingerprint, typed_row
 from tracehouse.model.tables import SESSIONS
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.cursor import records as rec
@@ -222,7 +221,7 @@ def _lineage(source_id: str, parents: Mapping[str, str]) -> dict[str, Any]:
     parent = parents.get(source_id)
     if parent is None:
         return {}
-    return {"is_child": True, "parent_session_id": ids.session_id(PROVIDER, parent)}
+    return {"is_child": True, "parent_source_session_id": parent}
 
 
 def _item(
@@ -237,7 +236,7 @@ def _item(
         return None
     if conv.workspace is not None:
         where = {**where, "workspace": conv.workspace[0], "workspace_id": conv.workspace[1]}
-    session = builder.session_row(where)
+    session = typed_row(SESSIONS, builder.session_row(where))
     fingerprint = combine([row_fingerprint(SESSIONS, session), conv.digest])
     for buffer in builder.buffers():
         if len(buffer):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -21,12 +21,13 @@ from tracehouse.model.tables import (
     Table,
 )
 from tracehouse.search.hits import Hit, SearchFilters
+from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.location import masked
-from tracehouse.sinks.postgres import writer
+from tracehouse.sinks.postgres import staging, tx, writer
 from tracehouse.sinks.postgres.connect import connect, scrub
 from tracehouse.sinks.postgres.migrations import applied, pending, upgrade
-from tracehouse.sinks.protocol import BOOKKEEPING, RunTotals, StoreInfo
+from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo
 
 T = TypeVar("T")
 # Deadlocks and serialization failures roll the batch back whole; it is simply run again.
@@ -46,7 +47,7 @@ class PostgresStore:
         try:
             if migrate:
                 upgrade(self.conn, self.location)
-                writer.create_staging(self.conn)
+                staging.create_staging(self.conn)
             else:
                 pending(self.conn, self.location)  # still refuses a ledger of a newer schema
             self.schema_version = len(applied(self.conn))
@@ -66,13 +67,13 @@ class PostgresStore:
         """Apply the pending migrations (under the advisory lock); returns their names."""
         waiting = self.pending_migrations()
         self.schema_version = upgrade(self.conn, self.location)
-        writer.create_staging(self.conn)
+        staging.create_staging(self.conn)
         return waiting
 
     def _why(self, exc: BaseException) -> str:
         return scrub(str(exc), self.dsn)
 
-    def _in_transaction(self, work: Callable[[writer.Conn], T]) -> T:
+    def _in_transaction(self, work: Callable[[tx.Conn], T]) -> T:
         """Run `work` in one transaction, again from the start after a deadlock or a
         serialization failure (with jittered backoff); a lost server is one clear error."""
 
@@ -103,7 +104,7 @@ class PostgresStore:
         self._in_transaction(lambda conn: writer.ensure_run(conn, run_id, mode, started))
 
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
-        def finish(conn: writer.Conn) -> None:
+        def finish(conn: tx.Conn) -> None:
             writer.ensure_run(conn, run_id, "backfill")
             row = conn.execute(
                 "SELECT retry_reasons FROM import_runs WHERE run_id = %s", (run_id,)
@@ -131,7 +132,7 @@ class PostgresStore:
 
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         spec = TABLES_BY_NAME[table]
-        if table not in BOOKKEEPING:
+        if table not in (*BOOKKEEPING, *SESSION_BOOKS):
             raise ValueError(f"{table} is not a bookkeeping table")
         values = ", ".join("%s::json" if c.kind is Kind.JSON else "%s" for c in spec.columns)
         sql = (
@@ -140,15 +141,23 @@ class PostgresStore:
         )
         params = [[row.get(n) for n in spec.names] for row in rows]
 
-        def merge(conn: writer.Conn) -> int:
+        def merge(conn: tx.Conn) -> int:
             with conn.cursor() as cur:
                 cur.executemany(sql, params)
                 return cur.rowcount if params else 0
 
         return self._in_transaction(merge)
 
+    def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
+        return self._in_transaction(
+            lambda conn: deletion.delete_in(tx.PgTx(conn), session_ids, deleted_at)
+        )
+
+    def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return self._in_transaction(lambda conn: deletion.restore_in(tx.PgTx(conn), session_ids))
+
     def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
-        def save(conn: writer.Conn) -> None:
+        def save(conn: tx.Conn) -> None:
             conn.execute(
                 "INSERT INTO export_marks (target, format, exported_at, sessions)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT (target, format) DO UPDATE"
@@ -161,7 +170,7 @@ class PostgresStore:
     def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
         keys = list(unit_keys)
 
-        def mark(conn: writer.Conn) -> int:
+        def mark(conn: tx.Conn) -> int:
             flagged = conn.execute(
                 "UPDATE sessions SET source_missing_at = %s WHERE source_provider = %s"
                 " AND source_path = ANY(%s) AND source_missing_at IS NULL",
@@ -225,7 +234,7 @@ class PostgresStore:
                 yield chunk
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        cursor = self.conn.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        cursor = self.conn.execute(tx.placeholders(sql), tuple(params))  # type: ignore[arg-type]
         if cursor.description is None:
             return []
         names = [d.name for d in cursor.description]
@@ -244,22 +253,6 @@ class PostgresStore:
 
     def close(self) -> None:
         self.conn.close()
-
-
-def placeholders(sql: str) -> str:
-    """The read side writes `?` placeholders (sqlite3's style); psycopg takes `%s`. A `%` in the
-    text itself is doubled, and `?` inside a quoted literal is left alone."""
-    out, quoted = [], False
-    for ch in sql:
-        if ch == "'":
-            quoted = not quoted
-        if ch == "%":
-            out.append("%%")
-        elif ch == "?" and not quoted:
-            out.append("%s")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def _conflict_reason(exc: BaseException) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import socket
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -36,14 +36,18 @@ from tracehouse.model.contract import (
     WatermarkUpdate,
     now_iso,
 )
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, TOOL_CALLS, Kind, Table
+from tracehouse.model.tables import SESSIONS, TOOL_CALLS, Kind
 from tracehouse.sinks.items import (
+    HISTORY_COLUMNS,
+    MIGRATION,
     RECOVERED_ROWS,
     REJECT_COLUMNS,
     Action,
     Existing,
     as_replayed,
     decide,
+    deleted_reason,
+    history_values,
     missing_at,
     reject_values,
     replayed,
@@ -55,47 +59,13 @@ from tracehouse.sinks.items import (
     watermark_values,
     written,
 )
+from tracehouse.sinks.labels import claim_label, rewrite_threads
+from tracehouse.sinks.postgres.staging import MERGE_ALL, MERGE_ONE, TABLES, stage, without_nul
+from tracehouse.sinks.postgres.tx import Conn, PgTx
 
-Conn = psycopg.Connection[tuple[Any, ...]]
 # Failures that say "try the whole transaction again", not "this item is bad".
 RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
-_STAGE_TYPE = {Kind.TEXT: "text", Kind.INT: "int8", Kind.BOOL: "bool", Kind.JSON: "text"}
-_TABLES = tuple(CONTENT_TABLES.values())
-
-
-def stage_name(table: Table) -> str:
-    return f"stage_{table.name}"
-
-
-def create_staging(conn: Conn) -> None:
-    """Per-connection staging tables; `ON COMMIT DELETE ROWS` empties them after each batch."""
-    for table in _TABLES:
-        columns = ", ".join(f"{c.name} {_STAGE_TYPE[c.kind]}" for c in table.columns)
-        conn.execute(
-            f"CREATE TEMP TABLE IF NOT EXISTS {stage_name(table)}"
-            f" ({columns}, _ord bigserial) ON COMMIT DELETE ROWS"
-        )
-
-
-def _merge_sql(table: Table, where: str) -> str:
-    names = table.names
-    pk = ", ".join(table.primary_key)
-    select = ", ".join(f"{c.name}::json" if c.kind is Kind.JSON else c.name for c in table.columns)
-    updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in table.primary_key)
-    # DISTINCT ON: a row offered twice in one batch is written once, the later copy winning,
-    # as sequential inserts would leave it.
-    return (
-        f"INSERT INTO {table.name} AS t ({', '.join(names)}) SELECT {select} FROM"
-        f" (SELECT DISTINCT ON ({pk}) * FROM {stage_name(table)} {where}"
-        f" ORDER BY {pk}, _ord DESC) AS s"
-        f" ON CONFLICT ({pk}) DO UPDATE SET {updates}"
-        " WHERE t.fingerprint IS DISTINCT FROM excluded.fingerprint RETURNING t.session_id"
-    )
-
-
-MERGE_ALL = {t.name: _merge_sql(t, "") for t in _TABLES}
-MERGE_ONE = {t.name: _merge_sql(t, "WHERE session_id = %s") for t in _TABLES}
 UPSERT_SESSION = session_upsert_sql(
     ", ".join("%s::json" if c.kind is Kind.JSON else "%s" for c in SESSIONS.columns)
 )
@@ -104,7 +74,8 @@ _BOOL_AT = [i for i, c in enumerate(SESSIONS.columns) if c.kind is Kind.BOOL]
 # A child that names its spawning call (a Codex review knows only the parent's call) gives
 # that call its `spawned_session_id`, whether the child or the parent is being written.
 LINK_NAMED_CALLS = """
-UPDATE tool_calls SET spawned_session_id = s.session_id
+UPDATE tool_calls SET spawned_session_id = s.session_id,
+       spawned_source_session_id = s.source_session_id
 FROM sessions AS s
 WHERE s.spawn_tool_call_id = tool_calls.tool_call_id
   AND tool_calls.spawned_session_id IS NULL
@@ -117,9 +88,12 @@ RETURNING s.session_id, tool_calls.session_id
 RESOLVE_LINKS = """
 WITH spawns AS (
     SELECT DISTINCT ON (tc.spawned_session_id) tc.spawned_session_id, tc.session_id,
-           tc.message_id, tc.tool_call_id
+           tc.message_id, tc.tool_call_id, tc.source_tool_call_id,
+           parent.source_session_id, m.source_message_id
     FROM tool_calls AS tc
     JOIN sessions AS child ON child.session_id = tc.spawned_session_id
+    JOIN sessions AS parent ON parent.session_id = tc.session_id
+    LEFT JOIN messages AS m ON m.message_id = tc.message_id
     WHERE tc.spawned_session_id IN (
         SELECT spawned_session_id FROM tool_calls
         WHERE session_id = ANY(%(ids)s) AND spawned_session_id IS NOT NULL
@@ -129,12 +103,15 @@ WITH spawns AS (
     ORDER BY tc.spawned_session_id, tc.tool_call_id COLLATE "C"
 )
 UPDATE sessions SET parent_session_id = sp.session_id, parent_message_id = sp.message_id,
-       spawn_tool_call_id = sp.tool_call_id
+       spawn_tool_call_id = sp.tool_call_id, parent_source_session_id = sp.source_session_id,
+       parent_source_message_id = sp.source_message_id,
+       spawn_source_tool_call_id = sp.source_tool_call_id
 FROM spawns AS sp
 WHERE sessions.session_id = sp.spawned_session_id
   AND (sessions.parent_session_id IS DISTINCT FROM sp.session_id
        OR sessions.parent_message_id IS DISTINCT FROM sp.message_id
-       OR sessions.spawn_tool_call_id IS DISTINCT FROM sp.tool_call_id)
+       OR sessions.spawn_tool_call_id IS DISTINCT FROM sp.tool_call_id
+       OR sessions.spawn_source_tool_call_id IS DISTINCT FROM sp.source_tool_call_id)
 RETURNING sessions.session_id, sp.session_id
 """
 
@@ -184,12 +161,19 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
 
     ensure_run(conn, batch.run_id, batch.mode)
     now = now_iso()
-    plan = _plan(batch, _existing(conn, [item.session_id for item in batch.items]), now)
+    session_ids = [item.session_id for item in batch.items]
+    deleted = {
+        row[0]
+        for row in conn.execute(
+            "SELECT session_id FROM session_tombstones WHERE session_id = ANY(%s)", (session_ids,)
+        )
+    }
+    plan = _plan(batch, _existing(conn, session_ids), now, deleted)
     to_write = [(item, before) for item, action, before in plan if action == "write"]
     counts: Counter[str] = Counter()
     failed: dict[int, str] = {}
     if to_write:
-        _stage(conn, batch, {item.session_id for item, _ in to_write})
+        stage(conn, batch, {item.session_id for item, _ in to_write})
         host = socket.gethostname()
         repeated = len({item.session_id for item, _ in to_write}) < len(to_write)
         # One set of statements for the whole batch; if the server refuses it (or a session
@@ -200,11 +184,12 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
                 if reason is not None:
                     failed[id(pair[0])] = reason
 
-    results: list[ItemResult] = list(batch.invalid)
+    results: list[ItemResult] = []
     watermarks: list[WatermarkUpdate] = []
     refused: list[ImportItem] = []
+    history: list[tuple[Any, ...]] = []
     for item, action, before in plan:
-        label = item.session.get("label")
+        label = before.label if before is not None and before.label else item.session.get("label")
         ident = (item.source_provider, item.source_session_id, label)
         if id(item) in failed:
             results.append(ItemResult(*ident, "failed", failed[id(item)]))
@@ -213,8 +198,19 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
         watermarks.extend(item.watermarks)
         if action == "write":
             status: Status = "upserted" if before is not None else "imported"
-            results.append(ItemResult(*ident, status, None, 1 + counts[item.session_id]))
+            if before is None:
+                # one writer at a time per label, or two new sessions could both keep it
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("label", str(label)),))
+                ident = (*ident[:2], claim_label(PgTx(conn), dict(item.session), now))
+            rewrite_threads(PgTx(conn), item.session_id)
+            written_rows = 1 + counts[item.session_id]
+            results.append(ItemResult(*ident, status, None, written_rows))
+            if batch.mode != MIGRATION:  # a copy carries the history it was copied with
+                history.append(history_values(item, before, batch.run_id, written_rows, now))
             counts[item.session_id] = 0  # a repeat of the session is counted once
+            continue
+        if action == "deleted":
+            results.append(ItemResult(*ident, "skipped", deleted_reason(item)))
             continue
         if action == "refresh":  # the source came back (or, copied, is gone)
             conn.execute(
@@ -223,6 +219,13 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
             )
         results.append(ItemResult(*ident, "skipped"))
 
+    if history:
+        with conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO session_history VALUES ({', '.join(['%s'] * len(HISTORY_COLUMNS))})"
+                " ON CONFLICT (history_id) DO NOTHING",
+                history,
+            )
     watermarks.extend(unit_cursors_to_save(batch.watermarks, refused))
     _save_watermarks(conn, watermarks, batch.run_id)
     resolve_rejects(conn, batch.clears, now)
@@ -231,7 +234,7 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
             cur.executemany(
                 SAVE_REJECT, [reject_values(r, batch.run_id, now) for r in batch.rejects]
             )
-    response = ImportResponse(batch.run_id, tuple(results))
+    response = ImportResponse(batch.run_id, batch.in_request_order(results))
     _add_run_counts(conn, batch.run_id, response)
     if key:
         conn.execute(
@@ -277,57 +280,25 @@ def _linked_sessions(batch: ImportBatch) -> set[str]:
 def _existing(conn: Conn, session_ids: list[str]) -> dict[str, Existing]:
     rows = conn.execute(
         "SELECT session_id, fingerprint, first_imported_at, source_missing_at,"
-        " (metadata::jsonb ->> 'recovered_from') IS NOT NULL"
+        " (metadata::jsonb ->> 'recovered_from') IS NOT NULL, label"
         " FROM sessions WHERE session_id = ANY(%s)",
         (session_ids,),
     )
-    return {row[0]: Existing(row[1], row[2], row[3], bool(row[4])) for row in rows}
+    return {row[0]: Existing(row[1], row[2], row[3], bool(row[4]), row[5]) for row in rows}
 
 
 def _plan(
-    batch: ImportBatch, existing: dict[str, Existing], now: str
+    batch: ImportBatch, existing: dict[str, Existing], now: str, deleted: set[str]
 ) -> list[tuple[ImportItem, Action, Existing | None]]:
     """Each item's action, deciding repeats of a session against what the earlier one wrote."""
     plan = []
     for item in batch.items:
         before = existing.get(item.session_id)
-        action = decide(item, before, batch.mode)
+        action = decide(item, before, batch.mode, item.session_id in deleted)
         if action == "write":
             existing[item.session_id] = written(item, before, now)
         plan.append((item, action, before))
     return plan
-
-
-def _stage(conn: Conn, batch: ImportBatch, sessions: set[str]) -> None:
-    """Binary COPY of the rows of the sessions to write. PostgreSQL text cannot hold NUL, so a
-    batch that has one is staged again with NUL as U+FFFD (the fingerprint keeps the source's)."""
-    tables = [(t, _rows_of(batch, t, sessions)) for t in _TABLES]
-    try:
-        with conn.transaction():
-            _copy(conn, tables)
-    except psycopg.DataError:
-        _copy(conn, [(t, [_without_nul(row) for row in rows]) for t, rows in tables])
-
-
-def _rows_of(batch: ImportBatch, table: Table, sessions: set[str]) -> list[tuple[Any, ...]]:
-    at = table.names.index("session_id")
-    return [row for row in batch.tuples(table.name) if row[at] in sessions]
-
-
-def _copy(conn: Conn, tables: Sequence[tuple[Table, list[tuple[Any, ...]]]]) -> None:
-    with conn.cursor() as cur:
-        for table, rows in tables:
-            if not rows:
-                continue
-            sql = f"COPY {stage_name(table)} ({', '.join(table.names)}) FROM STDIN (FORMAT BINARY)"
-            with cur.copy(sql) as copy:
-                copy.set_types([_STAGE_TYPE[c.kind] for c in table.columns])
-                for row in rows:
-                    copy.write_row(row)
-
-
-def _without_nul(row: Iterable[Any]) -> tuple[Any, ...]:
-    return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)
 
 
 def _session_params(
@@ -337,7 +308,7 @@ def _session_params(
     for i in _BOOL_AT:
         if values[i] is not None:
             values[i] = bool(values[i])
-    return list(_without_nul(values))
+    return list(without_nul(values))
 
 
 def _write_group(
@@ -361,7 +332,7 @@ def _write_group(
             )
         params = [_session_params(batch, item, before, host, now) for item, before in group]
         cur.executemany(UPSERT_SESSION, params)
-        for table in _TABLES:
+        for table in TABLES:
             if alone:
                 cur.execute(MERGE_ONE[table.name], (group[0][0].session_id,))
             else:

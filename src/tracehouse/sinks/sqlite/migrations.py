@@ -9,12 +9,22 @@ every command opens the store and the import alone costs ~0.1 s.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.errors import StoreError
-from tracehouse.model.tables import ALL_TABLES, EXPORT_MARKS, Kind, Table
+from tracehouse.model.tables import (
+    ALL_TABLES,
+    EXPORT_MARKS,
+    SESSION_ALIASES,
+    SESSION_HISTORY,
+    SESSION_TOMBSTONES,
+    THREADS,
+    Kind,
+    Table,
+)
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -87,6 +97,79 @@ def m007_export_marks(db: Database) -> None:
     db.execute(create_table_sql(EXPORT_MARKS))
 
 
+def m008_source_links(db: Database) -> None:
+    # The `sessions.import` form names links by source id, and a parent need not be in the
+    # ledger for its id to be looked up: links keep their source-id spelling beside the id.
+    # Messages gain `contextJson`'s column and calls `toolNumber`'s.
+    for table, column in (
+        ("sessions", "parent_source_session_id TEXT"),
+        ("sessions", "parent_source_message_id TEXT"),
+        ("sessions", "spawn_source_tool_call_id TEXT"),
+        ("messages", "context TEXT"),
+        ("tool_calls", "tool_number INTEGER"),
+        ("tool_calls", "spawned_source_session_id TEXT"),
+    ):
+        _add_column(db, table, column)
+    for statement in SOURCE_LINKS_BACKFILL:
+        db.execute(statement)
+
+
+def m009_history_and_tombstones(db: Database) -> None:
+    # One row per import that changed a session (`sessions show --history`), and the sessions
+    # deleted by hand, kept out of later syncs until restored.
+    db.execute(create_table_sql(SESSION_HISTORY))
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_session_history_session ON session_history (session_id)"
+    )
+    db.execute(create_table_sql(SESSION_TOMBSTONES))
+
+
+def m010_session_aliases(db: Database) -> None:
+    # Labels are unique: a lengthened label's old form keeps resolving (`sessions show`).
+    db.execute(create_table_sql(SESSION_ALIASES))
+    db.execute("CREATE INDEX IF NOT EXISTS idx_session_aliases_session ON session_aliases"
+               " (session_id)")  # fmt: skip
+    _add_column(db, "sessions", "label_base TEXT")
+    db.execute("UPDATE sessions SET label_base = label WHERE label_base IS NULL")
+    db.execute("CREATE INDEX IF NOT EXISTS idx_sessions_label_base ON sessions (label_base)")
+    # Labels that collided before they were kept unique never resolved to one session: each
+    # member of such a group gets its label and a piece of a hash of its id (as PostgreSQL's
+    # migration does, with md5).
+    duplicated = db.execute(
+        "SELECT session_id, label FROM sessions WHERE label IN"
+        " (SELECT label FROM sessions GROUP BY label HAVING count(*) > 1)"
+    ).fetchall()
+    for session_id, label in duplicated:
+        piece = hashlib.md5(session_id.encode()).hexdigest()[:6]
+        db.execute("UPDATE sessions SET label = ? WHERE session_id = ?",
+                   [f"{label}-{piece}", session_id])  # fmt: skip
+
+
+def m011_threads(db: Database) -> None:
+    # A session's linear histories, rewritten by the writer from its turns (a ledger written
+    # before gets them as its sessions next change; `sessions show` works them out meanwhile).
+    db.execute(create_table_sql(THREADS))
+    db.execute("CREATE INDEX IF NOT EXISTS idx_threads_session ON threads (session_id, seq)")
+
+
+# The links stored before m008, spelled by the source ids of the rows they point at (a link to a
+# row this ledger lacks stays without one; the next sync of its session fills it).
+SOURCE_LINKS_BACKFILL = (
+    "UPDATE sessions SET parent_source_session_id = (SELECT p.source_session_id FROM sessions"
+    " AS p WHERE p.session_id = sessions.parent_session_id)"
+    " WHERE parent_session_id IS NOT NULL AND parent_source_session_id IS NULL",
+    "UPDATE sessions SET parent_source_message_id = (SELECT m.source_message_id FROM messages"
+    " AS m WHERE m.message_id = sessions.parent_message_id)"
+    " WHERE parent_message_id IS NOT NULL AND parent_source_message_id IS NULL",
+    "UPDATE sessions SET spawn_source_tool_call_id = (SELECT tc.source_tool_call_id FROM"
+    " tool_calls AS tc WHERE tc.tool_call_id = sessions.spawn_tool_call_id)"
+    " WHERE spawn_tool_call_id IS NOT NULL AND spawn_source_tool_call_id IS NULL",
+    "UPDATE tool_calls SET spawned_source_session_id = (SELECT s.source_session_id FROM sessions"
+    " AS s WHERE s.session_id = tool_calls.spawned_session_id)"
+    " WHERE spawned_session_id IS NOT NULL AND spawned_source_session_id IS NULL",
+)
+
+
 def _add_column(db: Database, table: str, column: str) -> None:
     """A column a later migration adds, unless m001 already made it (m001 creates every table
     as `model/tables.py` declares it today)."""
@@ -103,6 +186,10 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m005_run_telemetry", m005_run_telemetry),
     ("m006_search_index_without_triggers", m006_search_index_without_triggers),
     ("m007_export_marks", m007_export_marks),
+    ("m008_source_links", m008_source_links),
+    ("m009_history_and_tombstones", m009_history_and_tombstones),
+    ("m010_session_aliases", m010_session_aliases),
+    ("m011_threads", m011_threads),
 ]
 
 

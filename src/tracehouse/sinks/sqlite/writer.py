@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -28,11 +28,15 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Table
 from tracehouse.sinks.items import (
+    HISTORY_COLUMNS,
+    MIGRATION,
     RECOVERED_ROWS,
     REJECT_COLUMNS,
     Existing,
     as_replayed,
     decide,
+    deleted_reason,
+    history_values,
     missing_at,
     reject_values,
     replayed,
@@ -44,6 +48,7 @@ from tracehouse.sinks.items import (
     watermark_values,
     written,
 )
+from tracehouse.sinks.labels import claim_label, rewrite_threads
 from tracehouse.sinks.sqlite import search_index
 
 
@@ -81,25 +86,29 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
             return response
 
     ensure_run(conn, batch.run_id, batch.mode)
-    existing = _existing(conn, [item.session_id for item in batch.items])
+    session_ids = [item.session_id for item in batch.items]
+    existing = _existing(conn, session_ids)
+    deleted = _tombstoned(conn, session_ids)
     # Rows are converted only for the sessions that will be written: a no-change re-import
     # costs one lookup per session and never touches its rows.
     to_write = {
         item.session_id
         for item in batch.items
-        if decide(item, existing.get(item.session_id), batch.mode) == "write"
+        if decide(item, existing.get(item.session_id), batch.mode, item.session_id in deleted)
+        == "write"
     }
     partitions = {
         name: Slices(table, batch.tuples(table.name) if to_write else [], to_write)
         for name, table in _CONTENT_BY_NAME.items()
     }
-    results: list[ItemResult] = list(batch.invalid)
+    results: list[ItemResult] = []
     failed: list[ImportItem] = []
     host = socket.gethostname()
     now = now_iso()
     for item in batch.items:
         before = existing.get(item.session_id)
-        result = _apply_item(conn, sql, batch, item, before, partitions, host, now)
+        gone = item.session_id in deleted
+        result = _apply_item(conn, sql, batch, item, before, partitions, host, now, gone)
         if result.status in ("imported", "upserted"):  # a repeat later in the batch is a skip
             existing[item.session_id] = written(item, before, now)
         elif result.status == "failed":
@@ -113,7 +122,7 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
         save_reject(conn, batch.run_id, reject, now)
 
     search_index.flush(conn)
-    response = ImportResponse(batch.run_id, tuple(results))
+    response = ImportResponse(batch.run_id, batch.in_request_order(results))
     _add_run_counts(conn, batch.run_id, response)
     if key:
         conn.execute(
@@ -126,17 +135,32 @@ def import_batch(conn: sqlite3.Connection, sql: Statements, batch: ImportBatch) 
 _CONTENT_BY_NAME = {t.name: t for t in CONTENT_TABLES.values()}
 
 
+def _tombstoned(conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(session_ids), 500):
+        chunk = session_ids[start : start + 500]
+        found.update(
+            row[0]
+            for row in conn.execute(
+                "SELECT session_id FROM session_tombstones"
+                f" WHERE session_id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return found
+
+
 def _existing(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, Existing]:
     found: dict[str, Existing] = {}
     for start in range(0, len(session_ids), 500):
         chunk = session_ids[start : start + 500]
         for row in conn.execute(
             "SELECT session_id, fingerprint, first_imported_at, source_missing_at,"
-            " json_extract(metadata, '$.recovered_from') IS NOT NULL FROM sessions"
+            " json_extract(metadata, '$.recovered_from') IS NOT NULL, label FROM sessions"
             f" WHERE session_id IN ({', '.join('?' * len(chunk))})",
             chunk,
         ):
-            found[row[0]] = Existing(row[1], row[2], row[3], bool(row[4]))
+            found[row[0]] = Existing(row[1], row[2], row[3], bool(row[4]), row[5])
     return found
 
 
@@ -164,9 +188,10 @@ def _apply_item(
     partitions: Mapping[str, Slices],
     host: str,
     now: str,
+    deleted: bool,
 ) -> ItemResult:
-    label = item.session.get("label")
-    action = decide(item, existing, batch.mode)
+    label = existing.label if existing is not None and existing.label else item.session.get("label")
+    action = decide(item, existing, batch.mode, deleted)
     conn.execute("SAVEPOINT item")
     try:
         if action != "write":
@@ -177,7 +202,9 @@ def _apply_item(
                 )
             _save_watermarks(conn, item.watermarks, batch.run_id)
             conn.execute("RELEASE item")
-            return ItemResult(item.source_provider, item.source_session_id, label, "skipped")
+            reason = deleted_reason(item) if action == "deleted" else None
+            ident = (item.source_provider, item.source_session_id, label)
+            return ItemResult(*ident, "skipped", reason)
 
         if supersedes(item, existing):
             for table in RECOVERED_ROWS:
@@ -199,7 +226,17 @@ def _apply_item(
                     search_index.before_rewrite(conn, name, rows, slices.table.names)
                 rows_written += conn.executemany(sql.content[name], rows).rowcount
         rows_written += _resolve_links(conn, item.session_id)
+        if existing is None:
+            label = claim_label(SqliteTx(conn), dict(item.session), now)
+        if partitions["turns"].rows(item.session_id) is not None:
+            rewrite_threads(SqliteTx(conn), item.session_id)
         _save_watermarks(conn, item.watermarks, batch.run_id)
+        if batch.mode != MIGRATION:  # a copy carries the history it was copied with
+            conn.execute(
+                f"INSERT INTO session_history VALUES ({', '.join('?' * len(HISTORY_COLUMNS))})"
+                " ON CONFLICT (history_id) DO NOTHING",
+                history_values(item, existing, batch.run_id, rows_written, now),
+            )
         conn.execute("RELEASE item")
     except sqlite3.Error as exc:
         conn.execute("ROLLBACK TO item")
@@ -220,13 +257,15 @@ def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
     gives that call its `spawned_session_id`, from whichever side is being written; then every
     child takes parent, message and call from the call that spawned it. Returns rows changed."""
     changed_rows = conn.execute(
-        "UPDATE tool_calls SET spawned_session_id = ? WHERE tool_call_id ="
+        "UPDATE tool_calls SET spawned_session_id = ?, spawned_source_session_id ="
+        " (SELECT source_session_id FROM sessions WHERE session_id = ?) WHERE tool_call_id ="
         " (SELECT spawn_tool_call_id FROM sessions WHERE session_id = ?)"
         " AND spawned_session_id IS NULL",
-        (session_id, session_id),
+        (session_id, session_id, session_id),
     ).rowcount
     changed_rows += conn.execute(
-        "UPDATE tool_calls SET spawned_session_id = s.session_id FROM sessions AS s"
+        "UPDATE tool_calls SET spawned_session_id = s.session_id,"
+        " spawned_source_session_id = s.source_session_id FROM sessions AS s"
         " WHERE tool_calls.session_id = ? AND s.spawn_tool_call_id = tool_calls.tool_call_id"
         " AND tool_calls.spawned_session_id IS NULL",
         (session_id,),
@@ -237,19 +276,26 @@ def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
     changed = (
         "(sessions.parent_session_id IS NOT tc.session_id"
         " OR sessions.parent_message_id IS NOT tc.message_id"
-        " OR sessions.spawn_tool_call_id IS NOT tc.tool_call_id)"
+        " OR sessions.spawn_tool_call_id IS NOT tc.tool_call_id"
+        " OR sessions.spawn_source_tool_call_id IS NOT tc.source_tool_call_id)"
+    )
+    # Each link also in its source-id spelling, as a producer would have named it.
+    link = (
+        "UPDATE sessions SET parent_session_id = tc.session_id, parent_message_id = tc.message_id,"
+        " spawn_tool_call_id = tc.tool_call_id, spawn_source_tool_call_id = tc.source_tool_call_id,"
+        " parent_source_session_id = (SELECT source_session_id FROM sessions AS p"
+        " WHERE p.session_id = tc.session_id), parent_source_message_id ="
+        " (SELECT source_message_id FROM messages AS m WHERE m.message_id = tc.message_id)"
     )
     changed_rows += conn.execute(
-        "UPDATE sessions SET parent_session_id = tc.session_id, parent_message_id = tc.message_id,"
-        " spawn_tool_call_id = tc.tool_call_id FROM (SELECT spawned_session_id, session_id,"
-        " message_id, min(tool_call_id) AS tool_call_id FROM tool_calls WHERE session_id = ?"
-        " AND spawned_session_id IS NOT NULL GROUP BY spawned_session_id) AS tc"
-        f" WHERE sessions.session_id = tc.spawned_session_id AND {own} AND {changed}",
+        f"{link} FROM (SELECT spawned_session_id, session_id, message_id,"
+        " min(tool_call_id) AS tool_call_id, source_tool_call_id FROM tool_calls"
+        " WHERE session_id = ? AND spawned_session_id IS NOT NULL GROUP BY spawned_session_id)"
+        f" AS tc WHERE sessions.session_id = tc.spawned_session_id AND {own} AND {changed}",
         (session_id,),
     ).rowcount
     changed_rows += conn.execute(
-        "UPDATE sessions SET parent_session_id = tc.session_id, parent_message_id = tc.message_id,"
-        " spawn_tool_call_id = tc.tool_call_id FROM (SELECT session_id, message_id, tool_call_id"
+        f"{link} FROM (SELECT session_id, message_id, tool_call_id, source_tool_call_id"
         " FROM tool_calls WHERE spawned_session_id = ? AND coalesce((SELECT parent_session_id"
         " FROM sessions WHERE session_id = ?), session_id) = session_id"
         " ORDER BY tool_call_id LIMIT 1) AS tc"
@@ -330,3 +376,21 @@ def _add_run_counts(conn: sqlite3.Connection, run_id: str, response: ImportRespo
             run_id,
         ),
     )
+
+
+class SqliteTx:
+    """The open transaction, as `sinks/deletion.py` writes through it."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any]) -> int:
+        return self.conn.execute(sql, tuple(params)).rowcount
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cursor = self.conn.execute(sql, tuple(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
+        return search_index.delete_rows(self.conn, table, where, params)

@@ -1,0 +1,110 @@
+"""What the store works out about a session when it stores it: a label unique in the ledger
+(with the aliases that keep every label ever shown resolving), and its threads.
+
+A label is the short handle people type (`cc-6a963594`). Two sessions whose labels collide each
+get a longer one, from more of their source id (`cc-6a963594ab`) or, for a label a producer
+chose, a piece of their id (`checkout-flake-3f2a`). The label a session was shown under before
+becomes an alias of it, so a shared link or a note never breaks. The store owns the label once
+a session is stored: a re-import does not change it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import xxhash
+
+from tracehouse.model import ids
+from tracehouse.model.threads import active_path, active_thread, thread_rows, threads_of
+from tracehouse.sinks.protocol import Tx
+
+_LONGEST = 32
+
+
+def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
+    """Give a newly stored session a label no other session has; returns it.
+
+    The sessions whose labels grew from the same short label form a group. Every member gets
+    its k-th longer label, k the smallest that tells them all apart (none for a group of one):
+    a function of which sessions the ledger holds, not of the order they came in. A member whose
+    label changes keeps its old one as an alias."""
+    label = str(session["label"])
+    group = tx.query(
+        "SELECT session_id, label, source_provider, source_session_id FROM sessions"
+        " WHERE label_base = ? AND session_id != ?",
+        [label, session["session_id"]],
+    )
+    if not group:
+        taken = tx.query("SELECT 1 FROM session_aliases WHERE alias = ?", [label])
+        if not taken:
+            return label
+    members = [*group, session]
+    chosen = _joined(group, session, label) or _spread(members, label)
+    for member, new in zip(members, chosen, strict=True):
+        old = member["label"]
+        if new == old:
+            continue
+        tx.execute("UPDATE sessions SET label = ? WHERE session_id = ?",
+                   [new, member["session_id"]])  # fmt: skip
+        if member is not session:  # shown under `old` until now: it keeps resolving there
+            tx.execute(
+                "INSERT INTO session_aliases (alias, session_id, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (alias) DO NOTHING",
+                [old, member["session_id"], now],
+            )
+    return chosen[-1]
+
+
+def _joined(group: list[dict[str, Any]], session: dict[str, Any], label: str) -> list[str] | None:
+    """The labels when the group already tells its members apart at some k and the new
+    session's k-th label is free: the others keep theirs (a smaller k, which failed for fewer
+    members, fails for more). None when the group must grow its labels."""
+    if len(group) < 2:
+        return None  # a group of one still holds the short label
+    options = _longer(group[0], label)
+    if group[0]["label"] not in options:
+        return None  # labels split by an older rule (a migration): lay them out again
+    k = options.index(group[0]["label"])
+    mine = _longer(session, label)
+    if not mine:
+        return None
+    candidate = mine[min(k, len(mine) - 1)]
+    if candidate in {m["label"] for m in group}:
+        return None
+    return [*(m["label"] for m in group), candidate]
+
+
+def _spread(members: list[dict[str, Any]], label: str) -> list[str]:
+    """Each member's k-th longer label, for the smallest k at which they all differ."""
+    options = [_longer(m, label) for m in members]
+    for k in range(max(len(o) for o in options)):
+        picked = [o[min(k, len(o) - 1)] for o in options]
+        if len(set(picked)) == len(picked):
+            return picked
+    return [f"{label}-{m['session_id'].split('_', 1)[-1]}" for m in members]  # whole ids
+
+
+def _longer(session: dict[str, Any], label: str) -> list[str]:
+    """Longer labels for `session`, shortest first: more of its source id where the label was
+    made from it, else a growing piece of a hash of its id."""
+    provider, source_id = session["source_provider"], session["source_session_id"]
+    out = []
+    prefix, head, from_end = ids.label_parts(provider, source_id)
+    if label == ids.session_label(provider, source_id):
+        out += [f"{prefix}-{head[-n:] if from_end else head[:n]}"
+                for n in range(10, _LONGEST + 1, 2)]  # fmt: skip
+    digest = xxhash.xxh3_64_hexdigest(str(session["session_id"]).encode())
+    out += [f"{label}-{digest[:n]}" for n in (4, 6, 8, 12, 16)]
+    return [c for c in dict.fromkeys(out) if c != label]
+
+
+def rewrite_threads(tx: Tx, session_id: str) -> None:
+    """The session's `threads` rows, worked out again from its turns as they now stand."""
+    turns = tx.query(
+        "SELECT turn_id, parent_turn_id, seq FROM turns WHERE session_id = ?", [session_id]
+    )
+    threads = threads_of(session_id, turns)
+    active = active_thread(threads, active_path(turns))
+    tx.execute("DELETE FROM threads WHERE session_id = ?", [session_id])
+    for row in thread_rows(session_id, threads, active):
+        tx.execute(f"INSERT INTO threads VALUES ({', '.join('?' * len(row))})", list(row))

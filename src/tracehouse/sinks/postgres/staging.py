@@ -1,0 +1,82 @@
+"""Staging a batch's rows on PostgreSQL: a binary COPY into temporary tables, then one merge
+statement per table that writes only the rows whose fingerprint changed (DESIGN §8)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+
+from tracehouse.model.contract import ImportBatch
+from tracehouse.model.tables import CONTENT_TABLES, Kind, Table
+from tracehouse.sinks.postgres.tx import Conn
+
+TABLES = tuple(CONTENT_TABLES.values())
+_STAGE_TYPE = {Kind.TEXT: "text", Kind.INT: "int8", Kind.BOOL: "bool", Kind.JSON: "text"}
+
+
+def stage_name(table: Table) -> str:
+    return f"stage_{table.name}"
+
+
+def create_staging(conn: Conn) -> None:
+    """Per-connection staging tables; `ON COMMIT DELETE ROWS` empties them after each batch."""
+    for table in TABLES:
+        columns = ", ".join(f"{c.name} {_STAGE_TYPE[c.kind]}" for c in table.columns)
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {stage_name(table)}"
+            f" ({columns}, _ord bigserial) ON COMMIT DELETE ROWS"
+        )
+
+
+def _merge_sql(table: Table, where: str) -> str:
+    names = table.names
+    pk = ", ".join(table.primary_key)
+    select = ", ".join(f"{c.name}::json" if c.kind is Kind.JSON else c.name for c in table.columns)
+    updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in table.primary_key)
+    # DISTINCT ON: a row offered twice in one batch is written once, the later copy winning,
+    # as sequential inserts would leave it.
+    return (
+        f"INSERT INTO {table.name} AS t ({', '.join(names)}) SELECT {select} FROM"
+        f" (SELECT DISTINCT ON ({pk}) * FROM {stage_name(table)} {where}"
+        f" ORDER BY {pk}, _ord DESC) AS s"
+        f" ON CONFLICT ({pk}) DO UPDATE SET {updates}"
+        " WHERE t.fingerprint IS DISTINCT FROM excluded.fingerprint RETURNING t.session_id"
+    )
+
+
+MERGE_ALL = {t.name: _merge_sql(t, "") for t in TABLES}
+MERGE_ONE = {t.name: _merge_sql(t, "WHERE session_id = %s") for t in TABLES}
+
+
+def stage(conn: Conn, batch: ImportBatch, sessions: set[str]) -> None:
+    """Binary COPY of the rows of the sessions to write. PostgreSQL text cannot hold NUL, so a
+    batch that has one is staged again with NUL as U+FFFD (the fingerprint keeps the source's)."""
+    tables = [(t, _rows_of(batch, t, sessions)) for t in TABLES]
+    try:
+        with conn.transaction():
+            _copy(conn, tables)
+    except psycopg.DataError:
+        _copy(conn, [(t, [without_nul(row) for row in rows]) for t, rows in tables])
+
+
+def _rows_of(batch: ImportBatch, table: Table, sessions: set[str]) -> list[tuple[Any, ...]]:
+    at = table.names.index("session_id")
+    return [row for row in batch.tuples(table.name) if row[at] in sessions]
+
+
+def _copy(conn: Conn, tables: Sequence[tuple[Table, list[tuple[Any, ...]]]]) -> None:
+    with conn.cursor() as cur:
+        for table, rows in tables:
+            if not rows:
+                continue
+            sql = f"COPY {stage_name(table)} ({', '.join(table.names)}) FROM STDIN (FORMAT BINARY)"
+            with cur.copy(sql) as copy:
+                copy.set_types([_STAGE_TYPE[c.kind] for c in table.columns])
+                for row in rows:
+                    copy.write_row(row)
+
+
+def without_nul(row: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)
