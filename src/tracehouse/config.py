@@ -9,6 +9,8 @@ A bad value is one error naming the setting and where it came from.
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -21,6 +23,8 @@ from tracehouse.errors import ConfigError
 from tracehouse.model.tables import PROVIDERS
 
 APP = "tracehouse"
+# A machine's name at a gateway: part of the keys of its cursors (`host:path`).
+MACHINE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def default_store_path() -> Path:
@@ -44,6 +48,10 @@ class Settings:
     quiet_seconds: float = 2.0
     max_field_bytes: int = 1024 * 1024
     progress: bool = True
+    # Pushing to a gateway (`--store https://…`): the file holding the push token, and the name
+    # the gateway keys this machine's cursors by.
+    token_file: str = ""
+    machine: str = field(default_factory=lambda: socket.gethostname() or "localhost")
 
     def with_flags(self, **flags: Any) -> Settings:
         """Flags win over everything; a flag left at None changes nothing."""
@@ -66,6 +74,8 @@ DOCS: dict[str, str] = {
     "quiet_seconds": "A last line with no newline counts once the file has been quiet this long.",
     "max_field_bytes": "Longer text fields are cut to this size with a marker and the full hash.",
     "progress": "Show a progress bar on stderr when it is a terminal.",
+    "token_file": "With a gateway as the store: the file holding the push token.",
+    "machine": "With a gateway as the store: this machine's name there (default: hostname).",
 }
 
 
@@ -126,6 +136,13 @@ def _split_source(text: str) -> tuple[str, tuple[str, ...]]:
     return name.strip(), (path.strip(),) if path.strip() else ()
 
 
+def _machine(value: Any) -> str:
+    text = _str(value)
+    if not MACHINE.fullmatch(text):
+        raise ValueError("expected 1–64 letters, digits, '.', '_' or '-'")
+    return text
+
+
 CONVERT: dict[str, Callable[[Any], Any]] = {
     "store": _str,
     "home": _str,
@@ -137,6 +154,8 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "quiet_seconds": _float,
     "max_field_bytes": _int(1024),
     "progress": _bool,
+    "token_file": lambda value: "" if value == "" else _str(value),  # "": not set
+    "machine": _machine,
 }
 
 

@@ -14,6 +14,7 @@ from tracehouse.cli import (
     rejects_cmd,
     runs_cmd,
     search_cmd,
+    serve_cmd,
     sessions_cmds,
     store_cmds,
     sync_cmds,
@@ -49,6 +50,7 @@ def _root(
 app.add_typer(sync_cmds.app, name="sync")
 app.add_typer(sessions_cmds.app, name="sessions")
 app.add_typer(store_cmds.app, name="store")
+app.add_typer(serve_cmd.app, name="serve")
 app.command("import")(import_cmd.import_request)
 app.command("search")(search_cmd.search)
 app.command("rejects")(rejects_cmd.rejects)
@@ -60,3 +62,7 @@ app.command("export")(export_cmd.export)
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":  # `python -m tracehouse.cli.app`: what the tests start
+    main()

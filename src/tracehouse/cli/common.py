@@ -17,6 +17,7 @@ import typer
 from tracehouse.config import Settings, load_settings
 from tracehouse.errors import TracehouseError
 from tracehouse.sinks import SessionStore, open_store
+from tracehouse.sinks.location import GATEWAY_SCHEMES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 StoreOpt = Annotated[
     str | None,
     typer.Option(
-        "--store", help="Ledger: a SQLite file or a postgresql:// DSN.", show_default=False
+        "--store",
+        help="Ledger: a SQLite file, a postgresql:// DSN, or a gateway's https:// (sync).",
+        show_default=False,
     ),
 ]
 ConfigOpt = Annotated[
@@ -43,6 +46,14 @@ SourceOpt = Annotated[
     typer.Option(
         "--source",
         help="Only this source, e.g. claude-code or claude-code=PATH (repeatable).",
+        show_default=False,
+    ),
+]
+TokenFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        help="With a gateway as --store: the file holding the push token.",
         show_default=False,
     ),
 ]
@@ -76,8 +87,18 @@ class Context:
 
         return Console(stderr=True, highlight=False, quiet=self.quiet, soft_wrap=True)
 
+    def pushing_with(self, token_file: Path | None) -> None:
+        """`--token-file` given to a sync command: what `store()` then reads the token from."""
+        if token_file is not None:
+            self.settings = self.settings.with_flags(token_file=str(token_file))
+
     def store(self, *, create: bool = True, migrate: bool = True) -> SessionStore:
-        return open_store(self.settings.store, create=create, migrate=migrate)
+        location = self.settings.store
+        if location.startswith(GATEWAY_SCHEMES):
+            from tracehouse.sinks.remote.store import gateway_address
+
+            location = gateway_address(location, self.settings.token_file, self.settings.machine)
+        return open_store(location, create=create, migrate=migrate)
 
     def read(self, query: Callable[[SessionStore], T]) -> T:
         """Run a read against the existing ledger (never created by a read), then close it."""

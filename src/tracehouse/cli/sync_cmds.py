@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, HomeOpt, SourceOpt, command
+from tracehouse.cli.common import Context, HomeOpt, SourceOpt, TokenFileOpt, command
 from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
 from tracehouse.humanize import size
@@ -30,8 +30,10 @@ def backfill(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Parse and report; write nothing.")
     ] = False,
+    token_file: TokenFileOpt = None,
 ) -> None:
     """Import everything new or changed since the last run (reads only appended bytes)."""
+    ctx.pushing_with(token_file)
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     options = sync_options(
         settings,

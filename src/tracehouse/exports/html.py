@@ -43,11 +43,19 @@ class Pages:
         load: Callable[[str], dict[str, Any]],
         *,
         context_only: bool = False,
+        href: Callable[[str], str] = lambda stem: f"{stem}.html",
+        home: str = "index.html",
+        live: str | None = None,
     ) -> None:
         self.stems = stems
         self.when = when
         self.load = load
         self.context_only = context_only
+        # The gateway serves the same pages: its links, its list, and the URL an open page
+        # polls to see whether its session changed (`live`).
+        self.href = href
+        self.home = home
+        self.live = live
 
     @cached_property
     def templates(self) -> jinja2.Environment:
@@ -71,6 +79,9 @@ class Pages:
             ],
             entries=self._entries(detail, depth=0, seen={s["session_id"]}),
             unplaced=[self._child(c) for c in unplaced_children(detail)],
+            home=self.home,
+            live=self.live,
+            fingerprint=s.get("fingerprint") or "",
         )
 
     def index(self, sessions: list[Row]) -> str:
@@ -98,7 +109,7 @@ class Pages:
 
     def link(self, session_id: str | None) -> str | None:
         stem = self.stems.get(session_id or "")
-        return f"{stem}.html" if stem else None
+        return self.href(stem) if stem else None
 
     def _entries(self, detail: dict[str, Any], depth: int, seen: set[str]) -> list[Row]:
         labels: dict[str, str] = detail.get("labels", {})

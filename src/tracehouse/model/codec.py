@@ -62,17 +62,31 @@ _DEFAULT_TYPE = {
 
 
 def decode_request(data: bytes | str) -> ImportBatch:
+    return decode_parsed(parse_request(data), data)
+
+
+def parse_request(data: bytes | str) -> dict[str, Any]:
+    """The request's JSON object, or a RequestError saying why there is none."""
     try:
         request = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise RequestError(f"request is not valid JSON: {exc}") from None
     if not isinstance(request, dict):
         raise RequestError("request must be a JSON object with an `items` list")
+    return request
+
+
+def decode_parsed(
+    request: dict[str, Any], data: bytes | str, *, may_be_empty: bool = False
+) -> ImportBatch:
+    """A parsed request (`data` its bytes, for the idempotency hash of one that nests too
+    deep for canonical JSON) as a batch. `may_be_empty`: a gateway's push, whose cursors and
+    rejects may come without any session."""
     unknown = sorted(set(request) - _ENVELOPE_KEYS)
     if unknown:
         raise RequestError(f"unknown field `{unknown[0]}` in the request envelope")
     items = request.get("items")
-    if not isinstance(items, list) or not items:
+    if not isinstance(items, list) or not (items or may_be_empty):
         raise RequestError("request has no items: `items` must be a non-empty list")
     mode = request.get("mode", "import")
     if mode not in MODES:

@@ -42,6 +42,12 @@ class WatermarkUpdate:
     state: Mapping[str, Any] | None = None
 
 
+def pushed_key(machine: str, unit_key: str) -> str:
+    """A unit of a pushing machine, as a gateway's ledger keys its cursor and rejects: two
+    laptops may hold the same path, and each keeps its own place in it (`host:path`, as scp)."""
+    return f"{machine}:{unit_key}"
+
+
 @dataclass(frozen=True)
 class Reject:
     """A record that could not be imported, with where it is and why."""

@@ -47,6 +47,7 @@ TABLE_DOCS = {
     "import_requests": "Idempotency keys already applied, with the response to replay.",
     "rejects": "Input that was refused, where it is and why; resolves when it reads cleanly.",
     "export_marks": "Where `export --since-last` last wrote each format, and when it started.",
+    "api_tokens": "The bearer tokens `tracehouse serve` accepts, by name and scope; only hashes.",
     "session_history": "One row per import that changed a session (`sessions show --history`).",
     "session_tombstones": "Sessions deleted by `sessions delete`: later syncs leave them out"
     " until `sessions restore`.",
@@ -183,6 +184,13 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "format": "markdown, html, jsonl, otel or sessions-import.",
         "exported_at": "When that export started: the next one writes what changed since.",
         "sessions": "How many sessions that export wrote.",
+    },
+    "api_tokens": {
+        "name": "Who or what the token was made for (`serve tokens add NAME`).",
+        "scope": "push (send sessions.import) or read (list, show, search).",
+        "token_hash": "sha256 of the token, hex; the token itself is shown once and never kept.",
+        "created_at": "When it was made.",
+        "last_used_at": "When a request last carried it (to the minute).",
     },
     "session_history": {
         "history_id": "A hash of the session, the run and the new fingerprint.",

@@ -331,6 +331,20 @@ EXPORT_MARKS = Table(
     ("target", "format"),
 )
 
+# The gateway's bearer tokens (`tracehouse serve tokens`): kept in the ledger so that any number of
+# gateways in front of one store share them and hold no state of their own. Only a hash is kept.
+API_TOKENS = Table(
+    "api_tokens",
+    (
+        Column("name", required=True),
+        Column("scope", required=True),  # push (send sessions.import) or read (list, show, search)
+        Column("token_hash", required=True),  # sha256 of the token: it is 256 random bits
+        Column("created_at"),
+        Column("last_used_at"),
+    ),
+    ("name",),
+)
+
 SESSION_HISTORY = Table(
     "session_history",
     (
@@ -418,5 +432,6 @@ ALL_TABLES: tuple[Table, ...] = (
     SESSION_TOMBSTONES,
     SESSION_ALIASES,
     THREADS,
+    API_TOKENS,
 )
 TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in ALL_TABLES}

@@ -250,13 +250,9 @@ def _resolve_listed_directories(
     prefixes = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots)
     still = {u.key for u in units if u.info.get("unreadable")}
     stale = [
-        row["unit_key"]
-        for row in store.query(
-            "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = 'directory'"
-            " AND source_provider = ?",
-            (provider,),
-        )
-        if row["unit_key"].startswith(prefixes) and row["unit_key"] not in still
+        key
+        for key in store.unresolved_rejects(provider, "directory")
+        if key.startswith(prefixes) and key not in still
     ]
     if stale:
         clears = tuple(Clear(provider, key) for key in stale)

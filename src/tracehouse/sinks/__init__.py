@@ -11,9 +11,14 @@ __all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
 
 
 def open_store(location: str | Path, *, create: bool = True, migrate: bool = True) -> SessionStore:
-    """Open the store a `--store` value names: a file path, or a `postgresql://` DSN. Its schema
-    is brought up to date unless `migrate` is False (`store migrate`)."""
+    """Open the store a `--store` value names: a file path, a `postgresql://` DSN, or a
+    gateway's URL carrying its token (`remote.store.address_with`). Its schema is brought up to
+    date unless `migrate` is False (`store migrate`)."""
     where = parse_store(str(location))
+    if where.backend == "gateway":
+        from tracehouse.sinks.remote.store import GatewayStore  # httpx only when pushing
+
+        return GatewayStore(where.target)
     if where.backend == "postgresql":
         # psycopg is loaded only for a PostgreSQL ledger: the default SQLite path never pays it.
         from tracehouse.sinks.postgres.store import PostgresStore

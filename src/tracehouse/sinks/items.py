@@ -22,6 +22,7 @@ from tracehouse.model.contract import (
     Reject,
     WatermarkUpdate,
     now_iso,
+    pushed_key,
 )
 from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
@@ -136,7 +137,12 @@ def unit_cursors_to_save(
     history), less those of units with an item that failed: such a unit keeps its old cursor,
     so the next run reads it again and retries the item; its other sessions are then skipped
     by fingerprint. Saving the cursor would lose the failed session until its source changed."""
-    held = {(i.source_provider, i.session.get("source_path")) for i in failed}
+    held = set()
+    for item in failed:
+        path, host = item.session.get("source_path"), item.session.get("host")
+        held.add((item.source_provider, path))
+        if host and path:  # pushed to a gateway: the unit is keyed by its machine
+            held.add((item.source_provider, pushed_key(host, path)))
     return [wm for wm in watermarks if (wm.source_provider, wm.unit_key) not in held]
 
 

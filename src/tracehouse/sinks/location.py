@@ -4,6 +4,8 @@
 * `postgresql://…` / `postgres://…`, or a libpq `key=value` string (`host=db dbname=ledger`):
   PostgreSQL, checked by libpq's own parser (psycopg's `conninfo_to_dict`) so a malformed DSN is
   one clear line, not a traceback deep in a connect;
+* `https://host:port` / `http://…`: a gateway (`tracehouse serve`) that sync pushes to, with
+  the token from `token_file` (or, inside tracehouse's own worker processes, in the URL);
 * any other `scheme://`: refused. It used to become a SQLite file or directory of that name.
 
 A password never leaves here in clear: `masked` hides it wherever libpq accepts one (the URL's
@@ -21,6 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from tracehouse.errors import ConfigError
 
 DSN_SCHEMES = ("postgresql://", "postgres://")
+GATEWAY_SCHEMES = ("https://", "http://")
 SQLITE_SCHEME = "sqlite://"
 _KEY_VALUE = re.compile(r"^\s*[a-z_]+\s*=")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -28,11 +31,13 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 @dataclass(frozen=True)
 class StoreLocation:
-    backend: Literal["sqlite", "postgresql"]
+    backend: Literal["sqlite", "postgresql", "gateway"]
     target: str  # the path, or the DSN exactly as given (it may hold a password)
 
     @property
     def shown(self) -> str:
+        if self.backend == "gateway":
+            return without_token(self.target)
         return masked(self.target) if self.backend == "postgresql" else self.target
 
 
@@ -43,6 +48,11 @@ def parse_store(text: str) -> StoreLocation:
     if value.startswith(DSN_SCHEMES) or _KEY_VALUE.match(value):
         _check_dsn(value)
         return StoreLocation("postgresql", value)
+    if value.startswith(GATEWAY_SCHEMES):
+        parts = urlsplit(value)
+        if not parts.hostname:
+            raise ConfigError(f"--store {without_token(value)!r}: a gateway URL needs a host")
+        return StoreLocation("gateway", value)
     if value.startswith(SQLITE_SCHEME):
         path = value[len(SQLITE_SCHEME) :]
         if not path.startswith("/") or path == "/":
@@ -54,9 +64,20 @@ def parse_store(text: str) -> StoreLocation:
         scheme = value.split("://", 1)[0]
         raise ConfigError(
             f"--store: unknown kind of store {scheme + '://'!r}; give a SQLite path,"
-            " sqlite:///path, postgresql://… or a libpq key=value string"
+            " sqlite:///path, postgresql://…, a libpq key=value string or a gateway's https://"
         )
     return StoreLocation("sqlite", str(Path(value).expanduser()))
+
+
+def without_token(url: str) -> str:
+    """A gateway URL as people see it: no user info (where tracehouse's workers carry the
+    token), no query."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("://", 1)[0] + "://…"
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=netloc, query="", fragment=""))
 
 
 def _check_dsn(dsn: str) -> None:

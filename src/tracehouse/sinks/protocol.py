@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tracehouse.model.contract import ImportBatch, ImportResponse
 from tracehouse.retrying import RetryLog
 from tracehouse.search.hits import Hit, SearchFilters
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,26 @@ class SessionStore(Protocol):
         """unit_key → the parser's resume state, for the units about to be parsed."""
         ...
 
-    def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
-        """Flag the sessions read from vanished units; deletes nothing. Returns sessions flagged."""
+    def mark_missing(
+        self,
+        provider: str,
+        unit_keys: Iterable[str],
+        at: str,
+        run_id: str,
+        machine: str | None = None,
+    ) -> int:
+        """Flag the sessions read from vanished units; deletes nothing. Returns sessions flagged.
+        With `machine` (a gateway), the units are that pushing machine's: its sessions only,
+        its cursors (`pushed_key`)."""
+        ...
+
+    def unresolved_rejects(self, provider: str, location: str) -> list[str]:
+        """The units with an unresolved reject at `location` (`directory`: a root unlisted)."""
+        ...
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        """`work` in one write transaction, retried from the start where the backend retries
+        (the store-neutral writes: the gateway's tokens)."""
         ...
 
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:

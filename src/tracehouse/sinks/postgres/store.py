@@ -11,7 +11,7 @@ from psycopg.sql import SQL, Identifier
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
-from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
+from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
 from tracehouse.model.tables import (
     ALL_TABLES,
     CONTENT_TABLES,
@@ -27,7 +27,7 @@ from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres import staging, tx, writer
 from tracehouse.sinks.postgres.connect import connect, scrub
 from tracehouse.sinks.postgres.migrations import applied, pending, upgrade
-from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo
+from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 
 T = TypeVar("T")
 # Deadlocks and serialization failures roll the batch back whole; it is simply run again.
@@ -167,24 +167,44 @@ class PostgresStore:
 
         self._in_transaction(save)
 
-    def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
+    def mark_missing(
+        self,
+        provider: str,
+        unit_keys: Iterable[str],
+        at: str,
+        run_id: str,
+        machine: str | None = None,
+    ) -> int:
         keys = list(unit_keys)
+        cursor_keys = [pushed_key(machine, k) for k in keys] if machine else keys
 
         def mark(conn: tx.Conn) -> int:
             flagged = conn.execute(
                 "UPDATE sessions SET source_missing_at = %s WHERE source_provider = %s"
-                " AND source_path = ANY(%s) AND source_missing_at IS NULL",
-                (at, provider, keys),
+                " AND source_path = ANY(%s) AND source_missing_at IS NULL"
+                " AND (%s::text IS NULL OR host = %s)",
+                (at, provider, keys, machine, machine),
             ).rowcount
             conn.execute(
                 "UPDATE watermarks SET cursor = (coalesce(cursor::jsonb, '{}')"
                 " || '{\"missing\": true}')::json, run_id = %s"
                 " WHERE source_provider = %s AND unit_key = ANY(%s)",
-                (run_id, provider, keys),
+                (run_id, provider, cursor_keys),
             )
             return flagged
 
         return self._in_transaction(mark) if keys else 0
+
+    def unresolved_rejects(self, provider: str, location: str) -> list[str]:
+        rows = self.query(
+            "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = ?"
+            " AND source_provider = ?",
+            (location, provider),
+        )
+        return [row["unit_key"] for row in rows]
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        return self._in_transaction(lambda conn: work(tx.PgTx(conn)))
 
     # -- reads --------------------------------------------------------------------------------
 

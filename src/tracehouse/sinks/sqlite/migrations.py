@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tracehouse.errors import StoreError
 from tracehouse.model.tables import (
     ALL_TABLES,
+    API_TOKENS,
     EXPORT_MARKS,
     SESSION_ALIASES,
     SESSION_HISTORY,
@@ -152,6 +153,12 @@ def m011_threads(db: Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS idx_threads_session ON threads (session_id, seq)")
 
 
+def m012_api_tokens(db: Database) -> None:
+    # The gateway's tokens live in the ledger, so gateways in front of one store share them.
+    db.execute(create_table_sql(API_TOKENS))
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_api_tokens_hash ON api_tokens (token_hash)")
+
+
 # The links stored before m008, spelled by the source ids of the rows they point at (a link to a
 # row this ledger lacks stays without one; the next sync of its session fills it).
 SOURCE_LINKS_BACKFILL = (
@@ -190,6 +197,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m009_history_and_tombstones", m009_history_and_tombstones),
     ("m010_session_aliases", m010_session_aliases),
     ("m011_threads", m011_threads),
+    ("m012_api_tokens", m012_api_tokens),
 ]
 
 

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
-from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
+from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
-from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo
+from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.sinks.sqlite import writer
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
+
+T = TypeVar("T")
 
 # Nine tries of `busy_timeout` each, with short waits between: about 45 s before giving up.
 LOCK_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
@@ -150,23 +152,43 @@ class SqliteStore:
                 (target, format, exported_at, sessions),
             )
 
-    def mark_missing(self, provider: str, unit_keys: Iterable[str], at: str, run_id: str) -> int:
+    def mark_missing(
+        self,
+        provider: str,
+        unit_keys: Iterable[str],
+        at: str,
+        run_id: str,
+        machine: str | None = None,
+    ) -> int:
         keys = list(unit_keys)
         flagged = 0
         with self.transaction() as conn:
             for key in keys:
                 flagged += conn.execute(
                     "UPDATE sessions SET source_missing_at = ? WHERE source_provider = ?"
-                    " AND source_path = ? AND source_missing_at IS NULL",
-                    (at, provider, key),
+                    " AND source_path = ? AND source_missing_at IS NULL"
+                    + (" AND host = ?" if machine else ""),
+                    (at, provider, key, *([machine] if machine else [])),
                 ).rowcount
                 conn.execute(
                     "UPDATE watermarks SET cursor = json_set(coalesce(cursor, '{}'),"
                     " '$.missing', json('true')), run_id = ? WHERE source_provider = ?"
                     " AND unit_key = ?",
-                    (run_id, provider, key),
+                    (run_id, provider, pushed_key(machine, key) if machine else key),
                 )
         return flagged
+
+    def unresolved_rejects(self, provider: str, location: str) -> list[str]:
+        rows = self.query(
+            "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = ?"
+            " AND source_provider = ?",
+            (location, provider),
+        )
+        return [row["unit_key"] for row in rows]
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        with self.transaction() as conn:
+            return work(writer.SqliteTx(conn))
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -1,0 +1,127 @@
+"""`tracehouse serve`: the gateway, and `serve tokens` to manage who may use it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import Context, command
+from tracehouse.errors import ConfigError
+
+app = typer.Typer(
+    help="Run the gateway: sessions.import over HTTP and a web view of the ledger.",
+    invoke_without_command=True,
+)
+tokens_app = typer.Typer(help="The bearer tokens the gateway accepts.", no_args_is_help=True)
+app.add_typer(tokens_app, name="tokens")
+
+
+@app.callback(invoke_without_command=True)
+@command
+def serve(
+    ctx: Context,
+    invoked: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    certfile: Annotated[
+        Path | None, typer.Option("--certfile", help="TLS certificate (PEM).", show_default=False)
+    ] = None,
+    keyfile: Annotated[
+        Path | None, typer.Option("--keyfile", help="TLS private key (PEM).", show_default=False)
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Gateway processes.")] = 1,
+    connections: Annotated[
+        int, typer.Option("--connections", help="Store connections per process.")
+    ] = 4,
+    max_request_mb: Annotated[
+        int, typer.Option("--max-request-mb", help="Largest sessions.import request (MiB).")
+    ] = 32,
+) -> None:
+    """Serve the ledger named by --store until SIGINT or SIGTERM."""
+    if invoked.invoked_subcommand is not None:  # `serve tokens …`
+        return
+    from tracehouse.gateway.serve import ServeOptions, run
+
+    if not 0 < port < 65536:
+        raise ConfigError(f"--port {port}: expected 1–65535")
+    if (certfile is None) != (keyfile is None):
+        raise ConfigError("--certfile and --keyfile go together")
+    for option, path in (("--certfile", certfile), ("--keyfile", keyfile)):
+        if path is not None and not path.is_file():
+            raise ConfigError(f"{option} {path}: no such file")
+    for option, value, top in (("--workers", workers, 64), ("--connections", connections, 64),
+                               ("--max-request-mb", max_request_mb, 1024)):  # fmt: skip
+        if not 1 <= value <= top:
+            raise ConfigError(f"{option} {value}: expected 1–{top}")
+    run(
+        ServeOptions(
+            store=ctx.settings.store,
+            host=host,
+            port=port,
+            certfile=str(certfile) if certfile else None,
+            keyfile=str(keyfile) if keyfile else None,
+            workers=workers,
+            connections=connections,
+            max_request_bytes=max_request_mb * 2**20,
+        ),
+        say=ctx.err.print,
+    )
+
+
+@tokens_app.command("add")
+@command
+def tokens_add(
+    ctx: Context,
+    name: Annotated[str, typer.Argument(help="Who or what it is for (a laptop, a person).")],
+    scope: Annotated[str, typer.Option("--scope", help="push (sync) or read (API, web view).")],
+) -> None:
+    """Make a token; it is printed once, and only its hash is kept."""
+    from tracehouse.gateway.tokens import add_token
+
+    ledger = ctx.store()
+    try:
+        token = add_token(ledger, name, scope)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json({"name": name, "scope": scope, "token": token})
+        return
+    print(token)
+    ctx.err.print(f"token {name!r} ({scope}): shown once; keep it in a file only you can read")
+
+
+@tokens_app.command("list")
+@command
+def tokens_list(ctx: Context) -> None:
+    """The tokens by name, scope and last use (never the tokens themselves)."""
+    from tracehouse.gateway.tokens import list_tokens
+
+    rows = ctx.read(list_tokens)
+    if ctx.json:
+        ctx.print_json(rows)
+        return
+    for row in rows:
+        used = row["last_used_at"] or "never used"
+        ctx.out.print(f"{row['name']:<24} {row['scope']:<5} made {row['created_at']} · {used}")
+    if not rows:
+        ctx.err.print("no tokens: tracehouse serve tokens add NAME --scope push|read")
+
+
+@tokens_app.command("revoke")
+@command
+def tokens_revoke(
+    ctx: Context, name: Annotated[str, typer.Argument(help="The token's name.")]
+) -> None:
+    """Remove a token: requests carrying it are refused from now on."""
+    from tracehouse.gateway.tokens import revoke_token
+
+    ledger = ctx.store()
+    try:
+        removed = revoke_token(ledger, name)
+    finally:
+        ledger.close()
+    if not removed:
+        raise ConfigError(f"no token named {name!r} (tracehouse serve tokens list)")
+    ctx.err.print(f"token {name!r} revoked")

@@ -1,0 +1,214 @@
+"""The gateway's `/v1` routes: `sessions.import` in, the ledger out. Each is as thin as a CLI
+command: it checks the token's scope, hands the request to the library, and says what came
+back. The request and response documents are declared in `gateway/openapi.py`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi.responses import Response
+
+from tracehouse import __version__
+from tracehouse.config import MACHINE
+from tracehouse.errors import RequestError
+from tracehouse.gateway import openapi
+from tracehouse.gateway.app import Ledger, Pusher, Reader
+from tracehouse.gateway.views import session_document, session_summaries
+from tracehouse.model import codec, push_wire
+from tracehouse.model.contract import ImportBatch, pushed_key
+from tracehouse.pipeline.requests import apply_request
+from tracehouse.search.options import build_filters
+from tracehouse.sinks.protocol import RunTotals
+
+router = APIRouter(prefix="/v1")
+MACHINE_PATTERN = f"^{MACHINE.pattern}$"  # pydantic searches; a machine name is the whole value
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+
+
+@router.get("/health", responses=openapi.responses("Health"), tags=["gateway"])
+def health(request: Request, store: Ledger) -> Response:
+    """Whether the gateway can reach its store; no token needed."""
+    config = request.app.state.config
+    return _json(
+        {
+            "ok": True,
+            "version": __version__,
+            "backend": store.backend,
+            "schemaVersion": store.schema_version,
+            "maxRequestBytes": config.max_request_bytes,
+        }
+    )
+
+
+@router.post(
+    "/sessions.import",
+    responses=openapi.responses("ImportResponse", 400, 401, 403, 409, 413, 503),
+    openapi_extra=openapi.import_body(),
+    tags=["import"],
+)
+async def sessions_import(
+    request: Request,
+    grant: Pusher,
+    store: Ledger,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    machine: Annotated[str | None, Header(alias="X-Tracehouse-Machine")] = None,
+) -> Response:
+    """Apply a `sessions.import` request: each item on its own, results in request order. A
+    pusher (`sync --store https://…`, with X-Tracehouse-Machine) may add its cursors, rejects
+    and clears, committed with the rows and keyed by its machine."""
+    from starlette.concurrency import run_in_threadpool
+
+    data = await _body(request, request.app.state.config.max_request_bytes)
+    if machine is not None and not MACHINE.fullmatch(machine):
+        raise RequestError("X-Tracehouse-Machine: 1–64 letters, digits, '.', '_' or '-'")
+    batch = push_wire.decode_push(data, machine) if machine else codec.decode_request(data)
+    batch = _keyed(batch, idempotency_key)
+    if machine is None:  # a producer of its own: the token names where the sessions came from
+        stamped = tuple(replace(i, session={**i.session, "host": grant.name}) for i in batch.items)
+        batch = replace(batch, items=stamped)
+        response = await run_in_threadpool(apply_request, store, batch, len(data))
+    else:  # a sync's run spans many requests: it starts and finishes the run itself
+        response = await run_in_threadpool(store.import_batch, batch)
+    return _json({**response.to_json(), "replayed": response.replayed})
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"request of {int(declared):,} bytes: the limit is {limit:,}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"request over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _keyed(batch: ImportBatch, header: str | None) -> ImportBatch:
+    if header is None:
+        return batch
+    if batch.idempotency_key not in (None, header):
+        raise RequestError("Idempotency-Key header and idempotencyKey field differ")
+    return replace(batch, idempotency_key=header)
+
+
+@router.post("/cursors", responses=openapi.responses("Cursors", 400, 401, 403), tags=["push"])
+def cursors(
+    body: openapi.CursorsRequest,
+    grant: Pusher,
+    store: Ledger,
+    machine: Annotated[str, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)],
+) -> Response:
+    """The cursors (or resume states) this machine has pushed, by unit key."""
+    prefix = pushed_key(machine, "")
+    keys = None if body.unitKeys is None else [prefix + k for k in body.unitKeys]
+    if body.states:
+        found = store.watermark_states(body.sourceProvider, keys or [])
+    else:
+        found = store.watermarks(body.sourceProvider, keys)
+    return _json(
+        {"cursors": {k[len(prefix) :]: v for k, v in found.items() if k.startswith(prefix)}}
+    )
+
+
+@router.post("/units.missing", responses=openapi.responses("Flagged", 400, 401, 403), tags=["push"])
+def units_missing(
+    body: openapi.MissingRequest,
+    grant: Pusher,
+    store: Ledger,
+    machine: Annotated[str, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)],
+) -> Response:
+    """Flag the sessions of units gone from this machine (nothing is deleted)."""
+    flagged = store.mark_missing(body.sourceProvider, body.unitKeys, body.at, body.runId, machine)
+    return _json({"flagged": flagged})
+
+
+@router.post(
+    "/rejects.unresolved", responses=openapi.responses("UnitKeys", 400, 401, 403), tags=["push"]
+)
+def unresolved_rejects(
+    body: openapi.RejectsRequest,
+    grant: Pusher,
+    store: Ledger,
+    machine: Annotated[str, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)],
+) -> Response:
+    """This machine's units with an unresolved reject at a location (sync resolves them)."""
+    prefix = pushed_key(machine, "")
+    keys = store.unresolved_rejects(body.sourceProvider, body.location)
+    return _json({"unitKeys": [k[len(prefix) :] for k in keys if k.startswith(prefix)]})
+
+
+@router.post("/runs", responses=openapi.responses("Done", 400, 401, 403), tags=["push"])
+def start_run(body: openapi.RunStart, grant: Pusher, store: Ledger) -> Response:
+    """Open a sync's run in the gateway's run log (`tracehouse runs`)."""
+    store.start_run(body.runId, body.mode)
+    return _json({"ok": True})
+
+
+@router.post(
+    "/runs/{run_id}/finish", responses=openapi.responses("Done", 400, 401, 403), tags=["push"]
+)
+def finish_run(run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledger) -> Response:
+    """Close a sync's run with the totals its pusher counted."""
+    totals = RunTotals(
+        bytes_read=body.bytesRead,
+        rejects=body.rejects,
+        dedupe_hits=body.dedupeHits,
+        retry_reasons=body.retryReasons,
+        tail_lag_ms=body.tailLagMs,
+        tail_lag_p50_ms=body.tailLagP50Ms,
+        error=body.error,
+    )
+    store.finish_run(run_id, totals)
+    return _json({"ok": True})
+
+
+@router.get("/sessions", responses=openapi.responses("SessionList", 400, 401, 403), tags=["read"])
+def sessions(
+    grant: Reader,
+    store: Ledger,
+    provider: Annotated[list[str] | None, Query()] = None,
+    project: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    subagents: bool = True,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> Response:
+    """The sessions, most recently active first, with their provenance."""
+    found = session_summaries(store, provider or [], project, since, until, subagents, limit)
+    return _json({"sessions": found})
+
+
+@router.get(
+    "/sessions/{label}", responses=openapi.responses("Session", 401, 403, 404), tags=["read"]
+)
+def session(label: str, grant: Reader, store: Ledger) -> Response:
+    """One session: its rows in the `sessions.import` item shape, with its lineage."""
+    return _json(session_document(store, label))
+
+
+@router.get("/search", responses=openapi.responses("SearchHits", 400, 401, 403, 404), tags=["read"])
+def search(
+    grant: Reader,
+    store: Ledger,
+    q: Annotated[str, Query(min_length=1, max_length=1000)],
+    provider: Annotated[list[str] | None, Query()] = None,
+    project: str | None = None,
+    session: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 20,
+) -> Response:
+    """Full-text search, ranked, each hit with its highlighted words."""
+    filters = build_filters(
+        store, providers=provider or (), project=project, session=session,
+        since=since, until=until, limit=limit,
+    )  # fmt: skip
+    return _json({"query": q, "hits": [h.to_json() for h in store.search(q, filters)]})

@@ -1,0 +1,194 @@
+"""The gateway's web view: the session list (filters, search), each session's page, sign-in.
+
+Pages are rendered on the server with the HTML export's templates, so a session looks the same
+exported or served, and everything reads without JavaScript; the one script an open session page
+runs asks every second whether its session changed and redraws it when it did (what a pusher's
+`sync live` sends appears within about a second). A browser cannot send a bearer header, so a
+read token given once on the sign-in page is kept in an HttpOnly, SameSite=Strict cookie.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import parse_qs, quote
+
+import orjson
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from tracehouse.errors import TracehouseError
+from tracehouse.exports.html import Pages
+from tracehouse.exports.timeline import session_title
+from tracehouse.gateway.app import COOKIE, Ledger, grant
+from tracehouse.gateway.tokens import grant_for
+from tracehouse.gateway.views import session_filters
+from tracehouse.model.tables import PROVIDERS
+from tracehouse.reports.filters import list_sessions
+from tracehouse.search.hits import MARK
+from tracehouse.search.options import build_filters
+from tracehouse.sinks.reads import find_session, session_detail
+from tracehouse.timespec import local_time
+
+if TYPE_CHECKING:
+    import jinja2
+
+router = APIRouter(include_in_schema=False)
+
+
+@lru_cache(maxsize=1)
+def templates() -> jinja2.Environment:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader(
+            [
+                jinja2.PackageLoader("tracehouse.gateway", "templates"),
+                jinja2.PackageLoader("tracehouse.exports", "templates"),
+            ]
+        ),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _page(name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+    return HTMLResponse(templates().get_template(name).render(**values), status_code=status_code)
+
+
+def _signed_in(request: Request, store: Any) -> bool:
+    try:
+        grant(request, store, "read")
+    except Exception:
+        return False
+    return True
+
+
+def _href(label: str) -> str:
+    return "/s/" + quote(label, safe="")
+
+
+def _when(iso: str | None) -> str:
+    return local_time(iso) if iso else "—"
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page() -> HTMLResponse:
+    return _page("login.html.j2", error=None)
+
+
+@router.post("/login")
+async def login(request: Request, store: Ledger) -> Response:
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    token = (form.get("token") or [""])[0].strip()
+    found = grant_for(store, token) if token else None
+    if found is None or found.scope != "read":
+        return _page("login.html.j2", 401, error="That is not a read token of this gateway.")
+    answer = RedirectResponse("/", status_code=303)
+    secure = request.url.scheme == "https"
+    answer.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=secure)
+    return answer
+
+
+@router.get("/", response_model=None)
+def session_list(
+    request: Request,
+    store: Ledger,
+    q: str = "",
+    provider: str = "",
+    project: str = "",
+    since: str = "",
+    until: str = "",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> HTMLResponse | RedirectResponse:
+    if not _signed_in(request, store):  # a page, not the API: send the browser to sign in
+        return RedirectResponse("/login", status_code=303)
+    shown: dict[str, Any] = {
+        "q": q,
+        "provider": provider,
+        "project": project,
+        "since": since,
+        "until": until,
+    }
+    rows: list[dict[str, Any]] = []
+    hits = None
+    error = None
+    try:
+        if q.strip():
+            filters = build_filters(
+                store, providers=[provider] if provider else (), project=project or None,
+                since=since or None, until=until or None, limit=min(limit, 200),
+            )  # fmt: skip
+            hits = [_hit(h) for h in store.search(q, filters)]
+        else:
+            filters = session_filters(store, [provider] if provider else [], project, since, until)
+            rows = [_row(r) for r in list_sessions(store, filters, limit)]
+    except TracehouseError as exc:  # a bad filter: say so on the page, as the CLI would
+        error = str(exc)
+    return _page("list.html.j2", rows=rows, hits=hits, error=error, providers=PROVIDERS, **shown)
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "href": _href(r["label"]),
+        "label": r["label"],
+        "title": session_title(r),
+        "provider": r["source_provider"],
+        "project": r["project"] or "",
+        "host": r.get("host") or "",
+        "when": _when(r["updated_at"] or r["created_at"]),
+        "messages": r["message_count"] or 0,
+        "tokens": f"{r['total_tokens']:,}" if r["total_tokens"] else "—",
+        "subagent": bool(r["is_subagent"]),
+    }
+
+
+def _hit(hit: Any) -> dict[str, Any]:
+    parts: list[tuple[str, bool]] = []
+    for i, piece in enumerate(hit.snippet.split(MARK[0])):
+        if i == 0:
+            parts.append((piece, False))
+            continue
+        marked, _, rest = piece.partition(MARK[1])
+        parts += [(marked, True), (rest, False)]
+    at = f"#{hit.message_id}" if hit.message_id else ""
+    return {
+        "href": _href(hit.label) + at,
+        "label": hit.label,
+        "kind": hit.kind,
+        "provider": hit.provider,
+        "when": _when(hit.created_at),
+        "parts": parts,
+    }
+
+
+@router.get("/s/{label}", response_model=None)
+def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | RedirectResponse:
+    if not _signed_in(request, store):
+        return RedirectResponse("/login", status_code=303)
+    try:
+        session_id = find_session(store, label)["session_id"]
+    except TracehouseError as exc:
+        return HTMLResponse(f"<p>{exc}</p>", status_code=404)
+    detail = session_detail(store, session_id)
+    names = {c["session_id"]: c["label"] for c in detail["children"]}
+    names.update(detail.get("labels", {}))
+    pages = Pages(
+        names,
+        _when,
+        lambda sid: session_detail(store, sid),
+        href=_href,
+        home="/",
+        live=f"/s/{quote(label, safe='')}/version",
+    )
+    return HTMLResponse(pages.session(detail))
+
+
+@router.get("/s/{label}/version")
+def session_version(label: str, request: Request, store: Ledger) -> Response:
+    """What an open page polls: the session's fingerprint changes with its content."""
+    grant(request, store, "read")
+    row = find_session(store, label)
+    body = {"fingerprint": row["fingerprint"], "updatedAt": row["updated_at"]}
+    return Response(orjson.dumps(body), media_type="application/json")

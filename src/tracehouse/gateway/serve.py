@@ -1,0 +1,75 @@
+"""Running the gateway: uvicorn in front of `create_app`, in one process or several.
+
+Several processes (`--workers`) need the app built in each of them, so uvicorn is given a
+factory and the options travel in an environment variable the processes inherit. The access
+log shows methods, paths and statuses; tokens travel only in headers and cookies, never in a
+URL, so they never reach it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tracehouse.gateway.app import MAX_REQUEST_BYTES, GatewayConfig, create_app
+from tracehouse.sinks.location import parse_store
+
+_ENV = "TRACEHOUSE_GATEWAY_OPTIONS"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    store: str
+    host: str = "127.0.0.1"
+    port: int = 8765
+    certfile: str | None = None
+    keyfile: str | None = None
+    workers: int = 1
+    connections: int = 4
+    max_request_bytes: int = MAX_REQUEST_BYTES
+
+    def config(self) -> GatewayConfig:
+        return GatewayConfig(self.store, self.max_request_bytes, self.connections)
+
+
+def app_from_environment() -> Any:
+    """The app of one worker process (uvicorn's factory)."""
+    return create_app(ServeOptions(**json.loads(os.environ[_ENV])).config())
+
+
+def run(options: ServeOptions, say: Callable[[str], None]) -> None:
+    import uvicorn
+
+    where = parse_store(options.store)
+    if where.backend == "gateway":
+        from tracehouse.errors import ConfigError
+
+        raise ConfigError("--store: the gateway serves a SQLite file or a PostgreSQL DSN")
+    scheme = "https" if options.certfile else "http"
+    say(f"tracehouse gateway on {scheme}://{options.host}:{options.port} · ledger {where.shown}")
+    if options.workers == 1:
+        app = create_app(options.config())
+        uvicorn.run(
+            app,
+            host=options.host,
+            port=options.port,
+            log_level="info",
+            ssl_certfile=options.certfile,
+            ssl_keyfile=options.keyfile,
+        )
+        return
+    create_app(options.config())  # migrate once, and fail here on a bad store
+    os.environ[_ENV] = json.dumps(asdict(options))
+    uvicorn.run(
+        "tracehouse.gateway.serve:app_from_environment",
+        factory=True,
+        host=options.host,
+        port=options.port,
+        workers=options.workers,
+        log_level="info",
+        ssl_certfile=options.certfile,
+        ssl_keyfile=options.keyfile,
+    )

@@ -1,0 +1,106 @@
+"""What the gateway's read routes and pages show, built from the ledger by the library's own
+readers: the session list with its provenance, and one session as its `sessions.import` item
+with its lineage, so what a client reads back is what it could have sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracehouse.model.item_json import EncodeError, encode_item
+from tracehouse.reports.filters import build_session_filters, list_sessions
+from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.reads import find_session, labels_of, session_detail
+
+# The list's columns, as the API names them.
+_SUMMARY = {
+    "label": "label",
+    "sessionId": "session_id",
+    "sourceProvider": "source_provider",
+    "sourceSessionId": "source_session_id",
+    "title": "title",
+    "project": "project",
+    "workspacePath": "workspace_path",
+    "model": "model",
+    "createdAt": "created_at",
+    "updatedAt": "updated_at",
+    "isSubagent": "is_subagent",
+    "taskDescription": "task_description",
+    "turnCount": "turn_count",
+    "messageCount": "message_count",
+    "toolCallCount": "tool_call_count",
+    "totalTokens": "total_tokens",
+    # provenance: which machine or token it came from, when it was imported, if its file is gone
+    "host": "host",
+    "firstImportedAt": "first_imported_at",
+    "lastImportedAt": "last_imported_at",
+    "sourceMissingAt": "source_missing_at",
+    "fingerprint": "fingerprint",
+}
+_COLUMNS = ", ".join(_SUMMARY.values())
+
+
+def session_filters(
+    store: SessionStore,
+    providers: list[str],
+    project: str | None,
+    since: str | None,
+    until: str | None,
+    subagents: bool = True,
+) -> Any:
+    return build_session_filters(
+        providers=providers or (),
+        project=project or None,
+        since=since or None,
+        until=until or None,
+        subagents=subagents,
+        store=store,
+    )
+
+
+def session_summaries(
+    store: SessionStore,
+    providers: list[str],
+    project: str | None,
+    since: str | None,
+    until: str | None,
+    subagents: bool,
+    limit: int,
+) -> list[dict[str, Any]]:
+    filters = session_filters(store, providers, project, since, until, subagents)
+    ids = [row["session_id"] for row in list_sessions(store, filters, limit)]
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    rows = {
+        r["session_id"]: r
+        for r in store.query(f"SELECT {_COLUMNS} FROM sessions WHERE session_id IN ({marks})", ids)
+    }
+    return [summary(rows[i]) for i in ids if i in rows]
+
+
+def summary(row: dict[str, Any]) -> dict[str, Any]:
+    out = {name: row.get(column) for name, column in _SUMMARY.items()}
+    out["isSubagent"] = bool(out["isSubagent"])
+    return out
+
+
+def session_document(store: SessionStore, ref: str) -> dict[str, Any]:
+    """The session `ref` names (label, id or source id): its item, lineage and provenance."""
+    session_id = find_session(store, ref)["session_id"]
+    detail = session_detail(store, session_id)
+    s = detail["session"]
+    try:
+        item: dict[str, Any] | None = encode_item(detail)
+        problem = None
+    except EncodeError as exc:  # a stored link with no source id: say so, show the rest
+        item, problem = None, str(exc)
+    parent = s.get("parent_session_id")
+    return {
+        **summary(s),
+        "item": item,
+        "itemProblem": problem,
+        "lineage": {
+            "parent": labels_of(store, [parent]).get(parent) if parent else None,
+            "children": [c["label"] for c in detail["children"]],
+        },
+    }

@@ -1,0 +1,1 @@
+"""A gateway as the store sync writes to (`--store https://…`)."""

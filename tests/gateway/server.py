@@ -1,0 +1,89 @@
+"""A real gateway for the tests: `tracehouse serve` in a process of its own, on a free loopback
+port, stopped (or killed) by the test."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tracehouse.gateway.tokens import add_token
+from tracehouse.sinks import open_store
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_token(store_address: str, directory: Path, name: str, scope: str) -> Path:
+    """A token in a file of its own, as a teammate keeps it."""
+    store = open_store(store_address)
+    try:
+        token = add_token(store, name, scope)
+    finally:
+        store.close()
+    path = directory / f"{name}.token"
+    path.write_text(token + "\n")
+    path.chmod(0o600)
+    return path
+
+
+@dataclass
+class Gateway:
+    store: str
+    log: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Gateway:
+        command = [sys.executable, "-m", "tracehouse.cli.app", "serve", "--store", self.store,
+                   "--port", str(self.port)]  # fmt: skip
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=log, env=dict(os.environ))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the gateway exited: {self.log.read_text()[-2000:]}")
+            time.sleep(0.1)
+        raise RuntimeError("the gateway did not answer within 30 s")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def push(home: Path, url: str, token_file: Path, machine: str, *extra: str,
+         batch_sessions: int = 500) -> subprocess.Popen[bytes]:  # fmt: skip
+    """`tracehouse sync backfill` of `home` to the gateway, as machine `machine`."""
+    env = dict(os.environ, TRACEHOUSE_MACHINE=machine, TRACEHOUSE_PROGRESS="false")
+    env["TRACEHOUSE_BATCH_SESSIONS"] = str(batch_sessions)
+    command = [sys.executable, "-m", "tracehouse.cli.app", "sync", "backfill", "--home", str(home),
+               "--store", url, "--token-file", str(token_file), "-q", *extra]  # fmt: skip
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -1,0 +1,147 @@
+"""The gateway's `/v1` API in process (FastAPI's test client over the real app and store):
+the draft's request and response, tokens and scopes, limits, and cursors kept per machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import DATA
+from tracehouse.gateway.app import GatewayConfig, create_app
+from tracehouse.gateway.tokens import add_token, list_tokens, revoke_token
+from tracehouse.sinks import open_store
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Any:
+    path = str(tmp_path / "gateway.db")
+    store = open_store(path)
+    tokens = {
+        "push": add_token(store, "laptop", "push"),
+        "read": add_token(store, "viewer", "read"),
+    }
+    store.close()
+    with TestClient(create_app(GatewayConfig(path, max_request_bytes=200_000))) as client:
+        client.tokens = tokens
+        client.store_path = path
+        yield client
+
+
+def auth(client: Any, scope: str, **headers: str) -> dict[str, str]:
+    return {
+        "Authorization": f"Bearer {client.tokens[scope]}",
+        "Content-Type": "application/json",
+        **headers,
+    }
+
+
+def draft() -> bytes:
+    """The draft's example request, without its own key (the tests give one as a header)."""
+    request = json.loads((DATA / "draft_request.json").read_bytes())
+    request.pop("idempotencyKey", None)
+    return json.dumps(request).encode()
+
+
+def test_health_needs_no_token_and_everything_else_does(gateway: Any) -> None:
+    assert gateway.get("/v1/health").json()["ok"] is True
+    for method, path in [("GET", "/v1/sessions"), ("POST", "/v1/sessions.import"),
+                         ("GET", "/v1/search?q=x"), ("GET", "/v1/sessions/x")]:  # fmt: skip
+        answer = gateway.request(method, path)
+        assert answer.status_code == 401, path
+        assert answer.headers["www-authenticate"] == "Bearer"
+    bad = {"Authorization": "Bearer thk_not-a-token"}
+    assert gateway.get("/v1/sessions", headers=bad).status_code == 401
+
+
+def test_scopes_are_enforced(gateway: Any) -> None:
+    assert gateway.get("/v1/sessions", headers=auth(gateway, "push")).status_code == 403
+    answer = gateway.post("/v1/sessions.import", content=draft(), headers=auth(gateway, "read"))
+    assert answer.status_code == 403
+
+
+def test_a_draft_request_imports_and_replays_by_its_key(gateway: Any) -> None:
+    headers = auth(gateway, "push", **{"Idempotency-Key": "k-1"})
+    first = gateway.post("/v1/sessions.import", content=draft(), headers=headers)
+    assert first.status_code == 200, first.text
+    body = first.json()
+    assert body["ok"] and body["imported"] == len(json.loads(draft())["items"])
+    again = gateway.post("/v1/sessions.import", content=draft(), headers=headers)
+    assert again.json()["replayed"] is True and again.json()["results"] == body["results"]
+    other = json.loads(draft())
+    other["source"] = "something else"
+    conflict = gateway.post("/v1/sessions.import", content=json.dumps(other), headers=headers)
+    assert conflict.status_code == 409
+    other["idempotencyKey"] = "k-2"
+    differ = gateway.post("/v1/sessions.import", content=json.dumps(other), headers=headers)
+    assert differ.status_code == 400 and "differ" in differ.json()["detail"]
+    label = body["results"][0]["sessionLabel"]
+    listed = gateway.get("/v1/sessions", headers=auth(gateway, "read")).json()["sessions"]
+    assert label in [s["label"] for s in listed]
+    assert {s["host"] for s in listed} == {"laptop"}  # the token that sent them
+    one = gateway.get(f"/v1/sessions/{label}", headers=auth(gateway, "read")).json()
+    assert one["item"]["sourceSessionId"] == body["results"][0]["sourceSessionId"]
+    assert gateway.get("/v1/sessions/nope", headers=auth(gateway, "read")).status_code == 404
+
+
+def test_malformed_and_oversized_requests_are_named(gateway: Any) -> None:
+    headers = auth(gateway, "push")
+    broken = gateway.post("/v1/sessions.import", content=b"{not json", headers=headers)
+    assert broken.status_code == 400 and "not valid JSON" in broken.json()["detail"]
+    unknown = gateway.post("/v1/sessions.import", content=b'{"items": [], "x": 1}',
+                           headers=headers)  # fmt: skip
+    assert unknown.status_code == 400 and "`x`" in unknown.json()["detail"]
+    huge = gateway.post("/v1/sessions.import", content=b" " * 300_000, headers=headers)
+    assert huge.status_code == 413
+    item = json.loads(draft())
+    item["items"][0]["messages"][0]["role"] = 42
+    failed = gateway.post("/v1/sessions.import", content=json.dumps(item), headers=headers).json()
+    assert failed["failed"] == 1
+    assert failed["results"][0]["reason"].startswith("items[0]: messages[0].role:")
+
+
+def test_each_machine_keeps_its_own_cursors(gateway: Any) -> None:
+    def push(machine: str, offset: int) -> None:
+        cursor = {"sourceProvider": "codex", "unitKey": "/home/dev/a.jsonl",
+                  "cursor": {"offset": offset}}  # fmt: skip
+        request = {"runId": "r", "mode": "backfill", "items": [], "cursors": [cursor]}
+        headers = auth(gateway, "push", **{"X-Tracehouse-Machine": machine})
+        answer = gateway.post("/v1/sessions.import", content=json.dumps(request), headers=headers)
+        assert answer.status_code == 200, answer.text
+
+    def cursors(machine: str) -> dict[str, Any]:
+        headers = auth(gateway, "push", **{"X-Tracehouse-Machine": machine})
+        body = {"sourceProvider": "codex"}
+        answer = gateway.post("/v1/cursors", content=json.dumps(body), headers=headers)
+        return answer.json()["cursors"]  # type: ignore[no-any-return]
+
+    push("alice", 10)
+    push("bob", 99)
+    assert cursors("alice") == {"/home/dev/a.jsonl": {"offset": 10}}
+    assert cursors("bob") == {"/home/dev/a.jsonl": {"offset": 99}}
+    assert cursors("carol") == {}
+    headers = auth(gateway, "push", **{"X-Tracehouse-Machine": "../etc"})
+    assert gateway.post("/v1/cursors", content=b'{"sourceProvider": "codex"}',
+                        headers=headers).status_code == 422  # fmt: skip
+
+
+def test_tokens_are_kept_hashed_and_can_be_revoked(gateway: Any) -> None:
+    store = open_store(gateway.store_path)
+    try:
+        raw = json.dumps(store.query("SELECT * FROM api_tokens"))
+        assert gateway.tokens["push"] not in raw and gateway.tokens["read"] not in raw
+        assert [t["name"] for t in list_tokens(store)] == ["laptop", "viewer"]
+        assert revoke_token(store, "viewer")
+    finally:
+        store.close()
+    assert gateway.get("/v1/sessions", headers=auth(gateway, "read")).status_code == 401
+
+
+def test_search_answers_with_highlights(gateway: Any) -> None:
+    gateway.post("/v1/sessions.import", content=draft(), headers=auth(gateway, "push"))
+    word = json.loads(draft())["items"][0]["messages"][0]["content"].split()[0]
+    hits = gateway.get("/v1/search", params={"q": word}, headers=auth(gateway, "read")).json()
+    assert hits["hits"] and hits["hits"][0]["highlights"]
