@@ -5,6 +5,7 @@ back. The request and response documents are declared in `gateway/openapi.py`.""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Annotated, Any
 
 import orjson
@@ -16,12 +17,12 @@ from tracehouse.config import MACHINE
 from tracehouse.errors import RequestError
 from tracehouse.gateway import openapi
 from tracehouse.gateway.app import Ledger, Pusher, Reader
-from tracehouse.gateway.views import session_document, session_summaries
+from tracehouse.gateway.views import session_document, session_summaries, sessions_holding
 from tracehouse.model import codec, push_wire
-from tracehouse.model.contract import ImportBatch, pushed_key
+from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
 from tracehouse.pipeline.requests import apply_request
 from tracehouse.search.options import build_filters
-from tracehouse.sinks.protocol import RunTotals
+from tracehouse.sinks.protocol import RunTotals, SessionStore
 
 router = APIRouter(prefix="/v1")
 MACHINE_PATTERN = f"^{MACHINE.pattern}$"  # pydantic searches; a machine name is the whole value
@@ -67,15 +68,19 @@ async def sessions_import(
     data = await _body(request, request.app.state.config.max_request_bytes)
     if machine is not None and not MACHINE.fullmatch(machine):
         raise RequestError("X-Tracehouse-Machine: 1–64 letters, digits, '.', '_' or '-'")
-    batch = push_wire.decode_push(data, machine) if machine else codec.decode_request(data)
-    batch = _keyed(batch, idempotency_key)
     if machine is None:  # a producer of its own: the token names where the sessions came from
+        batch = _keyed(codec.decode_request(data), idempotency_key)
         stamped = tuple(replace(i, session={**i.session, "host": grant.name}) for i in batch.items)
         batch = replace(batch, items=stamped)
         response = await run_in_threadpool(apply_request, store, batch, len(data))
     else:  # a sync's run spans many requests: it starts and finishes the run itself
-        response = await run_in_threadpool(store.import_batch, batch)
+        response = await run_in_threadpool(_apply_push, store, data, machine, idempotency_key)
     return _json({**response.to_json(), "replayed": response.replayed})
+
+
+def _apply_push(store: SessionStore, data: bytes, machine: str, key: str | None) -> ImportResponse:
+    batch = push_wire.decode_push(data, machine, partial(sessions_holding, store))
+    return store.import_batch(_keyed(batch, key))
 
 
 async def _body(request: Request, limit: int) -> bytes:

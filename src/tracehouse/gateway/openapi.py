@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracehouse.model import wire
 from tracehouse.model.contract import MODES
 from tracehouse.model.contract_schema import contract_schema
 from tracehouse.model.fields import MAX_COUNT
@@ -170,6 +171,15 @@ def contract_components() -> dict[str, Any]:
         "items": {"type": "object"},
         "description": _PUSH_NOTE,
     }
+    for row in ("turn", "message", "toolCall", "source"):
+        defs[row]["properties"][wire.LEDGER_LINKS] = {
+            "type": "object",
+            "additionalProperties": {
+                "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+            },
+            "description": _PUSH_NOTE + " Link field name → the ledger id of a row of the same"
+            " session pushed before, where the pusher no longer holds its source id.",
+        }
     components = {"ImportRequest": schema, **{names[k]: v for k, v in defs.items()}}
     refs = {f"#/$defs/{k}": _REF + v for k, v in names.items()}
     rewritten: dict[str, Any] = _rewrite(components, refs)

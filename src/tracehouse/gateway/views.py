@@ -104,3 +104,19 @@ def session_document(store: SessionStore, ref: str) -> dict[str, Any]:
             "children": [c["label"] for c in detail["children"]],
         },
     }
+
+
+_LINKED = {"turn": ("turns", "turn_id"), "message": ("messages", "message_id")}
+
+
+def sessions_holding(store: SessionStore, target: str, ids: list[str]) -> dict[str, str]:
+    """Ledger id → its session, for those of `ids` (turns or messages) the store holds: what a
+    push's links by ledger id are checked against (`push_wire.decode_push`)."""
+    table, column = _LINKED[target]
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT {column} AS id, session_id FROM {table} WHERE {column} IN ({marks})"
+        found.update((r["id"], r["session_id"]) for r in store.query(sql, chunk))
+    return found

@@ -77,11 +77,16 @@ def parse_request(data: bytes | str) -> dict[str, Any]:
 
 
 def decode_parsed(
-    request: dict[str, Any], data: bytes | str, *, may_be_empty: bool = False
+    request: dict[str, Any],
+    data: bytes | str,
+    *,
+    may_be_empty: bool = False,
+    ledger_links: list[tuple[str, str, str]] | None = None,
 ) -> ImportBatch:
     """A parsed request (`data` its bytes, for the idempotency hash of one that nests too
     deep for canonical JSON) as a batch. `may_be_empty`: a gateway's push, whose cursors and
-    rejects may come without any session."""
+    rejects may come without any session. `ledger_links`: a push's too, whose rows may link
+    by ledger id (`wire.LEDGER_LINKS`); each (session id, target, ledger id) is added to it."""
     unknown = sorted(set(request) - _ENVELOPE_KEYS)
     if unknown:
         raise RequestError(f"unknown field `{unknown[0]}` in the request envelope")
@@ -101,7 +106,8 @@ def decode_parsed(
     rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in CONTENT_TABLES.values()}
     for index, raw in enumerate(items):
         try:
-            item, item_rows = _decode_item(raw)
+            outside: list[tuple[str, str]] | None = [] if ledger_links is not None else None
+            item, item_rows = _decode_item(raw, outside)
         except ValidationError as exc:
             provider, source_id = _names(raw)
             invalid.append(
@@ -110,6 +116,8 @@ def decode_parsed(
             invalid_at.append(index)
             continue
         decoded.append(item)
+        if ledger_links is not None and outside:
+            ledger_links.extend((item.session_id, target, id_) for target, id_ in outside)
         for table, table_rows in item_rows.items():
             rows[table].extend(table_rows)
 
@@ -143,7 +151,9 @@ def _names(raw: Any) -> tuple[str, str]:
     return "?", "?"
 
 
-def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]:
+def _decode_item(
+    raw: Any, outside: list[tuple[str, str]] | None = None
+) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]:
     if not isinstance(raw, dict):
         raise ValidationError("an item must be a JSON object")
     for key, why in _REFUSED.items():
@@ -169,13 +179,15 @@ def _decode_item(raw: Any) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]
             raise ValidationError(f"`{key}` must be a list")
         decoded_rows = []
         for index, value in enumerate(values):
-            row = _decode_row(key, table, value, f"{key}[{index}]", provider, source_session_id)
+            at = f"{key}[{index}]"
+            row = _decode_row(key, table, value, at, provider, source_session_id, outside)
             row["session_id"] = session["session_id"]
             row["fingerprint"] = row_fingerprint(table, row)
             fingerprints.append(row["fingerprint"])
             decoded_rows.append(row)
         item_rows[table.name] = decoded_rows
     own_messages = {row["message_id"] for row in item_rows.get("messages", [])}
+    own_messages.update(id_ for target, id_ in outside or () if target == "message")
     for index, row in enumerate(item_rows.get("message_sources", [])):
         if row["message_id"] not in own_messages:  # a source may not attach to another session
             raise ValidationError(f"sources[{index}].sourceMessageId: not a message of this item")
@@ -259,12 +271,23 @@ def _decode_session(value: Any, provider: str, source_session_id: str) -> dict[s
 
 
 def _decode_row(
-    key: str, table: Table, value: Any, where: str, provider: str, source_session_id: str
+    key: str,
+    table: Table,
+    value: Any,
+    where: str,
+    provider: str,
+    source_session_id: str,
+    outside: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
+    """One row; with `outside` (a push), its `ledgerLinks` too, each (target, id) added."""
     if not isinstance(value, dict):
         raise ValidationError(f"{where}: expected an object")
     fields = _FIELDS[key]
     row: dict[str, Any] = {}
+    linked = value.get(wire.LEDGER_LINKS) if outside is not None else None
+    if linked is not None and outside is not None:
+        value = {k: v for k, v in value.items() if k != wire.LEDGER_LINKS}
+        row.update(_ledger_links(fields, value, linked, f"{where}.{wire.LEDGER_LINKS}", outside))
     for name, field_value in value.items():
         field = fields.get(name)
         if field is None:
@@ -284,7 +307,7 @@ def _decode_row(
         else:
             row[field.column] = _convert_field(table, field, field_value, at)
     for name in wire.REQUIRED[key]:
-        if value.get(name) is None:
+        if value.get(name) is None and (linked is None or name not in linked):
             raise ValidationError(f"{where}.{name}: missing (required)")
     if table.name in _OWN_ID:
         source_column = next(f.column for f in fields.values() if f.form == "own")
@@ -301,6 +324,35 @@ def _decode_row(
     if table.name == "tool_calls" and row.get("spawned_source_session_id") is not None:
         row["spawned_session_id"] = ids.session_id(provider, row["spawned_source_session_id"])
     return row
+
+
+def _ledger_links(
+    fields: dict[str, wire.Field],
+    value: dict[str, Any],
+    linked: Any,
+    where: str,
+    outside: list[tuple[str, str]],
+) -> dict[str, Any]:
+    if not isinstance(linked, dict):
+        raise ValidationError(f"{where}: expected an object of field name → ledger id")
+    columns: dict[str, Any] = {}
+    for name, ids_given in linked.items():
+        field = fields.get(name)
+        if field is None or field.form not in ("link", "links"):
+            raise ValidationError(f"{where}.{name}: not a link field")
+        if name in value:
+            raise ValidationError(f"{where}.{name}: given twice, by source id and by ledger id")
+        target = field.target or "message"
+        if field.form == "link":
+            columns[field.column] = _source_id(ids_given, f"{where}.{name}")
+            outside.append((target, ids_given))
+        else:
+            if not isinstance(ids_given, list):
+                raise ValidationError(f"{where}.{name}: expected a list of ledger ids")
+            for i, one in enumerate(ids_given):
+                outside.append((target, _source_id(one, f"{where}.{name}[{i}]")))
+            columns[field.column] = canonical_json(ids_given).decode()
+    return columns
 
 
 def _source_id(value: Any, where: str) -> str:

@@ -25,8 +25,12 @@ class EncodeError(ValueError):
     """A stored row links to a row its session does not hold: it has no source id to send."""
 
 
-def encode_item(detail: dict[str, Any]) -> dict[str, Any]:
-    """`detail` as `sinks.reads.session_detail` loads it (its rows as the store keeps them)."""
+def encode_item(detail: dict[str, Any], *, ledger_links: bool = False) -> dict[str, Any]:
+    """`detail` as `sinks.reads.session_detail` loads it (its rows as the store keeps them).
+
+    A link to a row `detail` does not hold has no source id to send: an `EncodeError`, or with
+    `ledger_links` (a pusher's tail, whose rows link to rows pushed before) the row's
+    `ledgerLinks` extension, `{fieldName: ledger id or ids}`."""
     session = detail["session"]
     sources = {
         "turn": {r["turn_id"]: r["source_turn_id"] for r in detail["turns"]},
@@ -38,14 +42,28 @@ def encode_item(detail: dict[str, Any]) -> dict[str, Any]:
         "sourceSessionId": session["source_session_id"],
         "sourceSessionFingerprint": session["fingerprint"],
         "importedAtMs": (imported and wire.ms_from_iso(imported)) or 0,
-        "session": _row(TABLES_BY_NAME["sessions"], wire.SESSION, session, sources, "session"),
+        "session": _row(
+            TABLES_BY_NAME["sessions"],
+            wire.SESSION,
+            session,
+            sources,
+            "session",
+            ledger_links=False,
+        ),
     }
     for key, (table_name, fields) in wire.ROWS.items():
         table = TABLES_BY_NAME[table_name]
         rows = detail[_DETAIL_KEYS[key]]
         if rows:
             item[key] = [
-                _row(table, fields, _unfilled(table, row), sources, f"{key}[{i}]")
+                _row(
+                    table,
+                    fields,
+                    _unfilled(table, row),
+                    sources,
+                    f"{key}[{i}]",
+                    ledger_links=ledger_links,
+                )
                 for i, row in enumerate(rows)
             ]
     return item
@@ -68,29 +86,38 @@ def _row(
     row: dict[str, Any],
     sources: dict[str, dict[str, str]],
     where: str,
+    *,
+    ledger_links: bool,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    outside: dict[str, Any] = {}
     for field in fields:
         value = row.get(field.column)
         if value is None:
             continue
         if field.form == "time":
             value = wire.ms_from_iso(value)
-        elif field.form == "link":
-            value = _source(sources, field, value, where)
-        elif field.form == "links":
-            value = [_source(sources, field, v, where) for v in _json_value(value)]
+        elif field.form in ("link", "links"):
+            linked = _json_value(value) if field.form == "links" else [value]
+            known = sources[field.target or "message"]
+            if ledger_links and not all(v in known for v in linked):
+                outside[field.name] = value if field.form == "link" else linked
+                continue
+            found = [_source(known, field, v, where) for v in linked]
+            value = found if field.form == "links" else found[0]
         elif field.form != "result" and table.column(field.column).kind is Kind.JSON:
             value = _json_value(value)
         elif table.column(field.column).kind is Kind.BOOL:
             value = bool(value)  # SQLite keeps 0 and 1
         if value is not None:
             out[field.name] = value
+    if outside:
+        out[wire.LEDGER_LINKS] = outside
     return out
 
 
-def _source(sources: dict[str, dict[str, str]], field: wire.Field, value: str, where: str) -> str:
-    found = sources[field.target or "message"].get(value)
+def _source(known: dict[str, str], field: wire.Field, value: str, where: str) -> str:
+    found = known.get(value)
     if found is None:
         raise EncodeError(f"{where}.{field.name}: {value} is not a {field.target} of the session")
     return found

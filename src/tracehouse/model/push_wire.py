@@ -7,7 +7,10 @@ rows travels as tracehouse's push extensions, accepted only from a token with th
 * `cursors` (envelope and item): `{sourceProvider, unitKey, cursor, state?}`, a unit's new place,
   committed with the rows read from it (an item's cursors only if the item is stored);
 * `rejects`: `{sourceProvider, unitKey, location, reason, rawExcerpt?}`, what could not be read;
-* `clears`: `{sourceProvider, unitKey, fromLine?, keys?}`, where a unit was read again.
+* `clears`: `{sourceProvider, unitKey, fromLine?, keys?}`, where a unit was read again;
+* a row's `ledgerLinks`: links to rows of the session pushed before (a tail's new turn whose
+  parent came in an earlier batch), by ledger id, accepted where the row linked to is not
+  stored in another session.
 
 The gateway keys every unit by the machine that pushed it (`pushed_key`), so two laptops never
 share a cursor, and stamps the machine as the sessions' host.
@@ -15,7 +18,7 @@ share a cursor, and stamps the machine as the sessions' host.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +26,7 @@ import orjson
 import xxhash
 
 from tracehouse.errors import RequestError
-from tracehouse.model import codec
+from tracehouse.model import codec, wire
 from tracehouse.model.contract import (
     Clear,
     ImportBatch,
@@ -58,7 +61,7 @@ def encode_push(batch: ImportBatch) -> bytes:
             )
     items = []
     for item in batch.items:
-        encoded = encode_item(details[item.session_id])
+        encoded = encode_item(details[item.session_id], ledger_links=True)
         encoded["importedAtMs"] = item.imported_at_ms
         if item.watermarks:
             encoded["cursors"] = [_cursor(wm) for wm in item.watermarks]
@@ -77,8 +80,13 @@ def encode_push(batch: ImportBatch) -> bytes:
     return body[:-1] + b',"idempotencyKey":' + orjson.dumps(key) + b"}"
 
 
-def decode_push(data: bytes, machine: str) -> ImportBatch:
-    """A pushed request as the batch the gateway's store applies for `machine`."""
+# target ("turn" or "message"), ledger ids → the sessions holding those of them that are stored
+SessionsOf = Callable[[str, list[str]], Mapping[str, str]]
+
+
+def decode_push(data: bytes, machine: str, sessions_of: SessionsOf) -> ImportBatch:
+    """A pushed request as the batch the gateway's store applies for `machine`. `sessions_of`
+    looks up where the rows it links to by ledger id are stored."""
     request = codec.parse_request(data)
     # The pusher's encoding is deterministic: the bytes are what the key is bound to (a
     # canonical hash of a large batch would cost more than decoding it).
@@ -90,7 +98,9 @@ def decode_push(data: bytes, machine: str) -> ImportBatch:
         for index, raw in enumerate(items):
             cursors = raw.pop("cursors", []) if isinstance(raw, dict) else []
             item_cursors.append(_list(cursors, f"items[{index}].cursors"))
-    batch = codec.decode_parsed(request, data, may_be_empty=True)
+    linked: list[tuple[str, str, str]] = []
+    batch = codec.decode_parsed(request, data, may_be_empty=True, ledger_links=linked)
+    _check_ledger_links(linked, sessions_of)
     invalid = set(batch.invalid_at)
     stored = [cursors for i, cursors in enumerate(item_cursors) if i not in invalid]
     decoded = tuple(
@@ -106,6 +116,22 @@ def decode_push(data: bytes, machine: str) -> ImportBatch:
         clears=tuple(_clear_of(c, machine) for c in extras["clears"]),
         request_hash=request_hash,
     )
+
+
+def _check_ledger_links(linked: list[tuple[str, str, str]], sessions_of: SessionsOf) -> None:
+    """An item writes only its own session's rows, and links only to them: a row linked to by
+    ledger id may be absent (a dangling link, as a local store keeps one) but not another's."""
+    for target in ("turn", "message"):
+        wanted = {(session_id, id_) for session_id, kind, id_ in linked if kind == target}
+        if not wanted:
+            continue
+        stored = sessions_of(target, sorted({id_ for _, id_ in wanted}))
+        for session_id, id_ in sorted(wanted):
+            holder = stored.get(id_)
+            if holder is not None and holder != session_id:
+                raise RequestError(
+                    f"{wire.LEDGER_LINKS}: {target} {id_} is not a {target} of session {session_id}"
+                )
 
 
 def _pushed_item(item: ImportItem, machine: str, cursors: list[WatermarkUpdate]) -> ImportItem:

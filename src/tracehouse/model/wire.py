@@ -153,6 +153,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "toolCalls": ("sourceToolCallId", "toolName"),
     "sources": ("sourceMessageId",),
 }
+# A pusher's tail links to rows it pushed before, whose source ids it no longer holds: such a
+# link travels by the row's ledger id in the row's `ledgerLinks` object, field name → id (or
+# ids). Only a gateway's push accepts it, and only to a row of the same session (`push_wire`).
+LEDGER_LINKS = "ledgerLinks"
 
 
 def iso_from_ms(ms: int) -> str:

@@ -1,0 +1,96 @@
+"""A pusher's second run sends only what was appended: its new rows link to rows it pushed
+before (a turn's parent, a tool result's turn), by ledger id. The gateway's ledger must equal a
+local store's that read the same file twice, and refuse a link into another session."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.corpus.test_sessions_import_corpus import home_sources, tables
+from tests.gateway.server import Gateway, make_token, push
+from tracehouse.errors import RequestError
+from tracehouse.model import push_wire
+from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.sinks import open_store
+
+DATA = Path(__file__).parents[1] / "data"
+SESSION = "11111111-1111-4111-8111-111111111111"
+
+
+def _line(kind: str, uuid: str, parent: str, second: int, message: dict) -> bytes:
+    record = {
+        "isSidechain": False, "userType": "external", "cwd": "/tmp/demo", "sessionId": SESSION,
+        "version": "2.1.114", "gitBranch": "main", "type": kind, "uuid": uuid,
+        "parentUuid": parent, "timestamp": f"2026-03-01T10:02:{second:02d}.000Z",
+        "message": message,
+    }  # fmt: skip
+    if kind == "assistant":
+        record["requestId"] = f"req_{uuid}"
+    return orjson.dumps(record) + b"\n"
+
+
+def append_a_turn(home: Path) -> None:
+    """A new prompt whose parent came in the first push, a tool call and its result."""
+    usage = {"input_tokens": 40, "output_tokens": 9}
+    call = {"type": "tool_use", "id": "toolu_tail", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_tail", "content": "README.md"}
+    lines = [
+        _line("user", "u8", "u7", 1, {"role": "user", "content": "list the files"}),
+        _line("assistant", "a9", "u8", 2, {"id": "msg_9", "type": "message", "role": "assistant",
+              "model": "claude-opus-4-1", "content": [call], "usage": usage}),
+        _line("user", "u9", "a9", 3, {"role": "user", "content": [result]}),
+    ]  # fmt: skip
+    path = home / ".claude" / "projects" / "-tmp-demo" / f"{SESSION}.jsonl"
+    with path.open("ab") as out:
+        out.writelines(lines)
+
+
+def test_an_appended_tail_pushes_like_a_local_sync(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    local = open_store(tmp_path / "local.db")
+    gateway_db = tmp_path / "gateway.db"
+    token = make_token(str(gateway_db), tmp_path, "laptop", "push")
+    gateway = Gateway(str(gateway_db), tmp_path / "gateway.log").start()
+    try:
+        for step in ("first", "appended"):
+            if step == "appended":
+                append_a_turn(home)
+            assert sync(local, SyncOptions(sources=home_sources(home), workers=0)).ok
+            pusher = push(home, gateway.url, token, "laptop", "--json")
+            out, err = pusher.communicate(timeout=120)
+            assert pusher.returncode == 0, err.decode()
+        assert '"parsed": 1' in out.decode()  # only the appended file was read again
+    finally:
+        gateway.stop()
+    pushed = open_store(gateway_db)
+    parents = pushed.query(
+        "SELECT t.parent_turn_id FROM turns t JOIN turns p ON p.turn_id = t.parent_turn_id"
+    )
+    assert parents, "the tail's turn lost its parent"
+    assert tables(pushed) == tables(local)
+
+
+def _item(linked: str) -> dict:
+    turn = {"sourceTurnId": "t2", "ledgerLinks": {"parentSourceTurnId": linked}}
+    return {"sourceProvider": "claude-code", "sourceSessionId": "mine", "turns": [turn]}
+
+
+def test_a_link_by_ledger_id_into_another_session_is_refused() -> None:
+    item = _item("theirs")
+    request = orjson.dumps({"mode": "tail", "items": [item]})
+    with pytest.raises(RequestError, match="is not a turn of session"):
+        push_wire.decode_push(request, "laptop", lambda target, ids: {"theirs": "other-session"})
+    batch = push_wire.decode_push(request, "laptop", lambda target, ids: {})  # not stored: kept
+    assert batch.tuples("turns")
+
+
+def test_a_plain_import_does_not_take_ledger_links() -> None:
+    from tracehouse.model import codec
+
+    batch = codec.decode_request(orjson.dumps({"items": [_item("x")]}))
+    assert batch.invalid and "ledgerLinks: unknown field" in (batch.invalid[0].reason or "")
