@@ -80,10 +80,10 @@ class Gateway:
 
 
 def push(home: Path, url: str, token_file: Path, machine: str, *extra: str,
-         batch_sessions: int = 500) -> subprocess.Popen[bytes]:  # fmt: skip
-    """`tracehouse sync backfill` of `home` to the gateway, as machine `machine`."""
+         batch_sessions: int = 500, mode: str = "backfill") -> subprocess.Popen[bytes]:  # fmt: skip
+    """`tracehouse sync backfill` (or `live`) of `home` to the gateway, as machine `machine`."""
     env = dict(os.environ, TRACEHOUSE_MACHINE=machine, TRACEHOUSE_PROGRESS="false")
     env["TRACEHOUSE_BATCH_SESSIONS"] = str(batch_sessions)
-    command = [sys.executable, "-m", "tracehouse.cli.app", "sync", "backfill", "--home", str(home),
+    command = [sys.executable, "-m", "tracehouse.cli.app", "sync", mode, "--home", str(home),
                "--store", url, "--token-file", str(token_file), "-q", *extra]  # fmt: skip
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -1,5 +1,6 @@
 """The gateway's web view in a real browser (the system's Chromium, driven by Playwright): sign
-in, the list loads and a filter narrows it, a session opens and a tool call expands."""
+in, the list loads and a filter narrows it, a session opens and a tool call expands, and a line
+written while `sync live` pushes appears on the open page."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA
+from tests.gateway.appends import claude_line, main_file
 from tests.gateway.server import Gateway, make_token, push
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -72,3 +74,24 @@ def test_the_list_filters_and_a_session_opens(page: Any, site: dict[str, Any]) -
     call.locator("summary").click()
     assert call.get_attribute("open") is not None
     assert page.errors == []
+
+
+def test_a_line_appended_during_sync_live_appears_on_the_open_page(
+    page: Any, site: dict[str, Any]
+) -> None:
+    live = push(site["home"], site["url"], site["pusher"], "laptop", mode="live")
+    try:
+        page.locator('#rows a[href*="11111111"]').first.click()
+        page.wait_for_selector("main")
+        parent = "u7"
+        for n, patience_ms in enumerate((30_000, 2_000)):  # the first waits for the watcher
+            text = f"appended while watching {n}"
+            line = claude_line("user", f"w{n}", parent, 10 + n, {"role": "user", "content": text})
+            with main_file(site["home"]).open("ab") as out:
+                out.write(line)
+            parent = f"w{n}"
+            page.get_by_text(text).wait_for(timeout=patience_ms)
+        assert page.errors == []
+    finally:
+        live.terminate()
+        assert live.wait(timeout=30) == 0, live.stderr.read() if live.stderr else ""

@@ -11,42 +11,12 @@ import orjson
 import pytest
 
 from tests.corpus.test_sessions_import_corpus import home_sources, tables
+from tests.gateway.appends import DATA, append_a_turn
 from tests.gateway.server import Gateway, make_token, push
 from tracehouse.errors import RequestError
 from tracehouse.model import push_wire
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.sinks import open_store
-
-DATA = Path(__file__).parents[1] / "data"
-SESSION = "11111111-1111-4111-8111-111111111111"
-
-
-def _line(kind: str, uuid: str, parent: str, second: int, message: dict) -> bytes:
-    record = {
-        "isSidechain": False, "userType": "external", "cwd": "/tmp/demo", "sessionId": SESSION,
-        "version": "2.1.114", "gitBranch": "main", "type": kind, "uuid": uuid,
-        "parentUuid": parent, "timestamp": f"2026-03-01T10:02:{second:02d}.000Z",
-        "message": message,
-    }  # fmt: skip
-    if kind == "assistant":
-        record["requestId"] = f"req_{uuid}"
-    return orjson.dumps(record) + b"\n"
-
-
-def append_a_turn(home: Path) -> None:
-    """A new prompt whose parent came in the first push, a tool call and its result."""
-    usage = {"input_tokens": 40, "output_tokens": 9}
-    call = {"type": "tool_use", "id": "toolu_tail", "name": "Bash", "input": {"command": "ls"}}
-    result = {"type": "tool_result", "tool_use_id": "toolu_tail", "content": "README.md"}
-    lines = [
-        _line("user", "u8", "u7", 1, {"role": "user", "content": "list the files"}),
-        _line("assistant", "a9", "u8", 2, {"id": "msg_9", "type": "message", "role": "assistant",
-              "model": "claude-opus-4-1", "content": [call], "usage": usage}),
-        _line("user", "u9", "a9", 3, {"role": "user", "content": [result]}),
-    ]  # fmt: skip
-    path = home / ".claude" / "projects" / "-tmp-demo" / f"{SESSION}.jsonl"
-    with path.open("ab") as out:
-        out.writelines(lines)
 
 
 def test_an_appended_tail_pushes_like_a_local_sync(tmp_path: Path) -> None:
