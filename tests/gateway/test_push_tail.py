@@ -4,6 +4,7 @@ local store's that read the same file twice, and refuse a link into another sess
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -37,6 +38,9 @@ def test_an_appended_tail_pushes_like_a_local_sync(tmp_path: Path) -> None:
         assert '"parsed": 1' in out.decode()  # only the appended file was read again
     finally:
         gateway.stop()
+    log = (tmp_path / "gateway.log").read_text()
+    assert re.search(r'"POST /v1/sessions.import" 200 [0-9.]+ ms [0-9,]+ B', log), log
+    assert token.read_text().strip() not in log
     pushed = open_store(gateway_db)
     parents = pushed.query(
         "SELECT t.parent_turn_id FROM turns t JOIN turns p ON p.turn_id = t.parent_turn_id"

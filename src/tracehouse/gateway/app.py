@@ -29,6 +29,7 @@ from tracehouse.errors import (
     StoreUnavailableError,
     TracehouseError,
 )
+from tracehouse.gateway.access_log import AccessLog
 from tracehouse.gateway.tokens import Grant, grant_for
 from tracehouse.search.query import QueryError
 from tracehouse.sinks import open_store
@@ -121,6 +122,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.add_middleware(AccessLog)
     openapi.install(app)
     return app
 

@@ -2,8 +2,7 @@
 
 Several processes (`--workers`) need the app built in each of them, so uvicorn is given a
 factory and the options travel in an environment variable the processes inherit. The access
-log shows methods, paths and statuses; tokens travel only in headers and cookies, never in a
-URL, so they never reach it.
+log is the gateway's own (`access_log.py`): methods, paths, statuses and durations, no token.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tracehouse.gateway.access_log import log_config
 from tracehouse.gateway.app import MAX_REQUEST_BYTES, GatewayConfig, create_app
 from tracehouse.sinks.location import parse_store
 
@@ -57,6 +57,8 @@ def run(options: ServeOptions, say: Callable[[str], None]) -> None:
             host=options.host,
             port=options.port,
             log_level="info",
+            log_config=log_config(),
+            access_log=False,
             ssl_certfile=options.certfile,
             ssl_keyfile=options.keyfile,
         )
@@ -70,6 +72,8 @@ def run(options: ServeOptions, say: Callable[[str], None]) -> None:
         port=options.port,
         workers=options.workers,
         log_level="info",
+        log_config=log_config(),
+        access_log=False,
         ssl_certfile=options.certfile,
         ssl_keyfile=options.keyfile,
     )
