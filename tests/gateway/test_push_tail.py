@@ -20,11 +20,18 @@ from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.sinks import open_store
 
 
-def test_an_appended_tail_pushes_like_a_local_sync(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_appended_tail_pushes_like_a_local_sync(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     home = tmp_path / "home"
     shutil.copytree(DATA / "claude" / "home", home)
+    shutil.copytree(DATA / "codex" / "home" / ".codex", home / ".codex")
     local = open_store(tmp_path / "local.db")
-    gateway_db = tmp_path / "gateway.db"
+    if backend == "postgresql":  # pooled connections that did not migrate write too
+        gateway_db: str | Path = request.getfixturevalue("pg_schemas")()
+    else:
+        gateway_db = tmp_path / "gateway.db"
     token = make_token(str(gateway_db), tmp_path, "laptop", "push")
     gateway = Gateway(str(gateway_db), tmp_path / "gateway.log").start()
     try:
@@ -42,6 +49,7 @@ def test_an_appended_tail_pushes_like_a_local_sync(tmp_path: Path) -> None:
     assert re.search(r'"POST /v1/sessions.import" 200 [0-9.]+ ms [0-9,]+ B', log), log
     assert token.read_text().strip() not in log
     pushed = open_store(gateway_db)
+    request.addfinalizer(pushed.close)
     parents = pushed.query(
         "SELECT t.parent_turn_id FROM turns t JOIN turns p ON p.turn_id = t.parent_turn_id"
     )

@@ -47,9 +47,11 @@ class PostgresStore:
         try:
             if migrate:
                 upgrade(self.conn, self.location)
-                staging.create_staging(self.conn)
             else:
                 pending(self.conn, self.location)  # still refuses a ledger of a newer schema
+            # Temporary, this connection's own: a store opened without migrating (a gateway's
+            # pooled connections, migrated once at start-up) writes through them too.
+            staging.create_staging(self.conn)
             self.schema_version = len(applied(self.conn))
         except psycopg.Error as exc:
             self.conn.close()
@@ -119,16 +121,27 @@ class PostgresStore:
     def _analyze_after(self, run_id: str) -> None:
         """Refresh the planner's statistics of the tables a run grew by a tenth or more, the
         threshold autovacuum uses: a server may run without it (Debian's test servers do), and
-        a search planned from the statistics of an empty ledger took seconds, not milliseconds."""
-        rows = self.conn.execute(
-            "SELECT c.relname FROM pg_class c, import_runs r"
-            " WHERE r.run_id = %s AND c.relnamespace = current_schema()::regnamespace"
-            " AND c.relname = ANY(%s) AND coalesce(r.rows_written, 0)"
-            "     > 1000 + 0.1 * greatest(c.reltuples, 0)",
-            (run_id, [SESSIONS.name, *(t.name for t in CONTENT_TABLES.values())]),
-        ).fetchall()
-        for (table,) in rows:
-            self.conn.execute(SQL("ANALYZE {}").format(Identifier(table)))
+        a search planned from the statistics of an empty ledger took seconds, not milliseconds.
+
+        One ANALYZE at a time: runs that finish together (a team's laptops pushing through a
+        gateway) skip while another's is under way, rather than each analyzing the same tables
+        again in turn (eight pushers spent a second each waiting to)."""
+        with self.conn.transaction():
+            # keyed by schema: the ledgers of one database do not wait for each other
+            if not self.conn.execute(
+                "SELECT pg_try_advisory_xact_lock("
+                "hashtext('tracehouse analyze ' || current_schema())::bigint)"
+            ).fetchone()[0]:  # type: ignore[index]
+                return
+            rows = self.conn.execute(
+                "SELECT c.relname FROM pg_class c, import_runs r"
+                " WHERE r.run_id = %s AND c.relnamespace = current_schema()::regnamespace"
+                " AND c.relname = ANY(%s) AND coalesce(r.rows_written, 0)"
+                "     > 1000 + 0.1 * greatest(c.reltuples, 0)",
+                (run_id, [SESSIONS.name, *(t.name for t in CONTENT_TABLES.values())]),
+            ).fetchall()
+            for (table,) in rows:
+                self.conn.execute(SQL("ANALYZE {}").format(Identifier(table)))
 
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         spec = TABLES_BY_NAME[table]
