@@ -27,7 +27,7 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.fields import MAX_COUNT, cap
 from tracehouse.model.fingerprint import canonical_json, combine, fingerprint_of
-from tracehouse.model.rows import row_fingerprint, to_frame
+from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import CONTENT_TABLES, PROVIDERS, SESSIONS, TABLES_BY_NAME, Kind, Table
 
 # The largest text a field keeps (DESIGN §9): longer text is cut with a marker, as parsers do.
@@ -121,10 +121,15 @@ def decode_parsed(
         for table, table_rows in item_rows.items():
             rows[table].extend(table_rows)
 
-    frames = {t.name: to_frame(t, rows[t.name]) for t in CONTENT_TABLES.values()}
+    # As tuples in column order, the form a sync hands its store: no frame is built only to
+    # be unpacked again by the writer.
+    tuples = {
+        t.name: [tuple(map(row.get, t.names)) for row in rows[t.name]]
+        for t in CONTENT_TABLES.values()
+    }
     return ImportBatch(
         items=tuple(decoded),
-        frames=frames,
+        rows=tuples,
         source=request.get("source") or "import",
         run_id=request.get("runId") or new_run_id(),
         mode=mode,
@@ -370,7 +375,7 @@ def _convert_field(table: Table, field: wire.Field, value: Any, where: str) -> A
         return wire.iso_from_ms(value)
     if field.form == "result" and not isinstance(value, str):
         return _convert(Kind.JSON, value, where)
-    column = table.column(field.column)
+    column = _COLUMNS[table.name, field.column]
     converted = _convert(column.kind, value, where)
     if column.choices and converted not in column.choices:
         raise ValidationError(
@@ -379,10 +384,26 @@ def _convert_field(table: Table, field: wire.Field, value: Any, where: str) -> A
     return converted
 
 
+_COLUMNS = {(t.name, c.name): c for t in TABLES_BY_NAME.values() for c in t.columns}
+_EXPECTED = {Kind.TEXT: "a string", Kind.INT: "an integer", Kind.BOOL: "a boolean"}
+
+
 def _convert(kind: Kind, value: Any, where: str) -> Any:
+    # The common shapes return at once: this runs for every field of every pushed row.
     if value is None:
         return None
-    if kind is Kind.JSON:
+    if kind is Kind.TEXT:
+        if isinstance(value, str):
+            return value if len(value) <= MAX_FIELD else cap(value, MAX_FIELD)
+    elif kind is Kind.INT:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not 0 <= value <= MAX_COUNT:
+                raise ValidationError(f"{where}: {value} is out of range (0 … 2^53-1)")
+            return value
+    elif kind is Kind.BOOL:
+        if isinstance(value, bool):
+            return value
+    else:  # JSON
         try:
             text = canonical_json(value).decode()
         except (TypeError, ValueError) as exc:  # nested past what any JSON writer can hold
@@ -390,16 +411,4 @@ def _convert(kind: Kind, value: Any, where: str) -> Any:
         if len(text) > MAX_FIELD:
             raise ValidationError(f"{where}: {len(text)} bytes of JSON, over the {MAX_FIELD} cap")
         return text
-    if kind is Kind.TEXT and isinstance(value, str):
-        return cap(value, MAX_FIELD)
-    if kind is Kind.INT and isinstance(value, int) and not 0 <= value <= MAX_COUNT:
-        raise ValidationError(f"{where}: {value} is out of range (0 … 2^53-1)")
-    ok = {
-        Kind.TEXT: isinstance(value, str),
-        Kind.INT: isinstance(value, int) and not isinstance(value, bool),
-        Kind.BOOL: isinstance(value, bool),
-    }[kind]
-    if not ok:
-        expected = {Kind.TEXT: "a string", Kind.INT: "an integer", Kind.BOOL: "a boolean"}[kind]
-        raise ValidationError(f"{where}: expected {expected}, got {type(value).__name__}")
-    return value
+    raise ValidationError(f"{where}: expected {_EXPECTED[kind]}, got {type(value).__name__}")
