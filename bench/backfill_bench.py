@@ -4,8 +4,9 @@
 
 Replicates every Claude Code home and Codex rollout of the fixture corpus `--copies` times
 (about 16 MB each, so 95 copies ≈ 1.5 GB) into bench/out/corpus/, each copy under a fresh
-project directory and fresh session file names, so every copy is a distinct set of sessions
-with fresh ledger ids. Then:
+project directory and fresh session file names, with every uuid inside the files made the
+copy's own too, so every copy is a distinct set of sessions with fresh ledger ids whose
+links stay within the copy. Then:
 
   raw read        read every file's bytes (page cache warm)                  → MB/s
   bare parse      orjson.loads over every line of the same files             → MB/s
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -38,12 +40,17 @@ OUT = HERE / "out"
 
 
 def build_corpus(source: Path, copies: int) -> Path:
-    target = OUT / "corpus" / f"x{copies}"
+    # v2: uuids are rewritten inside the files too, so no two copies name the same parent
+    target = OUT / "corpus" / f"x{copies}-v2"
     marker = target / ".complete"
     if marker.exists():
         return target
     shutil.rmtree(target, ignore_errors=True)
     homes = sorted(p for p in (source / "homes").glob("*/.claude") if (p / "projects").is_dir())
+    rollouts = sorted(
+        path for home in sorted((source / "homes").glob("*/.codex"))
+        for path in home.glob("*sessions/**/rollout-*")
+    )  # fmt: skip
     projects = target / ".claude" / "projects"
     for n in range(copies):
         for home in homes:
@@ -56,20 +63,27 @@ def build_corpus(source: Path, copies: int) -> Path:
                     # Session ids are file stems (and the subagent dir names): give each copy
                     # its own by rewriting the first uuid group.
                     parts = [_fresh(part, n) for part in rel.parts]
-                    out = dest.joinpath(*parts)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(path, out)
-    for n in range(copies):
-        for home in sorted((source / "homes").glob("*/.codex")):
-            for path in sorted(home.glob("*sessions/**/rollout-*")):
-                # A rollout's thread id is the uuid that ends its name: a fresh one per copy.
-                stem, dot, ext = path.name.rpartition(".")
-                name = stem[:-36] + _fresh(stem[-36:], n) + dot + ext
-                out = target / ".codex" / path.parent.relative_to(home) / name
-                out.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, out)
+                    _copy_fresh(path, dest.joinpath(*parts), n)
+        for path in rollouts:
+            # A rollout's thread id is the uuid that ends its name: a fresh one per copy.
+            stem, dot, ext = path.name.rpartition(".")
+            name = stem[:-36] + _fresh(stem[-36:], n) + dot + ext
+            home = next(p for p in path.parents if p.name == ".codex")
+            _copy_fresh(path, target / ".codex" / path.parent.relative_to(home) / name, n)
     marker.write_text("ok")
     return target
+
+
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _copy_fresh(path: Path, out: Path, n: int) -> None:
+    """The file with every uuid in it made this copy's: a child names its own copy's parent
+    (or a parent absent from the corpus that no other copy names), as on another machine."""
+    prefix = f"{n:08x}".encode()
+    data = _UUID.sub(lambda m: prefix + m.group()[8:], path.read_bytes())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
 
 
 def _fresh(name: str, n: int) -> str:
