@@ -24,11 +24,15 @@ def unit_lines() -> dict[str, str]:
     return found
 
 
-def test_the_systemd_unit_verifies(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["tracehouse-live.service", "tracehouse-gateway.service"])
+def test_the_systemd_unit_verifies(tmp_path: Path, name: str) -> None:
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (Debian: apt-get install systemd)")
-    unit = tmp_path / "tracehouse-live.service"
-    shutil.copy(EXAMPLES / "tracehouse-live.service", unit)
+    unit = tmp_path / name
+    text = (EXAMPLES / name).read_text()
+    # verify wants the program to exist: the gateway's is the checkout's own environment
+    program = REPO / ".venv" / "bin" / "tracehouse"
+    unit.write_text(text.replace("/opt/tracehouse/.venv/bin/tracehouse", str(program)))
     result = subprocess.run(
         ["systemd-analyze", "verify", "--man=no", str(unit)],
         capture_output=True,
@@ -36,7 +40,19 @@ def test_the_systemd_unit_verifies(tmp_path: Path) -> None:
         env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
     )
     assert result.returncode == 0, result.stderr
-    assert "tracehouse-live.service" not in result.stderr, result.stderr
+    assert name not in result.stderr, result.stderr
+
+
+def test_the_gateway_unit_serves_the_ledger_it_is_given() -> None:
+    lines = {}
+    for line in (EXAMPLES / "tracehouse-gateway.service").read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not line.startswith("#"):
+            lines.setdefault(key.strip(), value.strip())
+    command = lines["ExecStart"].split()
+    assert command[:2] == ["/opt/tracehouse/.venv/bin/tracehouse", "serve"]
+    assert "--store" not in command  # TRACEHOUSE_STORE, from the EnvironmentFile, names it
+    assert lines["EnvironmentFile"] == "/etc/tracehouse/gateway.env"
 
 
 def test_the_unit_finds_uv_where_its_installer_puts_it(tmp_path: Path) -> None:

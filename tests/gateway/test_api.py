@@ -145,3 +145,22 @@ def test_search_answers_with_highlights(gateway: Any) -> None:
     word = json.loads(draft())["items"][0]["messages"][0]["content"].split()[0]
     hits = gateway.get("/v1/search", params={"q": word}, headers=auth(gateway, "read")).json()
     assert hits["hits"] and hits["hits"][0]["highlights"]
+
+
+def test_the_list_page_shows_where_each_session_came_from_and_one_line_titles(
+    gateway: Any,
+) -> None:
+    from tracehouse.model.fields import cap
+
+    request = json.loads(draft())
+    request["items"][0]["session"]["title"] = cap("a first prompt that runs on " * 40, 200)
+    answer = gateway.post("/v1/sessions.import", content=json.dumps(request),
+                          headers=auth(gateway, "push"))  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    gateway.cookies.set("tracehouse_token", gateway.tokens["read"])
+    page = gateway.get("/").text
+    rows = page.split('<tbody id="rows">', 1)[1]
+    assert '<td class="hide-narrow">laptop</td>' in rows  # the token that pushed them
+    assert "[cut:" not in rows and "a first prompt that runs on a first" in rows
+    title = rows.split("a first prompt", 1)[1].split("</a>", 1)[0]
+    assert len(title) < 120 and title.endswith("…")

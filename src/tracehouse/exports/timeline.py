@@ -7,6 +7,7 @@ the messages by time. Renderers decide what to show of each entry; the order is 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,11 +128,14 @@ def message_notes(message: Row, labels: dict[str, str]) -> list[str]:
     return notes
 
 
+# The marker `fields.cap` leaves on a title cut to its limit: the hash is for the ledger, not
+# for the people reading a heading.
+_CUT_MARK = re.compile(r"\s*…\[cut: [0-9]+ bytes in full, xxh3-128 [0-9a-f]+\]$")
+
+
 def session_title(session: Row) -> str:
-    return (
-        " ".join((session.get("title") or session.get("task_description") or "").split())
-        or (session["label"])
-    )
+    title = " ".join((session.get("title") or session.get("task_description") or "").split())
+    return _CUT_MARK.sub("…", title) or session["label"]
 
 
 def pretty_params(params: Any) -> str:

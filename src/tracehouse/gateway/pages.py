@@ -133,7 +133,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     return {
         "href": _href(r["label"]),
         "label": r["label"],
-        "title": session_title(r),
+        "title": _clipped(session_title(r)),
         "provider": r["source_provider"],
         "project": r["project"] or "",
         "host": r.get("host") or "",
@@ -142,6 +142,11 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         "tokens": f"{r['total_tokens']:,}" if r["total_tokens"] else "—",
         "subagent": bool(r["is_subagent"]),
     }
+
+
+def _clipped(title: str, most: int = 120) -> str:
+    """A title fit for one row of the list (a first prompt can run to pages)."""
+    return title if len(title) <= most else title[: most - 1].rstrip() + "…"
 
 
 def _hit(hit: Any) -> dict[str, Any]:

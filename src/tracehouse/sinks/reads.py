@@ -16,7 +16,7 @@ from tracehouse.sinks.protocol import SessionStore
 LIST_COLUMNS = (
     "session_id, label, source_provider, title, created_at, updated_at, model, project,"
     " is_subagent, parent_session_id, message_count, turn_count, tool_call_count, total_tokens,"
-    " source_missing_at, task_description"
+    " source_missing_at, task_description, host"
 )
 
 
