@@ -164,3 +164,29 @@ def test_the_list_page_shows_where_each_session_came_from_and_one_line_titles(
     assert "[cut:" not in rows and "a first prompt that runs on a first" in rows
     title = rows.split("a first prompt", 1)[1].split("</a>", 1)[0]
     assert len(title) < 120 and title.endswith("…")
+
+
+def test_the_gateway_reconnects_after_its_database_drops_the_connections(
+    pg_schemas: Any, pg_server: Any
+) -> None:
+    import psycopg
+
+    dsn = pg_schemas()
+    store = open_store(dsn)
+    names = {"push": "laptop", "read": "viewer"}
+    tokens = {scope: add_token(store, name, scope) for scope, name in names.items()}
+    store.close()
+    with TestClient(create_app(GatewayConfig(dsn))) as client:
+        client.tokens = tokens
+        assert client.get("/v1/health").status_code == 200
+        listed = client.get("/v1/sessions", headers=auth(client, "read"))
+        assert listed.status_code == 200
+        pids = [s.conn.info.backend_pid for s in client.app.state.pool.opened]
+        with psycopg.connect(pg_server.dsn, autocommit=True) as admin:  # a database restart
+            admin.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))
+        first = client.get("/v1/health")
+        assert first.status_code == 503 and first.headers["Retry-After"] == "1"
+        assert "did not answer" in first.json()["detail"]
+        assert client.get("/v1/health").status_code == 200  # a new connection
+        pushed = client.post("/v1/sessions.import", content=draft(), headers=auth(client, "push"))
+        assert pushed.status_code == 200, pushed.text

@@ -36,6 +36,7 @@ def _json(value: Any, status: int = 200) -> Response:
 def health(request: Request, store: Ledger) -> Response:
     """Whether the gateway can reach its store; no token needed."""
     config = request.app.state.config
+    store.query("SELECT 1 AS ok")  # a database that went away is a 503, not a stale "ok"
     return _json(
         {
             "ok": True,

@@ -13,12 +13,13 @@ import queue
 import re
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
+from psycopg import OperationalError
 
 from tracehouse import __version__
 from tracehouse.errors import (
@@ -70,8 +71,26 @@ class StorePool:
                     self.opened.append(store)
             try:
                 yield store
-            finally:
+            except (HTTPException, TracehouseError) as exc:
+                if isinstance(exc, StoreUnavailableError):
+                    self._discard(store)
+                else:  # the request was at fault, not the connection
+                    self.idle.put(store)
+                raise
+            except BaseException:
+                # Anything else may have left the connection broken (a database restarted
+                # under it): the next request gets a new one rather than the same error.
+                self._discard(store)
+                raise
+            else:
                 self.idle.put(store)
+
+    def _discard(self, store: SessionStore) -> None:
+        with self.lock:
+            if store in self.opened:
+                self.opened.remove(store)
+        with suppress(Exception):  # closing a broken connection may fail too; it is gone
+            store.close()
 
     def close(self) -> None:
         """Close every store; the pool opens new ones if it is used again (an app whose
@@ -117,6 +136,14 @@ def create_app(config: GatewayConfig) -> FastAPI:
         (TracehouseError, 400),  # any other user error: its message, as the CLI prints it
     ):
         app.add_exception_handler(error, _answer(status))
+    # The database went away under a read: the pool reconnects on the next request. The
+    # driver's own message may name the server, so the client gets a plain one.
+    app.add_exception_handler(
+        OperationalError,
+        lambda request, exc: _answer(503)(
+            request, StoreUnavailableError("the ledger's database did not answer")
+        ),
+    )
 
     from tracehouse.gateway import api, openapi, pages
 
