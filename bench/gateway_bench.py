@@ -9,7 +9,9 @@ Each run, in a fresh schema of the server at --dsn, interleaved:
 
   direct      `sync backfill` of the whole corpus straight into PostgreSQL (the floor)
   gateway ×1  `tracehouse serve` in front of the same kind of schema; `--pushers` machines
-              run `sync backfill --store http://…` at once, each with its own token
+              run `sync backfill --store http://…` at once, each with its own token and one
+              parser process (on a laptop of its own, a pusher parses with its cores; here
+              eight of them share this machine's with the gateway and PostgreSQL)
   gateway ×2  the same with `serve --workers 2`: the gateway keeps no state of its own
 
 For each: wall time until every session is stored, sessions/s and MB/s, the ratio to direct;
@@ -132,7 +134,9 @@ def through_gateway(homes: list[Path], dsn: str, workers: int, work: Path) -> di
                 str(token),
                 "-q",
             ],
-            env=_env(TRACEHOUSE_MACHINE=f"machine-{i}"),
+            # One parser each: the eight pushers already outnumber the cores they share, and
+            # a laptop's own worker processes would each start on this machine too.
+            env=_env(TRACEHOUSE_MACHINE=f"machine-{i}", TRACEHOUSE_WORKERS="1"),
             stderr=subprocess.PIPE,
         )
         for i, (home, token) in enumerate(zip(homes, tokens, strict=True))
