@@ -144,7 +144,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _clipped(title: str, most: int = 120) -> str:
+def _clipped(title: str, most: int = 80) -> str:
     """A title fit for one row of the list (a first prompt can run to pages)."""
     return title if len(title) <= most else title[: most - 1].rstrip() + "…"
 
