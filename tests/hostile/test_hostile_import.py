@@ -13,7 +13,8 @@ import pytest
 
 from tests.store.factory import batch, item, request
 from tracehouse.model import ids
-from tracehouse.model.codec import MAX_FIELD, decode_request
+from tracehouse.model.codec import decode_request
+from tracehouse.model.row_codec import MAX_FIELD
 
 
 def victim_and(store: Any, hostile: dict[str, Any]) -> Any:

@@ -1,10 +1,10 @@
 """The rows of a `sessions.import` item, field by field: the draft's names and tracehouse's
 extensions, and how each maps to a ledger column (DESIGN §4).
 
-One declaration read both ways: `codec` decodes requests with it, `item_json` encodes stored
-sessions with it, and `docs/sessions-import.schema.json` is checked against it. Times travel as
-epoch milliseconds and are kept as ISO-8601 text; links travel as source ids within the item's
-provider and are kept as the ids derived from them (`model/ids.py`).
+One declaration read both ways: `codec` and `row_codec` decode requests with it, `item_json`
+encodes stored sessions with it, and `docs/sessions-import.schema.json` is checked against it.
+Times travel as epoch milliseconds and are kept as ISO-8601 text; links travel as source ids
+within the item's provider and are kept as the ids derived from them (`model/ids.py`).
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ _TOKENS = (
     Field("totalTokens", "total_tokens"),
 )
 
-# The session's links to its parent are kept as given (`*_source_*` columns); `codec` derives
-# the ledger ids beside them, the message and call ones within the parent session.
+# The session's links to its parent are kept as given (`*_source_*` columns); `row_codec`
+# derives the ledger ids beside them, the message and call ones within the parent session.
 SESSION = (
     Field("labelHint", "label"),
     Field("createdAtMs", "created_at", "time"),
