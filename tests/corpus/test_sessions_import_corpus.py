@@ -30,6 +30,7 @@ def home_sources(home: Path) -> dict[str, list[Path]]:
         "claude-code": [home / ".claude"] if (home / ".claude" / "projects").is_dir() else [],
         "codex": [home / ".codex"] if (home / ".codex").is_dir() else [],
         "cursor": [p for p in [home / ".config" / "Cursor" / "User"] if p.is_dir()],
+        "gemini-cli": [home / ".gemini"] if (home / ".gemini" / "tmp").is_dir() else [],
     }
     return {k: v for k, v in sources.items() if v}
 

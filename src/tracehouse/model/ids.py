@@ -37,7 +37,7 @@ def source_id(kind: str, uri: str) -> str:
     return stable_id("src", kind, uri)
 
 
-_LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu"}
+_LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu", "gemini-cli": "gm"}
 
 
 def session_label(provider: str, source_session_id: str, size: int = 8) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from tracehouse.parsers import claude_code, codex, cursor
+from tracehouse.parsers import claude_code, codex, cursor, gemini_cli
 from tracehouse.parsers.base import SourceParser
 
 PARSERS: dict[str, SourceParser] = {
     claude_code.PROVIDER: claude_code,  # type: ignore[dict-item]
     codex.PROVIDER: codex,  # type: ignore[dict-item]
     cursor.PROVIDER: cursor,  # type: ignore[dict-item]
+    gemini_cli.PROVIDER: gemini_cli,  # type: ignore[dict-item]
 }

@@ -1,0 +1,299 @@
+"""A Gemini CLI conversation → ledger rows (README.md here has the mapping, record by record).
+
+Each `user` message opens a turn; the `gemini` replies after it belong to that turn, each a
+message whose thoughts are its thinking and whose tool calls are the turn's calls. `info`,
+`warning` and `error` notices are the CLI's own words: `host` messages (system role). Tokens are
+per reply and not cumulative: a turn's are its replies' sums, a session's its turns'.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from tracehouse.model import fields, ids
+from tracehouse.model.fields import cap
+from tracehouse.model.rows import TableBuffer
+from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
+from tracehouse.parsers.gemini_cli.discover import PROVIDER
+from tracehouse.parsers.gemini_cli.records import Conversation
+
+TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",
+               "scheduled": "pending", "validating": "pending", "awaiting_approval": "pending",
+               "executing": "running"}  # fmt: skip
+# Gemini's TokensSummary → the ledger's columns. `cached` is part of `input` (as OpenAI counts
+# it); `total` is input + output + thoughts + tool-use prompt, kept as the API reported it.
+TOKENS = {"input": "input_tokens", "output": "output_tokens", "cached": "cached_input_tokens",
+          "thoughts": "reasoning_tokens", "total": "total_tokens"}  # fmt: skip
+TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
+                 "reasoning_tokens", "total_tokens")  # fmt: skip
+SUBAGENT_RESULT = re.compile(r"^Subagent '([^']+)' finished")
+
+
+class ConversationBuilder:
+    def __init__(
+        self, conv: Conversation, source_id: str, where: dict[str, Any], max_field: int
+    ) -> None:
+        self.conv = conv
+        self.sid = self.source_session_id = source_id
+        self.where = where
+        location = where["source_path"]
+        self.session_id = ids.session_id(PROVIDER, source_id)
+        self.location = location
+        self.max_field = max_field
+        self.turns = TableBuffer(TURNS)
+        self.messages = TableBuffer(MESSAGES)
+        self.calls = TableBuffer(TOOL_CALLS)
+        self.turn: dict[str, Any] | None = None
+        self.turn_rows: list[dict[str, Any]] = []
+        self.first_prompt: str | None = None
+        self.models: list[str] = []
+        self.agents: list[str] = []
+        self.times: list[str] = []
+
+    def build(self) -> None:
+        for index, message in enumerate(self.conv.messages):
+            try:
+                self._message(message)
+            except SHAPE_ERRORS as exc:  # this message is a reject; the conversation goes on
+                self.conv.problems.append((f"message {message.get('id') or index}",
+                                           shape_error(exc)))  # fmt: skip
+
+    def _message(self, message: dict[str, Any]) -> None:
+        mid = str(message["id"])
+        kind = str(message["type"])
+        at = _time(message.get("timestamp"))
+        if at:
+            self.times.append(at)
+        if kind == "user" or self.turn is None:
+            self._open_turn(mid, at)
+        assert self.turn is not None
+        text = content_text(message.get("content"))
+        role, message_type = {"user": ("user", "user"), "gemini": ("assistant", "assistant")}.get(
+            kind, ("system", "host")
+        )
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        if model:
+            self.models.append(model)
+            self.turn["model"] = self.turn["model"] or model
+        metadata: dict[str, Any] = {}
+        if message_type == "host":
+            metadata["notice"] = kind  # info, warning, error (or a type of a later version)
+            if kind == "error":
+                self.turn["status"] = "error"
+        display = message.get("displayContent")
+        if display is not None and content_text(display) != text:
+            metadata["display_content"] = content_text(display)
+        message_id = ids.message_id(PROVIDER, self.sid, mid)
+        self.messages.add(
+            {
+                "message_id": message_id,
+                "session_id": self.session_id,
+                "turn_id": self.turn["turn_id"],
+                "source_message_id": mid,
+                "seq": len(self.messages),
+                "role": role,
+                "message_type": message_type,
+                "content": cap(text, self.max_field) if text else None,
+                "thinking": _thoughts(message.get("thoughts"), self.max_field),
+                "created_at": at,
+                "model": model,
+                "metadata": metadata or None,
+                "source_ref": f"{self.location}#{mid}",
+            }
+        )
+        if role == "user":
+            self.turn["query_message_ids"].append(message_id)
+            if text and self.first_prompt is None:
+                self.first_prompt = text.strip().splitlines()[0] if text.strip() else None
+        elif role == "assistant":
+            self.turn["response_message_id"] = message_id
+        self._tokens(message.get("tokens"))
+        for call in message.get("toolCalls") or []:
+            self._tool_call(call, message_id, at)
+        if at:
+            self.turn["completed_at"] = max(filter(None, (self.turn["completed_at"], at)))
+
+    def _open_turn(self, mid: str, at: str | None) -> None:
+        self.turn = self.turns.add(
+            {
+                "turn_id": ids.turn_id(PROVIDER, self.sid, mid),
+                "session_id": self.session_id,
+                "source_turn_id": mid,
+                "parent_turn_id": self.turn_rows[-1]["turn_id"] if self.turn_rows else None,
+                "seq": len(self.turns),
+                "started_at": at,
+                "completed_at": at,
+                "model": None,
+                "llm_provider": "google",
+                "status": "completed",
+                "query_message_ids": [],
+                **dict.fromkeys(TOKEN_COLUMNS, 0),
+            }
+        )
+        self.turn_rows.append(self.turn)
+
+    def _tokens(self, tokens: Any) -> None:
+        assert self.turn is not None
+        if not isinstance(tokens, dict):
+            return
+        for key, column in TOKENS.items():
+            self.turn[column] += fields.count(tokens.get(key), f"tokens.{key}")
+
+    def _tool_call(self, call: dict[str, Any], message_id: str, at: str | None) -> None:
+        assert self.turn is not None
+        key = str(call["id"])
+        status = TOOL_STATUS.get(str(call.get("status")), "running")
+        output, error = function_response(call.get("result"))
+        display = call.get("resultDisplay")
+        agent = call.get("agentId") if isinstance(call.get("agentId"), str) else None
+        subagent = isinstance(display, dict) and display.get("isSubagentProgress")
+        if subagent and isinstance(display.get("agentName"), str):  # type: ignore[union-attr]
+            self.agents.append(display["agentName"])  # type: ignore[index]
+        self.calls.add(
+            {
+                "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, key),
+                "session_id": self.session_id,
+                "turn_id": self.turn["turn_id"],
+                "message_id": message_id,
+                "source_tool_call_id": key,
+                "seq": len(self.calls),
+                "tool_name": str(call.get("name") or "tool"),
+                "params": call.get("args") if call.get("args") not in (None, "") else None,
+                "result": _text(output if output is not None else display, self.max_field),
+                "status": status,
+                "error": _text(error, self.max_field) if error else None,
+                "spawned_session_id": ids.session_id(PROVIDER, agent) if agent else None,
+                "spawned_source_session_id": agent,
+                "started_at": _time(call.get("timestamp")) or at,
+                "completed_at": (_time(call.get("timestamp")) or at)
+                if status in ("completed", "failed") else None,
+            }
+        )  # fmt: skip
+
+    def has_content(self) -> bool:
+        return len(self.messages) > 0
+
+    def session_row(self) -> dict[str, Any]:
+        meta, where = self.conv.meta, self.where
+        subagent = meta.get("kind") == "subagent" or bool(where.get("child"))
+        summary = meta.get("summary") if isinstance(meta.get("summary"), str) else None
+        started, updated = _time(meta.get("startTime")), _time(meta.get("lastUpdated"))
+        times = [t for t in (started, updated, *self.times) if t]
+        directories = meta.get("directories")
+        workspace = where.get("workspace") or (
+            directories[0] if isinstance(directories, list) and directories else None
+        )
+        parent = where.get("parent_source_session_id")
+        metadata = {
+            "session_id": meta.get("sessionId"),
+            "kind": meta.get("kind"),
+            "format": where.get("format"),
+            "project_hash": meta.get("projectHash"),
+            "directories": directories if isinstance(directories, list) else None,
+            "parent_session": where.get("parent"),
+            # a subagent's summary is its JSON result, not a title
+            "result": summary if subagent else None,
+            "agents": sorted(set(self.agents)) or None,
+            "unknown_records": dict(self.conv.unknown) or None,
+        }
+        return {
+            "session_id": self.session_id,
+            "source_provider": PROVIDER,
+            "source_session_id": self.sid,
+            "label": ids.session_label(PROVIDER, str(meta.get("sessionId") or self.sid)),
+            "title": cap(summary or self.first_prompt or "", 200) or None
+            if not subagent else None,
+            "created_at": min(times) if times else None,
+            "updated_at": max(times) if times else None,
+            "model": self.models[-1] if self.models else None,
+            "llm_provider": "google",
+            "workspace_path": workspace,
+            "project": re.split(r"[\\/]", workspace.rstrip("/\\"))[-1] or None
+            if workspace else None,
+            "entrypoint": "cli",
+            "is_subagent": subagent,
+            "parent_session_id": parent and ids.session_id(PROVIDER, parent),
+            "parent_source_session_id": parent,
+            "task_description": cap(self.first_prompt, 2000) if subagent and self.first_prompt
+            else None,
+            **self.totals(),
+            "turn_count": len(self.turns),
+            "message_count": len(self.messages),
+            "tool_call_count": len(self.calls),
+            "metadata": {k: v for k, v in metadata.items() if v not in (None, "", [])},
+            "source_path": where["source_path"],
+        }  # fmt: skip
+
+    def buffers(self) -> list[TableBuffer]:
+        return [self.turns, self.messages, self.calls]
+
+    def totals(self) -> dict[str, int]:
+        return {k: sum(t[k] for t in self.turn_rows) for k in TOKEN_COLUMNS}
+
+
+def content_text(content: Any) -> str:
+    """A PartListUnion's text: a string, a part (`{text}`), or a list of them. Parts without
+    text (inline data, function calls) are left to the tool calls that hold them."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        text = content.get("text")
+        return text if isinstance(text, str) else ""
+    if isinstance(content, list):
+        return "".join(content_text(part) for part in content)
+    return str(content)
+
+
+def function_response(result: Any) -> tuple[Any, Any]:
+    """(output, error) of a tool call's `result`, its list of Gemini `functionResponse` parts."""
+    outputs, errors = [], []
+    for part in result if isinstance(result, list) else [result]:
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        body = response.get("response") if isinstance(response, dict) else None
+        if isinstance(body, dict):
+            if body.get("output") is not None:
+                outputs.append(body["output"])
+            if body.get("error") is not None:
+                errors.append(body["error"])
+            if body.get("output") is None and body.get("error") is None:
+                outputs.append(body)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            outputs.append(part["text"])
+    return _joined(outputs), _joined(errors)
+
+
+def _joined(values: list[Any]) -> Any:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return "\n".join(v if isinstance(v, str) else orjson.dumps(v).decode() for v in values)
+
+
+def _thoughts(thoughts: Any, limit: int) -> str | None:
+    if not isinstance(thoughts, list):
+        return None
+    parts = []
+    for thought in thoughts:
+        if isinstance(thought, dict):
+            subject, description = thought.get("subject"), thought.get("description")
+            parts.append(": ".join(str(p) for p in (subject, description) if p))
+    text = "\n\n".join(p for p in parts if p)
+    return cap(text, limit) if text else None
+
+
+def _text(value: Any, limit: int) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return cap(text, limit)
+
+
+def _time(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,126 @@
+"""A Gemini CLI chat file → its conversation: the metadata and the messages as the CLI itself
+would load them (gemini-cli `loadConversationRecord`), with what could not be read named.
+
+Two forms (README.md here): a `.json` document rewritten whole on every change, and from 0.39 a
+`.jsonl` log whose first line is the metadata and whose later lines are messages, `$set`
+patches and `$rewindTo` cuts. A message id seen again replaces the earlier version in its first
+place (a Gemini reply is written once without its tool calls, again with them); `$set` with
+`messages` replaces the whole list; `$rewindTo` drops that message and all after it (an unknown
+id: all of them). Lines are split on `\\n` only: strings hold U+2028/U+2029.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
+
+
+@dataclass
+class Conversation:
+    meta: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (location, reason)
+    incomplete: bool = False  # the document, or its last line, is not whole yet
+    accounting: Counter[str] = field(default_factory=Counter)
+    # Records of a later version this reader does not know, by their `type` (or keys): kept
+    # in the session's metadata so that nothing read goes unmentioned.
+    unknown: Counter[str] = field(default_factory=Counter)
+
+
+def load_document(data: bytes) -> Conversation:
+    """A `.json` chat: one document, `{sessionId, …, messages: […]}`. Empty files are real (a
+    session opened and left) and hold nothing."""
+    conv = Conversation()
+    if not data.strip():
+        conv.accounting["empty file"] += 1
+        return conv
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        conv.incomplete = True  # rewritten in place: perhaps read mid-write
+        conv.problems.append(("document", f"not valid JSON ({exc})"))
+        return conv
+    if not isinstance(document, dict):
+        conv.problems.append(("document", "expected an object with `messages`"))
+        return conv
+    messages = document.get("messages")
+    conv.meta = {k: v for k, v in document.items() if k != "messages"}
+    conv.accounting["metadata"] += 1
+    if messages is not None and not isinstance(messages, list):
+        conv.problems.append(("messages", "expected a list"))
+        return conv
+    for index, message in enumerate(messages or []):
+        if _is_message(message):
+            conv.messages.append(message)
+            conv.accounting[f"message:{message['type']}"] += 1
+        else:
+            conv.problems.append((f"messages[{index}]", "not a message (needs id and type)"))
+    return conv
+
+
+def load_lines(data: bytes) -> Conversation:
+    """A `.jsonl` chat, replayed line by line."""
+    conv = Conversation()
+    order: list[str] = []
+    latest: dict[str, dict[str, Any]] = {}
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if number == len(lines):  # no newline after it yet: still being written
+                conv.incomplete = True
+            else:
+                conv.problems.append((f"line {number}", f"not valid JSON ({exc})"))
+            continue
+        if not isinstance(record, dict):
+            conv.problems.append((f"line {number}", "expected a JSON object"))
+            continue
+        if "$rewindTo" in record:
+            target = record["$rewindTo"]
+            cut = order.index(target) if target in order else 0
+            for gone in order[cut:]:
+                latest.pop(gone, None)
+            del order[cut:]
+            conv.accounting["$rewindTo"] += 1
+        elif "$set" in record:
+            patch = record["$set"]
+            if not isinstance(patch, dict):
+                conv.problems.append((f"line {number}", "$set: expected an object"))
+                continue
+            if isinstance(patch.get("messages"), list):  # a checkpoint: the list replaced
+                order.clear()
+                latest.clear()
+                for message in patch["messages"]:
+                    if _is_message(message):
+                        _put(message, order, latest)
+            conv.meta.update({k: v for k, v in patch.items() if k != "messages"})
+            conv.accounting["$set"] += 1
+        elif _is_message(record):
+            _put(record, order, latest)
+            conv.accounting[f"message:{record['type']}"] += 1
+        elif "sessionId" in record and "type" not in record:
+            conv.meta.update(record)
+            conv.accounting["metadata"] += 1
+        else:
+            conv.accounting["unknown record"] += 1
+            conv.unknown[str(record.get("type") or ",".join(sorted(record)))] += 1
+    conv.messages = [latest[key] for key in order]
+    return conv
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("id"), str) and "type" in value
+
+
+def _put(message: dict[str, Any], order: list[str], latest: dict[str, dict[str, Any]]) -> None:
+    if message["id"] not in latest:
+        order.append(message["id"])
+    latest[message["id"]] = message
