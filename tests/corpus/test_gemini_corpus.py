@@ -48,13 +48,37 @@ def test_every_gemini_home_imports_whole(corpus: Path, tmp_path: Path) -> None:
             " coalesce(sum(tool_call_count), 0) AS calls, coalesce(sum(total_tokens), 0) AS tokens,"
             " coalesce(sum(reasoning_tokens), 0) AS thoughts FROM sessions"
         )
-        assert got["sessions"] == sum(1 for messages in chats.values() if messages), home.name
-        assert got["messages"] == len(said), home.name
+        # prompts logged for sessions with no chat file under the root come back on their own
+        heads = {
+            p.name.split("-")[-1].split(".")[0][:8] for p in files if p.name.startswith("session-")
+        }
+        logged: dict[str, int] = {}
+        for log in (home / ".gemini" / "tmp").glob("*/logs.json"):
+            for entry in orjson.loads(log.read_bytes()):
+                if entry["sessionId"][:8] not in heads:
+                    logged[entry["sessionId"]] = logged.get(entry["sessionId"], 0) + 1
+        recorded = sum(1 for messages in chats.values() if messages)
+        assert got["sessions"] == recorded + len(logged), home.name
+        assert got["messages"] == len(said) + sum(logged.values()), home.name
         assert got["calls"] == sum(len(m.get("toolCalls") or []) for m in said), home.name
         tokens = [m["tokens"] for m in said if isinstance(m.get("tokens"), dict)]
         assert got["tokens"] == sum(t.get("total", 0) for t in tokens), home.name
         assert got["thoughts"] == sum(t.get("thoughts", 0) for t in tokens), home.name
         store.close()
+
+
+def test_prompt_logs_bring_back_the_sessions_whose_chats_are_gone(
+    corpus: Path, tmp_path: Path
+) -> None:
+    home = corpus / "homes" / "fabien-lessirard-dotfiles"
+    store = open_store(tmp_path / "ledger.db")
+    assert sync(store, SyncOptions(sources={"gemini-cli": [home / ".gemini"]}, workers=0)).ok
+    (got,) = store.query(
+        "SELECT count(*) AS n, sum(message_count) AS prompts FROM sessions"
+        " WHERE source_session_id LIKE '%@logs'"
+    )
+    assert (got["n"], got["prompts"]) == (54, 832)  # 60 sessions logged, 6 with a chat file
+    store.close()
 
 
 def test_a_subagent_is_linked_to_the_session_that_ran_it(corpus: Path, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import DATA
 from tests.sources.contract import SourceContract, parse_all, parse_all_items
 from tracehouse.model import ids
+from tracehouse.model.tables import MESSAGES
 from tracehouse.parsers import gemini_cli
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.pipeline.sync import SyncOptions, sync
@@ -23,9 +24,11 @@ from tracehouse.state.watermark import Action
 
 HOME = DATA / "gemini" / "home"
 ROOT = HOME / ".gemini"
+MESSAGE_COLUMNS = MESSAGES.names
 CHATS = ROOT / "tmp" / "weather-app" / "chats"
 A = "aaaa1111-0000-4000-8000-000000000001"
 B = "bbbb2222-0000-4000-8000-000000000002"
+D = "dddd4444-0000-4000-8000-000000000004"
 
 
 @pytest.fixture
@@ -60,7 +63,7 @@ def unit_named(name: str):  # type: ignore[no-untyped-def]
 
 def test_discovery_finds_every_chat_under_both_project_directories() -> None:
     names = sorted(os.path.relpath(u.key, ROOT / "tmp") for u in gemini_cli.discover([ROOT]))
-    assert len(names) == 6
+    assert len(names) == 7 and "weather-app/logs.json" in names
     assert sum(n.endswith("session-2026-03-10T09-15-aaaa1111.json") for n in names) == 2
     kid = unit_named("kid123.jsonl")
     assert kid.info == {"workspace": "/home/dev/weather-app", "child": True, "parent": B}
@@ -130,6 +133,7 @@ def test_a_resumed_session_and_a_migrated_copy(tmp_path: Path) -> None:
         f"{A}@2026-03-10T09-15",
         f"{B}@2026-04-20T10-00",
         f"{B}@2026-04-21T08-30",
+        f"{D}@logs",  # its chat is gone; logs.json kept its prompts
         "kid123",
     ]
     kid = rows[-1]
@@ -175,3 +179,29 @@ def test_an_empty_or_header_only_file_is_no_session() -> None:
     assert result.item is None and result.watermark is not None and not result.rejects
     items, _, _ = parse_all_items(gemini_cli, unit_named("cccc3333.jsonl"))
     assert items == []
+
+
+def test_the_prompt_log_recovers_sessions_whose_chat_is_gone() -> None:
+    logs = unit_named("logs.json")
+    result = gemini_cli.parse(logs, None, ParseOptions(now=time.time()))
+    assert result.rejects == [] and result.accounting["prompt"] == 4
+    (item,) = result.extra  # A's prompts belong to its chat file
+    s = item.session
+    assert s["source_session_id"] == f"{D}@logs" and s["label"] == "gm-dddd4444"
+    assert s["metadata"]["recovered_from"] == "logs.json" and s["message_count"] == 2
+    assert (s["title"], s["project"]) == ("rename the CLI flag --days to --horizon", "weather-app")
+    messages = result.rows["messages"]
+    assert [m[MESSAGE_COLUMNS.index("content")] for m in messages] == [
+        "rename the CLI flag --days to --horizon", "/quit"]  # fmt: skip
+
+
+def test_a_malformed_prompt_log_entry_is_a_reject_naming_it(tmp_path: Path) -> None:
+    project = tmp_path / ".gemini" / "tmp" / "p"
+    project.mkdir(parents=True)
+    entries = [{"sessionId": D, "messageId": 0, "timestamp": "2026-02-01T08:00:00.000Z",
+                "type": "user", "message": "hello"}, {"sessionId": 7}, "text"]  # fmt: skip
+    (project / "logs.json").write_bytes(orjson.dumps(entries))
+    (unit,) = gemini_cli.discover([tmp_path / ".gemini"])
+    result = gemini_cli.parse(unit, None, ParseOptions(now=time.time()))
+    assert [r.location for r in result.rejects] == ["[1]", "[2]"]
+    assert len(result.extra) == 1

@@ -4,7 +4,8 @@ A root is a `.gemini` directory (`~/.gemini`, or `$GEMINI_CLI_HOME/.gemini`). Ea
 directory `tmp/<id>/`, `<id>` being `sha256(project root)` (before 2026-02) or a short slug (after);
 one project may have several (a migration leaves both, Windows hashes `c:` and `C:` apart). Its
 `chats/` holds `session-<YYYY-MM-DDTHH-MM>-<id head>.json` (to 0.38) or `.jsonl` (0.39 on), and a
-subagent's chat in `chats/<parent sessionId>/<id>.json[l]`.
+subagent's chat in `chats/<parent sessionId>/<id>.json[l]`. `tmp/<id>/logs.json` is the project's
+prompt log (`prompts.py`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def discover(roots: list[Path]) -> list[Unit]:
 
 def unit_for(path: str, roots: list[Path]) -> Unit | None:
     path = os.path.abspath(path)
-    if not path.endswith(SUFFIXES):
+    if not path.endswith(SUFFIXES):  # logs.json ends so too
         return None
     for root in roots:
         top = os.path.abspath(root)
@@ -69,6 +70,9 @@ def _project_units(
     chats = os.path.join(project, "chats")
     workspace = _workspace(project, paths)
     out = []
+    logs = os.path.join(project, "logs.json")
+    if os.path.isfile(logs):  # the project's prompt log (prompts.py)
+        out.append(Unit(PROVIDER, logs, root, {"workspace": workspace, "logs": True}))
     for entry in _entries(chats, root, unreadable):
         if entry.name.endswith(SUFFIXES) and not entry.is_dir():
             out.append(_unit(entry.path, root, workspace, parent=None))

@@ -21,6 +21,7 @@ from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint, typed_row
 from tracehouse.model.tables import SESSIONS
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult
+from tracehouse.parsers.gemini_cli import prompts
 from tracehouse.parsers.gemini_cli.builder import ConversationBuilder
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
 from tracehouse.parsers.gemini_cli.records import load_document, load_lines
@@ -31,6 +32,8 @@ LOCATIONS = ("document", "messages", "message ")
 
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    if unit.info.get("logs"):
+        return prompts.parse(unit, cursor_json, options)
     found = read_whole(PROVIDER, unit, cursor_json, options)
     if isinstance(found, UnitResult):
         return found

@@ -1,0 +1,165 @@
+"""`logs.json`: every prompt typed into Gemini CLI in a project, `[{sessionId, messageId,
+timestamp, type: "user", message}]` (gemini-cli `core/logger.ts`).
+
+It keeps the prompts of sessions whose chat file is gone (the CLI's cleanup, a deleted
+directory): they become a session of their own, `<sessionId>@logs`, flagged
+`metadata.recovered_from = "logs.json"`. Sessions with a chat file anywhere under the root are
+left to it. The file is rewritten whole: any change parses it whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from tracehouse.model import ids
+from tracehouse.model.contract import Clear, ImportItem, Reject
+from tracehouse.model.fields import cap
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import TableBuffer, row_fingerprint
+from tracehouse.model.tables import MESSAGES, SESSIONS, TURNS
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
+from tracehouse.parsers.jsonl_unit import read_whole, whole_cursor, wm
+from tracehouse.state.watermark import Action
+
+RECOVERED = "logs.json"
+
+
+def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    read = read_whole(PROVIDER, unit, cursor_json, options)
+    if isinstance(read, UnitResult):
+        return read
+    st, data = read
+    try:
+        entries = orjson.loads(data) if data.strip() else []
+    except orjson.JSONDecodeError as exc:
+        if options.now - st.st_mtime_ns / 1e9 < options.quiet_seconds:  # mid-rewrite
+            return UnitResult(unit, Action.WAIT, bytes_read=len(data), mtime_ns=st.st_mtime_ns)
+        entries, problem = None, f"not valid JSON ({exc})"
+    cursor = whole_cursor(st, data)
+    result = UnitResult(
+        unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
+    )
+    result.watermark = wm(PROVIDER, unit, cursor)
+    result.clear = Clear(PROVIDER, unit.key, keys=("document", "["))
+    if not isinstance(entries, list):
+        reason = problem if entries is None else "expected a list of prompts"
+        result.rejects.append(Reject(PROVIDER, unit.key, "document", reason))
+        result.accounting["rejected"] += 1
+        return result
+    prompts: dict[str, list[dict[str, Any]]] = {}
+    for index, entry in enumerate(entries):
+        if not _is_prompt(entry):
+            reason = "not a prompt (needs sessionId, timestamp and message)"
+            result.rejects.append(Reject(PROVIDER, unit.key, f"[{index}]", reason))
+            result.accounting["rejected"] += 1
+            continue
+        prompts.setdefault(entry["sessionId"], []).append(entry)
+        result.accounting["prompt"] += 1
+    recorded = _recorded(unit.root)
+    tables = {t.name: TableBuffer(t) for t in (MESSAGES, TURNS)}
+    for sid, found in sorted(prompts.items()):
+        if sid[:8] in recorded:
+            continue
+        result.extra.append(_recovered(unit, sid, found, tables, options))
+        result.accounting["recovered"] += len(found)
+    result.rows = {name: b.tuples() for name, b in tables.items() if len(b)}
+    return result
+
+
+def _is_prompt(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("sessionId"), str)
+        and bool(entry["sessionId"])
+        and isinstance(entry.get("timestamp"), str)
+        and isinstance(entry.get("message"), str)
+    )
+
+
+def _recorded(root: str) -> set[str]:
+    """The sessionId heads of every main chat file under the root: their prompts are theirs."""
+    heads: set[str] = set()
+    tmp = os.path.join(root, "tmp")
+    for project in os.listdir(tmp) if os.path.isdir(tmp) else ():
+        chats = os.path.join(tmp, project, "chats")
+        for name in os.listdir(chats) if os.path.isdir(chats) else ():
+            found = MAIN_FILE.match(name)
+            if found:
+                heads.add(found.group(2)[:8])
+    return heads
+
+
+def _recovered(
+    unit: Unit,
+    sid: str,
+    prompts: list[dict[str, Any]],
+    tables: dict[str, TableBuffer],
+    options: ParseOptions,
+) -> ImportItem:
+    source_id = f"{sid}@logs"
+    session_id = ids.session_id(PROVIDER, source_id)
+    previous: str | None = None  # one session's prompts, each following the one before
+    prompts = sorted(prompts, key=lambda p: p["timestamp"])
+    for seq, prompt in enumerate(prompts):
+        key = f"log:{prompt.get('messageId')}:{prompt['timestamp']}"
+        message_id = ids.message_id(PROVIDER, source_id, key)
+        turn_id = ids.turn_id(PROVIDER, source_id, key)
+        tables["messages"].add(
+            {
+                "message_id": message_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "source_message_id": key,
+                "seq": seq,
+                "role": "user",
+                "message_type": "user",
+                "content": cap(prompt["message"], options.max_field),
+                "created_at": prompt["timestamp"],
+                "meta": {"source": "typed"},
+                "metadata": {"recovered_from": RECOVERED},
+                "source_ref": f"{unit.key}#{sid}",
+            }
+        )
+        # the log keeps prompts only: tokens are unknown (NULL), as on the session row
+        tables["turns"].add(
+            {
+                "turn_id": turn_id,
+                "session_id": session_id,
+                "source_turn_id": key,
+                "parent_turn_id": previous,
+                "seq": seq,
+                "started_at": prompt["timestamp"],
+                "completed_at": prompt["timestamp"],
+                "status": "completed",
+                "query_message_ids": [message_id],
+                "metadata": {"recovered_from": RECOVERED},
+            }
+        )
+        previous = turn_id
+    text = prompts[0]["message"].strip()
+    workspace = unit.info.get("workspace")
+    session = {
+        "session_id": session_id,
+        "source_provider": PROVIDER,
+        "source_session_id": source_id,
+        "label": ids.session_label(PROVIDER, sid),
+        "title": cap(text.splitlines()[0], 200) if text else None,
+        "created_at": prompts[0]["timestamp"],
+        "updated_at": prompts[-1]["timestamp"],
+        "workspace_path": workspace,
+        "project": os.path.basename(str(workspace).rstrip("/\\").replace("\\", "/"))
+        if workspace else None,
+        "turn_count": len(prompts),
+        "message_count": len(prompts),
+        "tool_call_count": 0,
+        "metadata": {"recovered_from": RECOVERED, "prompts": len(prompts), "session_id": sid},
+        "source_path": unit.key,
+    }  # fmt: skip
+    fingerprint = combine([row_fingerprint(SESSIONS, session)])
+    session["fingerprint"] = fingerprint
+    return ImportItem(PROVIDER, source_id, fingerprint, int(options.now * 1000), session, ())
