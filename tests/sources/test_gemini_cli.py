@@ -205,3 +205,48 @@ def test_a_malformed_prompt_log_entry_is_a_reject_naming_it(tmp_path: Path) -> N
     result = gemini_cli.parse(unit, None, ParseOptions(now=time.time()))
     assert [r.location for r in result.rejects] == ["[1]", "[2]"]
     assert len(result.extra) == 1
+
+
+def test_sync_live_follows_gemini_chats_as_they_are_written(tmp_path: Path) -> None:
+    """The watcher needs nothing but the registry line: a reply appended to a `.jsonl` chat,
+    and the same reply written again with its tool call, arrive as one message with its call."""
+    import threading
+
+    from tests.pipeline.test_live import count, wait_for
+    from tracehouse.pipeline.live import LiveOptions, run_live
+
+    home = tmp_path / "home"
+    shutil.copytree(HOME, home)
+    chat = (
+        home
+        / ".gemini"
+        / "tmp"
+        / "weather-app"
+        / "chats"
+        / "session-2026-04-21T08-30-bbbb2222.jsonl"
+    )
+    ledger = tmp_path / "l.db"
+    store = SqliteStore(ledger)
+    stop = threading.Event()
+    options = SyncOptions(sources={"gemini-cli": [home / ".gemini"]})
+    thread = threading.Thread(
+        target=run_live, args=(store, options, LiveOptions(), stop, lambda _: None)
+    )
+    thread.start()
+    try:
+        wait_for(lambda: count(ledger, "sessions") >= 5)
+        reply = {"id": "c-g2", "timestamp": "2026-04-21T08:31:00.000Z", "type": "gemini",
+                 "content": "Retrying the edit.", "model": "gemini-3-pro-preview"}  # fmt: skip
+        with chat.open("ab") as f:
+            f.write(orjson.dumps(reply) + b"\n")
+        wait_for(lambda: count(ledger, "messages", "source_message_id = 'c-g2'") == 1)
+        call = {"id": "replace_2", "name": "replace", "args": {}, "status": "success",
+                "result": [], "timestamp": "2026-04-21T08:31:01.000Z"}  # fmt: skip
+        with chat.open("ab") as f:
+            f.write(orjson.dumps({**reply, "toolCalls": [call]}) + b"\n")
+        wait_for(lambda: count(ledger, "tool_calls", "source_tool_call_id = 'replace_2'") == 1)
+        assert count(ledger, "messages", "source_message_id = 'c-g2'") == 1
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        store.close()
