@@ -50,30 +50,19 @@ def run(options: ServeOptions, say: Callable[[str], None]) -> None:
         raise ConfigError("--store: the gateway serves a SQLite file or a PostgreSQL DSN")
     scheme = "https" if options.certfile else "http"
     say(f"tracehouse gateway on {scheme}://{options.host}:{options.port} · ledger {where.shown}")
+    served: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_level": "info",
+        "log_config": log_config(),
+        "access_log": False,
+        "ssl_certfile": options.certfile,
+        "ssl_keyfile": options.keyfile,
+    }
     if options.workers == 1:
-        app = create_app(options.config())
-        uvicorn.run(
-            app,
-            host=options.host,
-            port=options.port,
-            log_level="info",
-            log_config=log_config(),
-            access_log=False,
-            ssl_certfile=options.certfile,
-            ssl_keyfile=options.keyfile,
-        )
+        uvicorn.run(create_app(options.config()), **served)
         return
     create_app(options.config())  # migrate once, and fail here on a bad store
     os.environ[_ENV] = json.dumps(asdict(options))
-    uvicorn.run(
-        "tracehouse.gateway.serve:app_from_environment",
-        factory=True,
-        host=options.host,
-        port=options.port,
-        workers=options.workers,
-        log_level="info",
-        log_config=log_config(),
-        access_log=False,
-        ssl_certfile=options.certfile,
-        ssl_keyfile=options.keyfile,
-    )
+    uvicorn.run("tracehouse.gateway.serve:app_from_environment", factory=True,
+                workers=options.workers, **served)  # fmt: skip

@@ -89,11 +89,11 @@ def decode_row(
         elif field.form == "links" and field_value is not None:
             if not isinstance(field_value, list):
                 raise ValidationError(f"{at}: expected a list of source ids")
-            linked = [
+            targets = [
                 ids.message_id(provider, source_session_id, _source_id(v, f"{at}[{i}]"))
                 for i, v in enumerate(field_value)
             ]
-            row[field.column] = canonical_json(linked).decode()
+            row[field.column] = canonical_json(targets).decode()
         else:
             row[field.column] = _convert_field(table, field, field_value, at)
     for name in wire.REQUIRED[key]:

@@ -104,6 +104,17 @@ def session_detail(store: SessionStore, session_id: str) -> dict[str, Any]:
     return detail
 
 
+def unresolved_reject_units(store: SessionStore, provider: str, location: str) -> list[str]:
+    """The units with an unresolved reject at `location`: a local store's `unresolved_rejects`
+    (a gateway's pushers ask it over HTTP)."""
+    rows = store.query(
+        "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = ?"
+        " AND source_provider = ?",
+        (location, provider),
+    )
+    return [row["unit_key"] for row in rows]
+
+
 def session_history(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
     """Every import that changed the session, oldest first."""
     return store.query(

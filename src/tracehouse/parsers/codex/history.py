@@ -17,14 +17,14 @@ from typing import Any
 from tracehouse.model import ids
 from tracehouse.model.contract import Clear, ImportItem
 from tracehouse.model.fields import cap
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import TableBuffer, row_fingerprint
-from tracehouse.model.tables import MESSAGES, SESSIONS, TURNS
+from tracehouse.model.rows import TableBuffer
+from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.context import rollout_paths
 from tracehouse.parsers.codex.records import PROVIDER, thread_id_of
 from tracehouse.parsers.jsonl import loads
 from tracehouse.parsers.jsonl_unit import read_whole, reject, whole_cursor, wm
+from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
 from tracehouse.state.watermark import Action
 
 LAST_SECOND = 253402300800  # 10000-01-01: past it, a timestamp is not one
@@ -79,64 +79,29 @@ def _recovered(
     tables: dict[str, TableBuffer],
     options: ParseOptions,
 ) -> ImportItem:
-    session_id = ids.session_id(PROVIDER, sid)
     times = [_iso(ts) for ts, _ in prompts]
-    previous: str | None = None  # the prompts of one thread, each following the one before
-    for seq, ((ts, text), at) in enumerate(zip(prompts, times, strict=True)):
-        key = f"history:{ts}:{seq}"
-        message_id = ids.message_id(PROVIDER, sid, key)
-        turn_id = ids.turn_id(PROVIDER, sid, key)
-        tables["messages"].add(
-            {
-                "message_id": message_id,
-                "session_id": session_id,
-                "turn_id": turn_id,
-                "source_message_id": key,
-                "seq": seq,
-                "role": "user",
-                "message_type": "user",
-                "content": cap(text, options.max_field),
-                "created_at": at,
-                "meta": {"source": "typed", "history_ts": ts},
-                "metadata": {"recovered_from": "history"},
-                "source_ref": unit.key,
-            }
-        )
-        tables["turns"].add(
-            {
-                "turn_id": turn_id,
-                "session_id": session_id,
-                "source_turn_id": key,
-                "parent_turn_id": previous,
-                "seq": seq,
-                "started_at": at,
-                "completed_at": at,
-                "status": "completed",
-                "query_message_ids": [message_id],
-                # history.jsonl keeps prompts only: the tokens are unknown (NULL), not 0, as
-                # on the session row, so the session's totals still equal its turns' sums.
-                "metadata": {"recovered_from": "history"},
-            }
-        )
-        previous = turn_id
+    add_prompts(
+        tables,
+        PROVIDER,
+        sid,
+        [
+            Prompt(f"history:{ts}:{seq}", at, text, {"source": "typed", "history_ts": ts})
+            for seq, ((ts, text), at) in enumerate(zip(prompts, times, strict=True))
+        ],
+        "history",
+        unit.key,
+        options.max_field,
+    )
     first = prompts[0][1].strip().splitlines()[0] if prompts[0][1].strip() else None
     session = {
-        "session_id": session_id,
-        "source_provider": PROVIDER,
-        "source_session_id": sid,
         "label": ids.session_label(PROVIDER, sid),
         "title": cap(first, 120) if first else None,
         "created_at": min(times),
         "updated_at": max(times),
-        "turn_count": len(prompts),
-        "message_count": len(prompts),
-        "tool_call_count": 0,
         "metadata": {"recovered_from": "history", "prompts": len(prompts)},
         "source_path": unit.key,
     }
-    fingerprint = combine([row_fingerprint(SESSIONS, session)])
-    session["fingerprint"] = fingerprint
-    return ImportItem(PROVIDER, sid, fingerprint, int(options.now * 1000), session, ())
+    return recovered_item(PROVIDER, sid, session, len(prompts), int(options.now * 1000))
 
 
 def _iso(ts: float) -> str:

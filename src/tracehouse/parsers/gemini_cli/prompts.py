@@ -18,12 +18,12 @@ import orjson
 from tracehouse.model import ids
 from tracehouse.model.contract import Clear, ImportItem, Reject
 from tracehouse.model.fields import cap
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import TableBuffer, row_fingerprint
-from tracehouse.model.tables import MESSAGES, SESSIONS, TURNS
+from tracehouse.model.rows import TableBuffer
+from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
 from tracehouse.parsers.jsonl_unit import read_whole, whole_cursor, wm
+from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
 from tracehouse.state.watermark import Action
 
 RECOVERED = "logs.json"
@@ -102,51 +102,23 @@ def _recovered(
     options: ParseOptions,
 ) -> ImportItem:
     source_id = f"{sid}@logs"
-    session_id = ids.session_id(PROVIDER, source_id)
-    previous: str | None = None  # one session's prompts, each following the one before
     prompts = sorted(prompts, key=lambda p: p["timestamp"])
-    for seq, prompt in enumerate(prompts):
-        key = f"log:{prompt.get('messageId')}:{prompt['timestamp']}"
-        message_id = ids.message_id(PROVIDER, source_id, key)
-        turn_id = ids.turn_id(PROVIDER, source_id, key)
-        tables["messages"].add(
-            {
-                "message_id": message_id,
-                "session_id": session_id,
-                "turn_id": turn_id,
-                "source_message_id": key,
-                "seq": seq,
-                "role": "user",
-                "message_type": "user",
-                "content": cap(prompt["message"], options.max_field),
-                "created_at": prompt["timestamp"],
-                "meta": {"source": "typed"},
-                "metadata": {"recovered_from": RECOVERED},
-                "source_ref": f"{unit.key}#{sid}",
-            }
-        )
-        # the log keeps prompts only: tokens are unknown (NULL), as on the session row
-        tables["turns"].add(
-            {
-                "turn_id": turn_id,
-                "session_id": session_id,
-                "source_turn_id": key,
-                "parent_turn_id": previous,
-                "seq": seq,
-                "started_at": prompt["timestamp"],
-                "completed_at": prompt["timestamp"],
-                "status": "completed",
-                "query_message_ids": [message_id],
-                "metadata": {"recovered_from": RECOVERED},
-            }
-        )
-        previous = turn_id
+    add_prompts(
+        tables,
+        PROVIDER,
+        source_id,
+        [
+            Prompt(f"log:{p.get('messageId')}:{p['timestamp']}", p["timestamp"], p["message"],
+                   {"source": "typed"})
+            for p in prompts
+        ],
+        RECOVERED,
+        f"{unit.key}#{sid}",
+        options.max_field,
+    )  # fmt: skip
     text = prompts[0]["message"].strip()
     workspace = unit.info.get("workspace")
     session = {
-        "session_id": session_id,
-        "source_provider": PROVIDER,
-        "source_session_id": source_id,
         "label": ids.session_label(PROVIDER, sid),
         "title": cap(text.splitlines()[0], 200) if text else None,
         "created_at": prompts[0]["timestamp"],
@@ -154,12 +126,7 @@ def _recovered(
         "workspace_path": workspace,
         "project": os.path.basename(str(workspace).rstrip("/\\").replace("\\", "/"))
         if workspace else None,
-        "turn_count": len(prompts),
-        "message_count": len(prompts),
-        "tool_call_count": 0,
         "metadata": {"recovered_from": RECOVERED, "prompts": len(prompts), "session_id": sid},
         "source_path": unit.key,
     }  # fmt: skip
-    fingerprint = combine([row_fingerprint(SESSIONS, session)])
-    session["fingerprint"] = fingerprint
-    return ImportItem(PROVIDER, source_id, fingerprint, int(options.now * 1000), session, ())
+    return recovered_item(PROVIDER, source_id, session, len(prompts), int(options.now * 1000))

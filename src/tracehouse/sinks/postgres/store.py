@@ -28,6 +28,7 @@ from tracehouse.sinks.postgres import staging, tx, writer
 from tracehouse.sinks.postgres.connect import connect, scrub
 from tracehouse.sinks.postgres.migrations import applied, pending, upgrade
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
+from tracehouse.sinks.reads import unresolved_reject_units
 
 T = TypeVar("T")
 # Deadlocks and serialization failures roll the batch back whole; it is simply run again.
@@ -209,12 +210,7 @@ class PostgresStore:
         return self._in_transaction(mark) if keys else 0
 
     def unresolved_rejects(self, provider: str, location: str) -> list[str]:
-        rows = self.query(
-            "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = ?"
-            " AND source_provider = ?",
-            (location, provider),
-        )
-        return [row["unit_key"] for row in rows]
+        return unresolved_reject_units(self, provider, location)
 
     def write(self, work: Callable[[Tx], T]) -> T:
         return self._in_transaction(lambda conn: work(tx.PgTx(conn)))

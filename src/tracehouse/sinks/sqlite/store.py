@@ -19,6 +19,7 @@ from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
+from tracehouse.sinks.reads import unresolved_reject_units
 from tracehouse.sinks.sqlite import writer
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
@@ -179,12 +180,7 @@ class SqliteStore:
         return flagged
 
     def unresolved_rejects(self, provider: str, location: str) -> list[str]:
-        rows = self.query(
-            "SELECT unit_key FROM rejects WHERE resolved_at IS NULL AND location = ?"
-            " AND source_provider = ?",
-            (location, provider),
-        )
-        return [row["unit_key"] for row in rows]
+        return unresolved_reject_units(self, provider, location)
 
     def write(self, work: Callable[[Tx], T]) -> T:
         with self.transaction() as conn:
