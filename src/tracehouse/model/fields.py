@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import xxhash
@@ -9,6 +10,7 @@ import xxhash
 # The largest count a JSON reader anywhere holds exactly (2^53 - 1): a token count above it is
 # not a count but a corrupted or hostile value, and would not fit the ledger's int64 sums.
 MAX_COUNT = 2**53 - 1
+EPOCH_2000_MS = 946_684_800_000
 
 
 def cap(text: str, limit: int) -> str:
@@ -39,3 +41,18 @@ def count(value: Any, name: str) -> int:
     if not 0 <= value <= MAX_COUNT:
         raise ValueError(f"{name} = {value} is not a token count (0 … 2^53-1)")
     return int(value)
+
+
+def iso(value: Any) -> str | None:
+    """ms-epoch integers (composer and timing fields) and ISO strings (`_v3` bubbles)."""
+    if isinstance(value, bool) or value in (None, "", 0):
+        return None
+    if isinstance(value, (int, float)):
+        if value < EPOCH_2000_MS:  # a duration or a relative clock, not a point in time
+            return None
+        return (
+            datetime.fromtimestamp(value / 1000, UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z")
+        )
+    return str(value)

@@ -37,7 +37,8 @@ def source_id(kind: str, uri: str) -> str:
     return stable_id("src", kind, uri)
 
 
-_LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu", "gemini-cli": "gm"}
+_LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu", "gemini-cli": "gm",
+                 "opencode": "oc", "cursor-agent": "ca"}  # fmt: skip
 
 
 def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
@@ -60,6 +61,10 @@ def label_parts(provider: str, source_session_id: str) -> tuple[str, str, bool]:
         # Codex thread ids are UUIDv7: the head is a timestamp shared by threads started within
         # the same minute, the tail is random; labels are cut from its end.
         return prefix, tail.replace("-", "").lower(), True
+    if provider == "opencode" and tail.startswith("ses_"):
+        # `ses_<12 hex of an inverted clock><14 random base62>`: sessions started close together
+        # share the hex, so labels are cut from the random end.
+        return prefix, head.removeprefix("ses"), True
     if not head:
         head = xxhash.xxh3_64_hexdigest(source_session_id.encode("utf-8", "surrogatepass"))
     return prefix, head, False

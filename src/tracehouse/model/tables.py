@@ -99,7 +99,7 @@ ROLES = ("user", "assistant", "system", "tool")
 MESSAGE_TYPES = ("user", "assistant", "system", "tool_result", "host")
 TURN_STATUSES = ("completed", "aborted", "error")
 TOOL_STATUSES = ("pending", "running", "completed", "failed")
-PROVIDERS = ("claude-code", "codex", "cursor", "gemini-cli")
+PROVIDERS = ("claude-code", "codex", "cursor", "gemini-cli", "opencode", "cursor-agent")
 
 _TOKENS = (
     Column("input_tokens", INT),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracehouse.parsers import claude_code, codex, cursor, gemini_cli
+from tracehouse.parsers import claude_code, codex, cursor, cursor_agent, gemini_cli, opencode
 from tracehouse.parsers.base import SourceParser
 
 PARSERS: dict[str, SourceParser] = {
@@ -10,4 +10,6 @@ PARSERS: dict[str, SourceParser] = {
     codex.PROVIDER: codex,  # type: ignore[dict-item]
     cursor.PROVIDER: cursor,  # type: ignore[dict-item]
     gemini_cli.PROVIDER: gemini_cli,  # type: ignore[dict-item]
+    opencode.PROVIDER: opencode,  # type: ignore[dict-item]
+    cursor_agent.PROVIDER: cursor_agent,  # type: ignore[dict-item]
 }

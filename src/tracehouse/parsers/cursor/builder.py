@@ -10,13 +10,12 @@ by a `subComposer` tool call of their parent, so the store links them whichever 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from tracehouse.model import fields, ids
-from tracehouse.model.fields import cap
+from tracehouse.model.fields import cap, iso
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
@@ -24,25 +23,9 @@ from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
 
-EPOCH_2000_MS = 946_684_800_000
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
 TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
           "reasoning_tokens", "total_tokens")  # fmt: skip
-
-
-def iso(value: Any) -> str | None:
-    """ms-epoch integers (composer and timing fields) and ISO strings (`_v3` bubbles)."""
-    if isinstance(value, bool) or value in (None, "", 0):
-        return None
-    if isinstance(value, (int, float)):
-        if value < EPOCH_2000_MS:  # a duration or a relative clock, not a point in time
-            return None
-        return (
-            datetime.fromtimestamp(value / 1000, UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z")
-        )
-    return str(value)
 
 
 # Where a bubble's time comes from, first found wins: `createdAt` (ISO on `_v3` bubbles), then

@@ -30,7 +30,7 @@ from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult
 from tracehouse.parsers.cursor import records as rec
 from tracehouse.parsers.cursor.builder import ConversationBuilder
 from tracehouse.parsers.cursor.discover import PROVIDER, WORKSPACES, uri_path, workspace_path
-from tracehouse.parsers.cursor.snapshot import SnapshotError, signature, snapshot
+from tracehouse.parsers.sqlite_snapshot import SnapshotError, signature, snapshot
 from tracehouse.state.watermark import Action
 
 WINDOW = 400

@@ -16,7 +16,7 @@ import orjson
 import xxhash
 
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
-from tracehouse.parsers.cursor.snapshot import read
+from tracehouse.parsers.sqlite_snapshot import read
 
 CHAT_TABS = "workbench.panel.aichat.view.aichat.chatdata"  # C0
 WORKSPACE_COMPOSERS = "composer.composerData"  # C1 inline, C4 heads

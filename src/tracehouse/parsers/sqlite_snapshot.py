@@ -1,4 +1,5 @@
-"""Reading a `state.vscdb` while Cursor runs, without writing to it or beside it (DESIGN §5).
+"""Reading an agent's SQLite database while the agent runs, without writing to it or beside it
+(DESIGN §5): Cursor's `state.vscdb`, OpenCode's `opencode.db`, the Cursor agent's `store.db`.
 
 * A database in rollback-journal mode with no journal beside it is read in place through a
   read-only connection (`mode=ro`): a reader takes only a shared lock, which changes no byte.
@@ -101,7 +102,8 @@ def _refresh_kept(path: str, keep_in: str) -> str:
     checkpoint followed by a WAL restart makes kept pages stale, and a restart writes a new
     header (new salts), so the header catches what a coarse mtime might not."""
     private = os.path.join(keep_in, xxhash.xxh64_hexdigest(os.fsencode(os.path.abspath(path))))
-    copy, record = os.path.join(private, "state.vscdb"), os.path.join(private, "copied-from")
+    copy = os.path.join(private, os.path.basename(path))
+    record = os.path.join(private, "copied-from")
     try:
         with open(record, encoding="ascii") as f:
             copied_from = f.read()
@@ -155,7 +157,7 @@ def _lenient_text(data: bytes) -> str:
 
 def _copy_consistent(path: str, into: str) -> tuple[str, str]:
     """The copy's path, and the identity of the database file it was copied from."""
-    target = os.path.join(into, "state.vscdb")
+    target = os.path.join(into, os.path.basename(path))
 
     def once() -> tuple[str, str]:
         before = _identity(path)

@@ -1,0 +1,119 @@
+"""Where the Cursor agent keeps its conversations, and which unit is which (README.md here).
+
+A root is a `.cursor` directory (`~/.cursor`). Two stores:
+
+* `projects/<slug>/agent-transcripts/`: one conversation per uuid, as `<uuid>.txt`, `<uuid>.json`,
+  `<uuid>.jsonl` or `<uuid>/<uuid>.jsonl` — twins of one uuid are one unit, keyed
+  `agent-transcripts/<uuid>` — and each subagent's `<uuid>/subagents/<id>.jsonl`, a unit of its
+  own. `<slug>` is the workspace path with separators as `-` (or a window's ms timestamp).
+* `chats/<md5(workspace path)>/<agentId>/store.db`: the CLI's resumable store, one unit each.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from tracehouse.parsers.base import Unit, unreadable_directory
+
+PROVIDER = "cursor-agent"
+TRANSCRIPTS = "agent-transcripts"
+FORMS = (".txt", ".json", ".jsonl")
+
+
+def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
+    return [home / ".cursor"]
+
+
+def watch_roots(roots: list[Path]) -> list[Path]:
+    return [root for root in roots]
+
+
+def discover(roots: list[Path]) -> list[Unit]:
+    units: dict[str, Unit] = {}
+    for root in roots:
+        top = os.path.abspath(root)
+        for project in _entries(os.path.join(top, "projects"), top, units):
+            folder = os.path.join(project.path, TRANSCRIPTS)
+            for entry in _entries(folder, top, units) if project.is_dir() else ():
+                for unit in _units(top, project.name, entry.path, entry.is_dir(), units):
+                    units.setdefault(unit.key, unit)
+        for workspace in _entries(os.path.join(top, "chats"), top, units):
+            for agent in _entries(workspace.path, top, units) if workspace.is_dir() else ():
+                store = os.path.join(agent.path, "store.db")
+                if os.path.isfile(store):
+                    units.setdefault(store, _store(store, top, workspace.name))
+    return sorted(units.values(), key=lambda u: u.key)
+
+
+def unit_for(path: str, roots: list[Path]) -> Unit | None:
+    path = os.path.abspath(path)
+    for root in roots:
+        top = os.path.abspath(root)
+        if not path.startswith(top + os.sep):
+            continue
+        rel = path[len(top) + 1 :].split(os.sep)
+        if rel[0] == "chats" and len(rel) == 4 and rel[3].startswith("store.db"):
+            store = os.path.join(top, *rel[:3], "store.db")
+            return _store(store, top, rel[1]) if os.path.isfile(store) else None
+        if rel[0] == "projects" and len(rel) >= 4 and rel[2] == TRANSCRIPTS:
+            folder = os.path.join(top, *rel[:3])
+            head = os.path.join(folder, rel[3])
+            if len(rel) == 4:
+                return next(iter(_units(top, rel[1], head, os.path.isdir(head), {})), None)
+            if len(rel) == 5 and rel[4].endswith(".jsonl"):
+                return _transcript(os.path.join(folder, rel[3]), top, rel[1])
+            if len(rel) == 6 and rel[4] == "subagents" and rel[5].endswith(".jsonl"):
+                return Unit(PROVIDER, path, top, {"kind": "subagent", "parent": rel[3],
+                                                  "slug": rel[1]})  # fmt: skip
+    return None
+
+
+def members(key: str) -> list[str]:
+    """The files of a transcript unit that exist: its twins and its nested JSONL."""
+    uuid = os.path.basename(key)
+    found = [key + form for form in FORMS] + [os.path.join(key, uuid + ".jsonl")]
+    return [path for path in found if os.path.isfile(path)]
+
+
+def subagents(key: str) -> list[str]:
+    """A transcript's subagent files, in the order they were written."""
+    folder = os.path.join(key, "subagents")
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.endswith(".jsonl") and e.is_file()]
+    except OSError:
+        return []
+    return [e.path for e in sorted(entries, key=lambda e: (e.stat().st_mtime_ns, e.name))]
+
+
+def _units(top: str, slug: str, path: str, is_dir: bool, unreadable: dict[str, Unit]) -> list[Unit]:
+    name = os.path.basename(path)
+    if not is_dir:
+        stem, ext = os.path.splitext(name)
+        return [_transcript(path[: -len(ext)], top, slug)] if ext in FORMS and stem else []
+    out = [_transcript(path, top, slug)] if members(path) else []
+    for child in _entries(os.path.join(path, "subagents"), top, unreadable):
+        if child.name.endswith(".jsonl"):
+            info = {"kind": "subagent", "parent": name, "slug": slug}
+            out.append(Unit(PROVIDER, child.path, top, info))
+    return out
+
+
+def _transcript(key: str, top: str, slug: str) -> Unit:
+    return Unit(PROVIDER, key, top, {"kind": "transcript", "slug": slug})
+
+
+def _store(path: str, top: str, cwd_md5: str) -> Unit:
+    return Unit(PROVIDER, path, top, {"kind": "store", "cwd_md5": cwd_md5})
+
+
+def _entries(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
+    try:
+        return sorted(os.scandir(path), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        unit = unreadable_directory(PROVIDER, path, root, exc)
+        unreadable.setdefault(unit.key, unit)
+        return []

@@ -1,0 +1,145 @@
+"""A Cursor agent unit → one session (README.md here).
+
+Transcripts are read whole whenever a stat of any of their files changed (twins are written side
+by side and a JSON array is rewritten whole); the fingerprint covers their bytes, so a rewrite
+that changes nothing writes nothing. A JSONL whose last line does not parse is waited for while
+the file is fresh and refused once it has been quiet for `quiet_seconds`. A `store.db` is read
+from a private snapshot, as Cursor's own databases are.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import xxhash
+
+from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.fields import iso
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import row_fingerprint, typed_row
+from tracehouse.model.tables import SESSIONS
+from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.cursor_agent import store as store_db
+from tracehouse.parsers.cursor_agent import transcripts as tr
+from tracehouse.parsers.cursor_agent.builder import TranscriptBuilder
+from tracehouse.parsers.cursor_agent.discover import PROVIDER, members, subagents
+from tracehouse.parsers.sqlite_snapshot import SnapshotError, signature, snapshot
+from tracehouse.state.watermark import Action
+
+
+def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
+    files = _files(unit)
+    if not any(files.values()):
+        return None  # vanished since discovery: the next run flags it missing
+    if full or not cursor or cursor.get("missing") or cursor.get("files") != _digest(files):
+        return sum(f[1] for f in files.values() if f)
+    return None
+
+
+def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    files = _files(unit)
+    size = sum(f[1] for f in files.values() if f)
+    mtime = max((f[2] for f in files.values() if f), default=0)
+    result = UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
+    where: dict[str, Any] = {"source_path": unit.key, **unit.info, "updated_at": iso(mtime / 1e6)}
+    if unit.info.get("kind") == "store":
+        try:
+            with snapshot(unit.key, options.scratch) as conn:
+                stored = store_db.load(conn)
+        except (SnapshotError, sqlite3.DatabaseError, OSError) as exc:
+            result.rejects.append(Reject(PROVIDER, unit.key, "database", f"cannot read: {exc}"))
+            result.accounting["rejected"] += 1
+            return result  # no watermark: read again next run
+        transcript, digest = store_db.transcript(stored), stored.digest
+        source_id = str(stored.meta.get("agentId") or os.path.basename(os.path.dirname(unit.key)))
+        where.update(store_meta=stored.meta, created_at=iso(stored.meta.get("createdAt")),
+                     unordered=not stored.ordered, entrypoint="cli")  # fmt: skip
+    else:
+        found = _read_transcripts(unit, options)
+        if found is None:  # a JSONL still being written
+            return UnitResult(unit, Action.WAIT, bytes_read=size, mtime_ns=mtime)
+        transcript, digest = found
+        source_id = os.path.basename(unit.key).removesuffix(".jsonl")
+        if unit.info.get("kind") == "transcript":
+            children = subagents(unit.key)
+            where["children"] = [os.path.basename(c).removesuffix(".jsonl") for c in children]
+    result.clear = Clear(PROVIDER, unit.key, keys=("",))
+    new_cursor = {"files": _digest(files)}
+    result.cursor = new_cursor
+    watermark = WatermarkUpdate(PROVIDER, unit.key, new_cursor, {"digest": digest})
+    builder = TranscriptBuilder(transcript, source_id, where, options.max_field)
+    try:
+        builder.build()
+        if builder.has_content():
+            session = typed_row(SESSIONS, builder.session_row())
+            fingerprint = combine([row_fingerprint(SESSIONS, session), digest])
+            row = {**session, "fingerprint": fingerprint}
+            now = int(options.now * 1000)
+            result.item = ImportItem(PROVIDER, source_id, fingerprint, now, row, (watermark,))
+            result.rows = {b.table.name: b.tuples() for b in builder.buffers() if len(b)}
+            result.accounting["session"] += 1
+        else:
+            result.watermark = watermark
+    except SHAPE_ERRORS as exc:
+        transcript.problems.append(("file", f"cannot build its rows ({shape_error(exc)})"))
+        result.item, result.rows, result.watermark = None, {}, None
+    result.accounting.update(transcript.accounting)
+    for location, reason in transcript.problems:
+        result.rejects.append(Reject(PROVIDER, unit.key, location, reason))
+        result.accounting["rejected"] += 1
+    return result
+
+
+def _read_transcripts(unit: Unit, options: ParseOptions) -> tuple[tr.Transcript, str] | None:
+    paths = [unit.key] if unit.info.get("kind") == "subagent" else members(unit.key)
+    digest = xxhash.xxh3_128()
+    read: list[tr.Transcript] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            fresh = options.now - os.stat(path).st_mtime
+        except OSError as exc:
+            failed = tr.Transcript("txt")
+            failed.problems.append((os.path.basename(path), f"cannot read: {exc.strerror}"))
+            read.append(failed)
+            continue
+        digest.update(os.path.basename(path).encode() + b"\0" + data)
+        if path.endswith(".jsonl"):
+            nested = os.path.dirname(path) == unit.key or unit.info.get("kind") == "subagent"
+            transcript = tr.read_jsonl(data, "nested" if nested else "flat")
+            if transcript.problems and not data.endswith(b"\n") and fresh < options.quiet_seconds:
+                return None  # the agent is still writing the last line
+        elif path.endswith(".json"):
+            transcript = tr.read_json(data)
+        else:
+            transcript = tr.read_txt(data)
+        name = os.path.basename(path)
+        transcript.problems = [(f"{name} {where}", why) for where, why in transcript.problems]
+        read.append(transcript)
+    merged = tr.merge(read) if len(read) > 1 else (read[0] if read else tr.Transcript("txt"))
+    return merged, digest.hexdigest()
+
+
+def _files(unit: Unit) -> dict[str, list[int] | None]:
+    if unit.info.get("kind") == "store":
+        return signature(unit.key)
+    paths = [unit.key] if unit.info.get("kind") == "subagent" else members(unit.key)
+    if unit.info.get("kind") == "transcript":
+        paths += subagents(unit.key)  # a new child changes which calls spawned whom
+    out: dict[str, list[int] | None] = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out[path] = [st.st_ino, st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _digest(files: Mapping[str, Any]) -> str:
+    return xxhash.xxh3_64_hexdigest(orjson.dumps(files, option=orjson.OPT_SORT_KEYS))
