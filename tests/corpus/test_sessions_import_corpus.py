@@ -31,6 +31,8 @@ def home_sources(home: Path) -> dict[str, list[Path]]:
         "codex": [home / ".codex"] if (home / ".codex").is_dir() else [],
         "cursor": [p for p in [home / ".config" / "Cursor" / "User"] if p.is_dir()],
         "gemini-cli": [home / ".gemini"] if (home / ".gemini" / "tmp").is_dir() else [],
+        "opencode": [p for p in [home / ".local" / "share" / "opencode"] if p.is_dir()],
+        "cursor-agent": [p for p in [home / ".cursor"] if p.is_dir()],
     }
     return {k: v for k, v in sources.items() if v}
 

@@ -1,0 +1,43 @@
+"""One home holding all six sources (assembled from fixture homes by symlinks, so nothing is
+copied or written beside them): one `sync backfill --home` imports every source, no rejects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tracehouse.cli.app import app
+from tracehouse.sinks import open_store
+
+pytestmark = pytest.mark.corpus
+
+PARTS = {
+    ".claude": "a331468564-claude-codex-chat-archives/.claude",
+    ".codex": "a331468564-claude-codex-chat-archives/.codex",
+    ".config": "GodJuegos-DotFile-Johnas/.config",
+    ".gemini": "LAF-US-IDAHO-VAULT/.gemini",
+    ".cursor": "LAF-US-IDAHO-VAULT/.cursor",
+    ".local/share/opencode": "richardaiand-aiand-portfolio-web/.local/share/opencode",
+}
+
+
+def test_a_home_with_six_sources_imports_in_one_run(corpus: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for name, source in PARTS.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).symlink_to((corpus / "homes" / source).resolve())
+    store = tmp_path / "ledger.db"
+    result = CliRunner().invoke(
+        app, ["sync", "backfill", "--home", str(home), "--store", str(store)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "0 rejects" in result.output
+    ledger = open_store(store)
+    rows = ledger.query("SELECT source_provider, count(*) AS n FROM sessions GROUP BY 1")
+    ledger.close()
+    got = {r["source_provider"]: r["n"] for r in rows}
+    assert set(got) == {"claude-code", "codex", "cursor", "gemini-cli", "opencode",
+                        "cursor-agent"}, got  # fmt: skip
+    assert all(n > 0 for n in got.values())
