@@ -78,8 +78,8 @@ def make_database(root: Path, *, extra_part: dict | None = None) -> sqlite3.Conn
     if extra_part is not None:
         parts.append(("prt_ed4161012004DbPart000005", reply, extra_part))
     for pid, mid, data in parts:
-        conn.execute("INSERT INTO part VALUES (?,?,?,?,?,?)",
-                     (pid, mid, DB_SESSION, 1781747802400, 1781747802400, json.dumps(data)))  # fmt: skip
+        row = (pid, mid, DB_SESSION, 1781747802400, 1781747802400, json.dumps(data))
+        conn.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", row)
     return conn
 
 
