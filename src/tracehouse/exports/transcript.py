@@ -159,7 +159,7 @@ def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:
         ("git branch", s.get("git_branch")),
         ("model", s.get("model")),
         ("tool", " ".join(x for x in (s.get("tool_version"), s.get("entrypoint")) if x) or None),
-        ("time", f"{s.get('created_at')} → {s.get('updated_at')}"),
+        ("time", f"{s.get('created_at') or '?'} → {s.get('updated_at') or '?'}"),
         ("parent", labels.get(s.get("parent_session_id") or "", s.get("parent_session_id"))),
         (
             "counts",

@@ -111,7 +111,7 @@ class TranscriptBuilder:
                 "source_tool_call_id": tool.id or key,
                 "seq": len(self.calls),
                 "tool_name": tool.name,
-                "params": tool.input if tool.input not in (None, "", {}) else None,
+                "params": _params(tool.input),
                 "result": _text(tool.result, self.max_field) if tool.has_result else None,
                 # a transcript keeps a call once it was made; only the store says what came back
                 "status": "completed" if tool.has_result or self.transcript.form != "store"
@@ -195,6 +195,14 @@ def workspace_of(paths: list[str], slug: str | None, cwd_md5: str | None) -> str
             if cwd_md5 and hashlib.md5(candidate.encode()).hexdigest() == cwd_md5:
                 return candidate
     return None
+
+
+def _params(value: Any) -> Any:
+    """Arguments as a JSON object: a freeform input (ApplyPatch's patch text) is `{"input": …}`,
+    as the `.txt` variant writes it, so every variant stores the same shape."""
+    if value in (None, "", {}):
+        return None
+    return value if isinstance(value, (dict, list)) else {"input": value}
 
 
 def _text(value: Any, limit: int) -> str | None:
