@@ -6,6 +6,7 @@ them explicitly. Parse results travel between processes, so they hold plain rows
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,21 @@ class Unit:
     def path(self) -> Path:
         # Derived, not stored: discovery makes thousands of units and pathlib objects are costly.
         return Path(self.key)
+
+
+def entries(
+    provider: str, path: str, root: str, unreadable: dict[str, Unit]
+) -> list[os.DirEntry[str]]:
+    """A directory's entries by name; none if it is not there. One that cannot be listed adds a
+    unit to `unreadable` whose parse is the reject that says so (`unreadable_directory`)."""
+    try:
+        return sorted(os.scandir(path), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        unit = unreadable_directory(provider, path, root, exc)
+        unreadable.setdefault(unit.key, unit)
+        return []
 
 
 def unreadable_directory(provider: str, path: str, root: str, exc: OSError) -> Unit:

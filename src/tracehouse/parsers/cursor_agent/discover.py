@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tracehouse.parsers.base import Unit, unreadable_directory
+from tracehouse.parsers.base import Unit, entries
 
 PROVIDER = "cursor-agent"
 TRANSCRIPTS = "agent-transcripts"
@@ -34,13 +34,13 @@ def discover(roots: list[Path]) -> list[Unit]:
     units: dict[str, Unit] = {}
     for root in roots:
         top = os.path.abspath(root)
-        for project in _entries(os.path.join(top, "projects"), top, units):
+        for project in _list(os.path.join(top, "projects"), top, units):
             folder = os.path.join(project.path, TRANSCRIPTS)
-            for entry in _entries(folder, top, units) if project.is_dir() else ():
+            for entry in _list(folder, top, units) if project.is_dir() else ():
                 for unit in _units(top, project.name, entry.path, entry.is_dir(), units):
                     units.setdefault(unit.key, unit)
-        for workspace in _entries(os.path.join(top, "chats"), top, units):
-            for agent in _entries(workspace.path, top, units) if workspace.is_dir() else ():
+        for workspace in _list(os.path.join(top, "chats"), top, units):
+            for agent in _list(workspace.path, top, units) if workspace.is_dir() else ():
                 store = os.path.join(agent.path, "store.db")
                 if os.path.isfile(store):
                     units.setdefault(store, _store(store, top, workspace.name))
@@ -93,7 +93,7 @@ def _units(top: str, slug: str, path: str, is_dir: bool, unreadable: dict[str, U
         stem, ext = os.path.splitext(name)
         return [_transcript(path[: -len(ext)], top, slug)] if ext in FORMS and stem else []
     out = [_transcript(path, top, slug)] if members(path) else []
-    for child in _entries(os.path.join(path, "subagents"), top, unreadable):
+    for child in _list(os.path.join(path, "subagents"), top, unreadable):
         if child.name.endswith(".jsonl"):
             info = {"kind": "subagent", "parent": name, "slug": slug}
             out.append(Unit(PROVIDER, child.path, top, info))
@@ -108,12 +108,5 @@ def _store(path: str, top: str, cwd_md5: str) -> Unit:
     return Unit(PROVIDER, path, top, {"kind": "store", "cwd_md5": cwd_md5})
 
 
-def _entries(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
-    try:
-        return sorted(os.scandir(path), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as exc:
-        unit = unreadable_directory(PROVIDER, path, root, exc)
-        unreadable.setdefault(unit.key, unit)
-        return []
+def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
+    return entries(PROVIDER, path, root, unreadable)

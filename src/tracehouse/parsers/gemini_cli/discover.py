@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from tracehouse.parsers.base import Unit, unreadable_directory
+from tracehouse.parsers.base import Unit, entries
 
 PROVIDER = "gemini-cli"
 SUFFIXES = (".json", ".jsonl")
@@ -39,7 +39,7 @@ def discover(roots: list[Path]) -> list[Unit]:
     units: dict[str, Unit] = {}
     for root in roots:
         top = os.path.abspath(root)
-        projects = _entries(os.path.join(top, "tmp"), top, units)
+        projects = _list(os.path.join(top, "tmp"), top, units)
         paths = _project_paths(top)
         for project in projects:
             if project.is_dir(follow_symlinks=False):
@@ -73,14 +73,14 @@ def _project_units(
     logs = os.path.join(project, "logs.json")
     if os.path.isfile(logs):  # the project's prompt log (prompts.py)
         out.append(Unit(PROVIDER, logs, root, {"workspace": workspace, "logs": True}))
-    for entry in _entries(chats, root, unreadable):
+    for entry in _list(chats, root, unreadable):
         if entry.name.endswith(SUFFIXES) and not entry.is_dir():
             out.append(_unit(entry.path, root, workspace, parent=None))
         elif entry.is_dir(follow_symlinks=False):
             # A subagent's chats, under its parent's sessionId (or a synthetic parent such as
             # `skill-extraction-<hex>`, which names no session).
             parent = None if entry.name.startswith("skill-extraction-") else entry.name
-            for child in _entries(entry.path, root, unreadable):
+            for child in _list(entry.path, root, unreadable):
                 if child.name.endswith(SUFFIXES) and not child.is_dir():
                     out.append(_unit(child.path, root, workspace, parent=parent, child=True))
     return out
@@ -93,17 +93,6 @@ def _unit(
     if parent is not None:
         info["parent"] = parent
     return Unit(PROVIDER, path, root, info)
-
-
-def _entries(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
-    try:
-        return sorted(os.scandir(path), key=lambda e: e.name)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        unit = unreadable_directory(PROVIDER, path, root, exc)
-        unreadable.setdefault(unit.key, unit)
-        return []
 
 
 def _project_paths(root: str) -> dict[str, str]:
@@ -129,3 +118,7 @@ def _workspace(project: str, paths: Mapping[str, str]) -> str | None:
     except (OSError, UnicodeDecodeError):
         marked = ""
     return marked or paths.get(os.path.basename(project))
+
+
+def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
+    return entries(PROVIDER, path, root, unreadable)

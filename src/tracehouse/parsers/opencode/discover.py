@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from tracehouse.parsers.base import Unit, unreadable_directory
+from tracehouse.parsers.base import Unit, entries
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")
@@ -41,18 +41,18 @@ def discover(roots: list[Path]) -> list[Unit]:
     units: dict[str, Unit] = {}
     for root in roots:
         top = os.path.abspath(root)
-        for entry in _entries(top, top, units):
+        for entry in _list(top, top, units):
             if DATABASE.match(entry.name) and entry.is_file():
                 units.setdefault(entry.path, Unit(PROVIDER, entry.path, top, {"kind": "db"}))
         sessions = os.path.join(top, "storage", "session")
-        for project in _entries(sessions, top, units):
+        for project in _list(sessions, top, units):
             if project.is_dir(follow_symlinks=False):
-                for entry in _entries(project.path, top, units):
+                for entry in _list(project.path, top, units):
                     if SESSION_FILE.match(entry.name):
                         units.setdefault(entry.path, _json_unit(entry.path, top, 1))
-        for project in _entries(os.path.join(top, "project"), top, units):
+        for project in _list(os.path.join(top, "project"), top, units):
             info = os.path.join(project.path, "storage", "session", "info")
-            for entry in _entries(info, top, units) if project.is_dir() else ():
+            for entry in _list(info, top, units) if project.is_dir() else ():
                 if SESSION_FILE.match(entry.name):
                     units.setdefault(entry.path, _json_unit(entry.path, top, 0))
     return sorted(units.values(), key=lambda u: u.key)
@@ -103,12 +103,5 @@ def _json_unit(path: str, root: str, generation: int) -> Unit:
     return Unit(PROVIDER, path, root, {"kind": "json", "generation": generation})
 
 
-def _entries(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
-    try:
-        return sorted(os.scandir(path), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as exc:
-        unit = unreadable_directory(PROVIDER, path, root, exc)
-        unreadable.setdefault(unit.key, unit)
-        return []
+def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
+    return entries(PROVIDER, path, root, unreadable)
