@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -20,6 +21,8 @@ from hypothesis import strategies as st
 
 from tracehouse.model.tables import CONTENT_TABLES
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.sinks.sqlite.store import SqliteStore
 
 TABLES = {t.name: t for t in CONTENT_TABLES.values()}
 
@@ -151,3 +154,21 @@ def _fingerprints(parsed: tuple[list[Any], dict[str, pl.DataFrame], list]) -> li
     for frame in frames.values():
         out.extend(frame.get_column("fingerprint").to_list())
     return out
+
+
+def backfill_twice(provider: str, root: Path, ledger: Path) -> tuple[int, int]:
+    """A backfill of `root` through the whole pipeline, then the same again: (sessions imported,
+    children linked to their parents). The rerun must read and write nothing, and no file under
+    the root may have appeared, vanished or changed name (sources are read-only)."""
+    before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    store = SqliteStore(ledger)
+    options = SyncOptions(sources={provider: [root]}, workers=0)
+    first = sync(store, options)
+    assert first.ok and not first.rejects, first.rejects
+    (linked,) = store.query("SELECT count(*) AS n FROM sessions c JOIN sessions p"
+                            " ON p.session_id = c.parent_session_id")  # fmt: skip
+    again = sync(store, options)
+    assert again.parsed == 0 and again.rows_written == 0
+    store.close()
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
+    return first.statuses["imported"], linked["n"]

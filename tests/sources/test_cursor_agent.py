@@ -13,10 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, parse_all_items
+from tests.sources.contract import SourceContract, backfill_twice, parse_all_items
 from tracehouse.parsers import cursor_agent
-from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
 
 ROOT = DATA / "cursor_agent" / "home" / ".cursor"
 A, B = "aaaaaaaa-1111-4111-8111-000000000001", "bbbbbbbb-2222-4222-8222-000000000002"
@@ -183,15 +181,4 @@ def test_the_store_is_walked_from_its_root(units) -> None:
 
 
 def test_backfill_links_and_a_rerun_writes_nothing(home, tmp_path) -> None:
-    before = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
-    store = SqliteStore(tmp_path / "ledger.db")
-    options = SyncOptions(sources={"cursor-agent": [home]}, workers=0)
-    first = sync(store, options)
-    assert first.ok and not first.rejects and first.statuses["imported"] == 5
-    linked = store.query("SELECT count(*) AS n FROM sessions c JOIN sessions p"
-                         " ON p.session_id = c.parent_session_id")  # fmt: skip
-    assert linked[0]["n"] == 1
-    again = sync(store, options)
-    assert again.parsed == 0 and again.rows_written == 0
-    store.close()
-    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == before
+    assert backfill_twice("cursor-agent", home, tmp_path / "ledger.db") == (5, 1)

@@ -12,12 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, parse_all_items
+from tests.sources.contract import SourceContract, backfill_twice, parse_all_items
 from tracehouse.model import ids
 from tracehouse.parsers import opencode
 from tracehouse.parsers.base import ParseOptions
-from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
 
 ROOT = DATA / "opencode" / "home" / ".local" / "share" / "opencode"
 PARENT, CHILD = "ses_3ee0af9f7ffeParentAbCdEf01", "ses_3ee0af8a1ffeChildXyZwVu02"
@@ -210,15 +208,4 @@ def test_a_database_rereads_only_the_sessions_that_changed(home) -> None:
 
 
 def test_backfill_and_a_rerun_that_writes_nothing(home, tmp_path) -> None:
-    before = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
-    store = SqliteStore(tmp_path / "ledger.db")
-    options = SyncOptions(sources={"opencode": [home]}, workers=0)
-    first = sync(store, options)
-    assert first.ok and not first.rejects and first.statuses["imported"] == 4
-    linked = store.query("SELECT count(*) AS n FROM sessions c JOIN sessions p"
-                         " ON p.session_id = c.parent_session_id")  # fmt: skip
-    assert linked[0]["n"] == 1
-    again = sync(store, options)
-    assert again.parsed == 0 and again.rows_written == 0
-    store.close()
-    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == before
+    assert backfill_twice("opencode", home, tmp_path / "ledger.db") == (4, 1)

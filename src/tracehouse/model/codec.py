@@ -28,7 +28,13 @@ from tracehouse.model.fields import MAX_COUNT
 from tracehouse.model.fingerprint import combine, fingerprint_of
 from tracehouse.model.row_codec import decode_row, decode_session
 from tracehouse.model.rows import row_fingerprint
-from tracehouse.model.tables import CONTENT_TABLES, PROVIDERS, SESSIONS, TABLES_BY_NAME
+from tracehouse.model.tables import (
+    CONTENT_TABLES,
+    PROVIDERS,
+    SESSIONS,
+    TABLES_BY_NAME,
+    TOKEN_COLUMNS,
+)
 
 # The largest text a field keeps (DESIGN §9): longer text is cut with a marker, as parsers do.
 
@@ -206,8 +212,6 @@ def _decode_item(
 
 
 _COUNTED = {"turn_count": "turns", "message_count": "messages", "tool_call_count": "tool_calls"}
-_TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-           "reasoning_tokens", "total_tokens")  # fmt: skip
 
 
 def _count_rows(session: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
@@ -216,8 +220,8 @@ def _count_rows(session: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) 
     for column, table in _COUNTED.items():
         if session.get(column) is None:
             session[column] = len(rows.get(table, []))
-    if all(session.get(t) is None for t in _TOKENS):
-        for token in _TOKENS:
+    if all(session.get(t) is None for t in TOKEN_COLUMNS):
+        for token in TOKEN_COLUMNS:
             values = [t[token] for t in rows.get("turns", []) if t.get(token) is not None]
             if values:
                 session[token] = min(sum(values), MAX_COUNT)

@@ -9,11 +9,41 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from tracehouse.model import ids
 from tracehouse.model.fingerprint import canonical_json, fingerprint_values
-from tracehouse.model.tables import Table
+from tracehouse.model.tables import TOKEN_COLUMNS, Table
 
 if TYPE_CHECKING:
     import polars as pl
+
+
+def turn_row(
+    provider: str,
+    source_session_id: str,
+    source_turn_id: str,
+    seq: int,
+    parent_turn_id: str | None,
+    at: str | None = None,
+    llm_provider: str | None = None,
+) -> dict[str, Any]:
+    """A new turn of a session read whole: no tokens yet, no query or response, `completed`
+    until a reply says otherwise."""
+    return {
+        "turn_id": ids.turn_id(provider, source_session_id, source_turn_id),
+        "session_id": ids.session_id(provider, source_session_id),
+        "source_turn_id": source_turn_id,
+        "parent_turn_id": parent_turn_id,
+        "seq": seq,
+        "started_at": at,
+        "completed_at": at,
+        "model": None,
+        "llm_provider": llm_provider,
+        "status": "completed",
+        "query_message_ids": [],
+        "response_message_id": None,
+        "metadata": None,
+        **dict.fromkeys(TOKEN_COLUMNS, 0),
+    }
 
 
 def json_text(value: Any) -> str | None:

@@ -109,6 +109,7 @@ _TOKENS = (
     Column("reasoning_tokens", INT),
     Column("total_tokens", INT),
 )
+TOKEN_COLUMNS = tuple(c.name for c in _TOKENS)  # a session's are its turns' sums
 
 SESSIONS = Table(
     "sessions",

@@ -17,15 +17,13 @@ import orjson
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
-TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-          "reasoning_tokens", "total_tokens")  # fmt: skip
 
 
 # Where a bubble's time comes from, first found wins: `createdAt` (ISO on `_v3` bubbles), then
@@ -144,7 +142,7 @@ class ConversationBuilder:
                 "completed_at": at,
                 "status": "completed",
                 "query_message_ids": [],
-                **dict.fromkeys(TOKENS, 0),
+                **dict.fromkeys(TOKEN_COLUMNS, 0),
             }
         )
         self.turn_rows.append(self.turn)
@@ -275,7 +273,7 @@ class ConversationBuilder:
 
     def session_row(self, where: dict[str, Any]) -> dict[str, Any]:
         data, conv = self.conv.data, self.conv
-        totals = {k: sum(t.get(k) or 0 for t in self.turn_rows) for k in TOKENS}
+        totals = {k: sum(t.get(k) or 0 for t in self.turn_rows) for k in TOKEN_COLUMNS}
         created = iso(data.get("createdAt")) or iso(data.get("lastSendTime"))
         updated = iso(data.get("lastUpdatedAt")) or iso(data.get("lastSendTime"))
         times = [t for t in (created, updated, *self.times) if t]

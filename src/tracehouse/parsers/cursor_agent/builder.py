@@ -17,8 +17,8 @@ import orjson
 
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
-from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer, turn_row
+from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.cursor_agent.discover import PROVIDER
 from tracehouse.parsers.cursor_agent.transcripts import Reply, Tool, Transcript
 
@@ -26,8 +26,6 @@ SPAWNING_TOOLS = ("task", "agent", "subagent")
 USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*(?:</user_query>|$)", re.S)
 WORKSPACE_LINE = re.compile(r"Workspace Path: *(\S+)")
 ABSOLUTE_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s\"'`<>|*?]+")
-TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-                 "reasoning_tokens", "total_tokens")  # fmt: skip
 
 
 class TranscriptBuilder:
@@ -57,22 +55,13 @@ class TranscriptBuilder:
                     queries.append(message_id)
                 for j, tool in enumerate(reply.tools):
                     self._tool_call(tool, f"t{k}.{i}.{j}", turn_id, message_id)
-            last = next((r for r in reversed(replies) if r.role == "assistant"), None)
-            self.turns.add(
-                {
-                    "turn_id": turn_id,
-                    "session_id": self.session_id,
-                    "source_turn_id": f"t{k}",
-                    "parent_turn_id": previous,
-                    "seq": k,
-                    "status": "completed",
-                    "query_message_ids": queries,
-                    "response_message_id": ids.message_id(
-                        PROVIDER, self.sid, f"t{k}.{replies.index(last)}"
-                    ) if last is not None else None,
-                    **dict.fromkeys(TOKEN_COLUMNS, 0),
-                }
-            )  # fmt: skip
+            last = next((i for i in reversed(range(len(replies)))
+                         if replies[i].role == "assistant"), None)  # fmt: skip
+            row = turn_row(PROVIDER, self.sid, f"t{k}", k, previous)
+            row["query_message_ids"] = queries
+            if last is not None:
+                row["response_message_id"] = ids.message_id(PROVIDER, self.sid, f"t{k}.{last}")
+            self.turns.add(row)
             previous = turn_id
 
     def _message(self, reply: Reply, key: str, turn_id: str, first: bool) -> str:

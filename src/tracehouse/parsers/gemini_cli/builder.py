@@ -15,8 +15,8 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap
-from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer, turn_row
+from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Conversation
@@ -28,8 +28,6 @@ TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",
 # it); `total` is input + output + thoughts + tool-use prompt, kept as the API reported it.
 TOKENS = {"input": "input_tokens", "output": "output_tokens", "cached": "cached_input_tokens",
           "thoughts": "reasoning_tokens", "total": "total_tokens"}  # fmt: skip
-TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-                 "reasoning_tokens", "total_tokens")  # fmt: skip
 SUBAGENT_RESULT = re.compile(r"^Subagent '([^']+)' finished")
 
 
@@ -118,21 +116,9 @@ class ConversationBuilder:
             self.turn["completed_at"] = max(filter(None, (self.turn["completed_at"], at)))
 
     def _open_turn(self, mid: str, at: str | None) -> None:
+        parent = self.turn_rows[-1]["turn_id"] if self.turn_rows else None
         self.turn = self.turns.add(
-            {
-                "turn_id": ids.turn_id(PROVIDER, self.sid, mid),
-                "session_id": self.session_id,
-                "source_turn_id": mid,
-                "parent_turn_id": self.turn_rows[-1]["turn_id"] if self.turn_rows else None,
-                "seq": len(self.turns),
-                "started_at": at,
-                "completed_at": at,
-                "model": None,
-                "llm_provider": "google",
-                "status": "completed",
-                "query_message_ids": [],
-                **dict.fromkeys(TOKEN_COLUMNS, 0),
-            }
+            turn_row(PROVIDER, self.sid, mid, len(self.turns), parent, at, llm_provider="google")
         )
         self.turn_rows.append(self.turn)
 

@@ -22,16 +22,14 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
-from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer, turn_row
+from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "pending": "pending",
                "running": "running"}  # fmt: skip
-TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-                 "reasoning_tokens", "total_tokens")  # fmt: skip
 PLACEHOLDER_TITLE = re.compile(r"^(New session|Child session) - \d{4}-\d\d-\d\dT")
 SUBAGENT_TITLE = re.compile(r"^(.*) \(@([\w-]+) subagent\)$", re.S)
 # Parts that carry no conversation: step boundaries (their tokens are the message's), the git
@@ -166,23 +164,8 @@ class SessionBuilder:
         )
 
     def _open_turn(self, mid: str, at: str | None) -> None:
-        self.turn = self.turns.add(
-            {
-                "turn_id": ids.turn_id(PROVIDER, self.sid, mid),
-                "session_id": self.session_id,
-                "source_turn_id": mid,
-                "parent_turn_id": self.turn_rows[-1]["turn_id"] if self.turn_rows else None,
-                "seq": len(self.turns),
-                "started_at": at,
-                "completed_at": at,
-                "model": None,
-                "llm_provider": None,
-                "status": "completed",
-                "query_message_ids": [],
-                "metadata": None,
-                **dict.fromkeys(TOKEN_COLUMNS, 0),
-            }
-        )
+        parent = self.turn_rows[-1]["turn_id"] if self.turn_rows else None
+        self.turn = self.turns.add(turn_row(PROVIDER, self.sid, mid, len(self.turns), parent, at))
         self.turn_of[mid] = self.turn
         self.turn_rows.append(self.turn)
 
