@@ -199,30 +199,22 @@ def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path, make_s
     assert backfill(shared, home, workers=2, pool_min_bytes=0).unchanged == 20
 
 
-def test_workers_reopen_a_postgresql_ledger_by_its_dsn_password_and_all(
-    tmp_path, pg_schemas, monkeypatch
-):
-    """Workers open the store again from its address: the DSN as given, not the masked one
-    (the test server trusts any password, so the address handed over is checked here)."""
-    from tracehouse.pipeline import workers as workers_module
-    from tracehouse.sinks import open_store
-
-    dsn = pg_schemas()
-    if "postgres@" not in dsn:
-        pytest.skip("needs the default passwordless DSN to add a password to")
-    store = open_store(dsn.replace("postgres@", "postgres:any-Password@", 1))
-    assert "any-Password" not in store.location
-    handed = []
-    real = workers_module.run_in_workers
-    monkeypatch.setattr(
-        workers_module,
-        "run_in_workers",
-        lambda location, *args: handed.append(location) or real(location, *args),
+def test_workers_only_parse_and_this_process_commits_every_batch(tmp_path, make_store):
+    """The parser processes never open the store: each batch they send is committed here (so
+    the per-batch hook runs in this process), several to a transaction when they wait."""
+    store = make_store()
+    committed: list[int] = []
+    report = backfill(
+        store,
+        make_home(tmp_path, copies=4),
+        workers=2,
+        pool_min_bytes=0,
+        batch_sessions=1,
+        on_batch=committed.append,
     )
-    report = backfill(store, make_home(tmp_path, copies=2), workers=2, pool_min_bytes=0)
-    assert report.ok and report.statuses["imported"] == 6
-    assert handed == [store.address] and "any-Password" in handed[0]
-    store.close()
+    assert report.ok and report.statuses["imported"] == 12
+    assert report.batches >= 12 and committed[-1] == report.batches
+    assert committed == sorted(committed)
 
 
 def test_context_messages_leave_out_host_notices(tmp_path, make_store):

@@ -2,9 +2,9 @@
 
 Backfill runs it over every unit; live mode (later) runs it over the units that changed. A
 no-change run costs one `stat` per file: units whose size and mtime match their watermark are
-never opened. With enough to parse, the units are shared out to worker processes that each run
-the same parse → batch → import loop (`run_tasks`) against the store; every batch commits its
-rows and watermarks in one transaction wherever it runs.
+never opened. With enough to parse, the units are shared out to parser processes and this
+process writes what they send (`pipeline.workers`); either way every batch commits its rows and
+watermarks in one transaction.
 """
 
 from __future__ import annotations
@@ -17,26 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracehouse.model.contract import (
-    Clear,
-    ImportBatch,
-    ImportResponse,
-    Reject,
-    new_run_id,
-    now_iso,
-)
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.model.contract import Clear, ImportBatch, Reject, new_run_id, now_iso
+from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.batcher import PendingBatch
+from tracehouse.pipeline.ingest import Task, commit, committed, parse_batches
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
 from tracehouse.sinks.protocol import RunTotals, SessionStore
 from tracehouse.state import scratch as scratch_space
 from tracehouse.state.watermark import Action, quick_plan
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
-
-# A unit to parse, its cursor (None: from the start) and the bytes it may read.
-Task = tuple[Unit, Mapping[str, Any] | None, int]
 
 
 @dataclass(frozen=True)
@@ -88,8 +78,6 @@ class SyncReport:
     dry_run: bool = False
     # Commit time minus the last write of each committed unit, in ms (`tail_lag`).
     lags_ms: list[int] = field(default_factory=list)
-    # Retries the worker processes' stores made, by reason (the main store keeps its own).
-    retry_reasons: Counter[str] = field(default_factory=Counter)
 
     def tail_lag(self) -> tuple[int | None, int | None]:
         """The median and the largest lag from a unit's last write to its commit."""
@@ -114,7 +102,6 @@ class SyncReport:
         self.accounting.update(other.accounting)
         self.batches += other.batches
         self.lags_ms.extend(other.lags_ms)
-        self.retry_reasons.update(other.retry_reasons)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,7 +189,6 @@ def sync(
                 RunTotals(
                     bytes_read=report.bytes_read,
                     rejects=len(report.rejects),
-                    retry_reasons=report.retry_reasons,
                     tail_lag_ms=most,
                     tail_lag_p50_ms=p50,
                 ),
@@ -291,7 +277,7 @@ def _run(
     else:
         from tracehouse.pipeline.workers import run_in_workers
 
-        run_in_workers(store.address, options, tasks, workers, report, progress.advance)
+        run_in_workers(store, options, tasks, workers, report, progress.advance)
 
 
 def run_tasks(
@@ -301,71 +287,7 @@ def run_tasks(
     report: SyncReport,
     advance: Callable[[int], None],
 ) -> None:
-    """Parse units in order and import them batch by batch: the one ingest path, run inline or
-    in each worker process. A unit's chunks follow one another, so they commit in file order."""
-    parse_options = ParseOptions(
-        full=options.full,
-        budget_bytes=options.chunk_bytes,
-        max_field=options.max_field,
-        quiet_seconds=options.quiet_seconds,
-        now=time.time(),
-        scratch=options.scratch,
-    )
-    pending = PendingBatch()
-    written: list[int] = []  # the last write (mtime, ns) of each unit in the pending batch
-
-    def flush() -> None:
-        nonlocal pending, written
-        _flush(store, options, pending, report)
-        committed = time.time_ns()
-        report.lags_ms.extend(int((committed - mtime) / 1e6) for mtime in written if mtime)
-        pending, written = PendingBatch(), []
-
-    for unit, cursor, _size in tasks:
-        if options.stop is not None and options.stop():
-            break  # what was not committed keeps its old watermark: the next run reads it
-        report.parsed += 1
-        while True:
-            result = _parse(unit, cursor, parse_options)
-            if result.done:
-                written.append(result.mtime_ns)
-            report.bytes_read += result.bytes_read
-            report.accounting.update(result.accounting)
-            advance(result.bytes_read)
-            if result.action is Action.WAIT:
-                report.waiting += 1
-            pending.add(result)
-            if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
-                flush()
-            if result.done:
-                break
-            cursor = result.cursor
-    if not pending.empty:
-        flush()
-
-
-def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
-    unreadable = unit.info.get("unreadable")
-    if unreadable:
-        reject = Reject(unit.provider, unit.key, "directory", f"cannot list: {unreadable}")
-        return UnitResult(unit, Action.SKIP, rejects=[reject])
-    return PARSERS[unit.provider].parse(unit, cursor, options)
-
-
-def _flush(
-    store: SessionStore, options: SyncOptions, pending: PendingBatch, report: SyncReport
-) -> None:
-    report.rejects.extend(pending.rejects)
-    if options.dry_run:
-        report.statuses["would import"] += len(pending.items)
-        return
-    batch = pending.build(report.run_id, options.mode)
-    response: ImportResponse = store.import_batch(batch)
-    report.batches += 1
-    report.rows_written += response.rows_written
-    for result in response.results:
-        report.statuses[result.status] += 1
-        if result.status == "failed":
-            report.failures.append(f"{result.source_session_id}: {result.reason}")
-    if options.on_batch is not None:
-        options.on_batch(report.batches)
+    """The inline ingest: each batch committed as soon as it is parsed."""
+    for ready in parse_batches(options, tasks, report.run_id, report, advance):
+        commit(store.import_batch, ready, report)
+        committed([ready], report, options.on_batch)

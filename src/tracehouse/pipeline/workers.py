@@ -1,10 +1,15 @@
-"""Sharing a sync out to worker processes (two cores: parse and write in both).
+"""Parsing in worker processes, writing in this one: every core parses, one writer commits.
 
-Each worker runs `run_tasks`, the same loop as an inline sync, over its share of the units,
-against its own connection to the store, and reports progress and its part of the run report
-through a queue. Units are shared by size, largest first, so the workers finish together; a
-unit's chunks stay in one worker, so they commit in file order. Workers are started with
-`spawn` (polars' threads make fork unsafe) and stop when their parent dies.
+Each worker runs `parse_batches` over its share of the units and sends each batch, ready to
+commit, through a bounded queue; this process commits them as they come. A store write is
+single-threaded in SQLite, so parsers that wrote for themselves queued on its lock while a core
+idled; here parsing and writing overlap. While more batches are waiting, several commit in one
+transaction (`store.import_group`, up to GROUP_BYTES of source): each SQLite commit rewrites
+every index page it touched, and ids are hashes, so fewer commits write far less.
+
+Units are shared by size, largest first, so the workers finish together; a unit's chunks stay
+in one worker and the queue keeps each sender's order, so they commit in file order. Workers are
+started with `spawn` (polars' threads make fork unsafe) and stop when their parent dies.
 """
 
 from __future__ import annotations
@@ -15,14 +20,17 @@ import queue as queue_module
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tracehouse.errors import TracehouseError
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, Task, run_tasks
-from tracehouse.sinks import open_store
+from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
+from tracehouse.pipeline.sync import SyncOptions, SyncReport
+from tracehouse.sinks.protocol import SessionStore
 
 POLL_SECONDS = 0.5
+GROUP_BYTES = 64 * 1024 * 1024
+QUEUED_PER_WORKER = 2  # batches a worker may parse ahead of the writer (memory: ~batch_bytes)
 
 
 def share(tasks: list[Task], workers: int) -> list[list[Task]]:
@@ -36,8 +44,46 @@ def share(tasks: list[Task], workers: int) -> list[list[Task]]:
     return [g for g in groups if g]
 
 
+@dataclass
+class _Inbox:
+    """What the workers send: batches to commit, and each worker's end (its report or error)."""
+
+    messages: Any
+    processes: list[Any]
+    report: SyncReport
+    advance: Callable[[int], None]
+    running: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def next_ready(self, wait: bool) -> Ready | None:
+        """The next batch, waiting up to POLL_SECONDS for it if `wait`; None when there is
+        none (yet), after booking any worker's end that came first."""
+        while self.running:
+            try:
+                kind, payload = (
+                    self.messages.get(timeout=POLL_SECONDS) if wait else self.messages.get_nowait()
+                )
+            except queue_module.Empty:
+                dead = [p for p in self.processes if p.exitcode not in (None, 0)]
+                if wait and dead and self.messages.empty():
+                    self.errors.append(
+                        f"a parser process stopped unexpectedly (exit {dead[0].exitcode})"
+                    )
+                    self.running = 0
+                return None
+            if kind == "ready":
+                self.advance(payload.bytes_read)
+                return payload  # type: ignore[no-any-return]
+            self.running -= 1
+            if kind == "done":
+                self.report.merge(payload)
+            else:
+                self.errors.append(payload)
+        return None
+
+
 def run_in_workers(
-    location: str,
+    store: SessionStore,
     options: SyncOptions,
     tasks: list[Task],
     workers: int,
@@ -45,55 +91,76 @@ def run_in_workers(
     advance: Callable[[int], None],
 ) -> None:
     context = multiprocessing.get_context("spawn")
-    messages: Any = context.Queue()
-    stopping = context.Event()  # set: each worker stops after committing the batch in hand
+    messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
+    stopping = context.Event()  # set: each worker stops before its next unit
     portable = replace(options, on_batch=None, stop=None)
     processes = [
         context.Process(
             target=_worker,
-            args=(location, portable, group, report.run_id, messages, stopping),
+            args=(portable, group, report.run_id, messages, stopping),
             daemon=True,
         )
         for group in share(tasks, workers)
     ]
     for process in processes:
         process.start()
-    running = len(processes)
-    errors: list[str] = []
+    inbox = _Inbox(messages, processes, report, advance, running=len(processes))
     interrupted = False
-    while running:
-        if options.stop is not None and options.stop():
-            stopping.set()
-        try:
-            kind, payload = messages.get(timeout=POLL_SECONDS)
-        except KeyboardInterrupt:  # Ctrl-C: let the workers commit what they hold, then stop
-            interrupted = True
-            stopping.set()
-            continue
-        except queue_module.Empty:
-            dead = [p for p in processes if p.exitcode not in (None, 0)]
-            if dead and messages.empty():
-                errors.append(f"a parser process stopped unexpectedly (exit {dead[0].exitcode})")
+    try:
+        while inbox.running and not stopping.is_set():
+            if options.stop is not None and options.stop():
+                stopping.set()
                 break
-            continue
-        if kind == "progress":
-            advance(payload)
-        elif kind == "done":
-            report.merge(payload)
-            running -= 1
-        else:
-            errors.append(payload)
-            running -= 1
-    for process in processes:
-        process.join(timeout=5)
-    if errors:
-        raise TracehouseError(errors[0])
+            first = inbox.next_ready(wait=True)
+            if first is not None:
+                _commit_group(store, first, inbox, stopping, report, options)
+    except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
+        interrupted = True
+    finally:
+        stopping.set()
+        _drain(inbox)  # uncommitted batches are dropped: their units keep their old cursors
+        for process in processes:
+            process.join(timeout=5)
+    if inbox.errors:
+        raise TracehouseError(inbox.errors[0])
     if interrupted:
         raise KeyboardInterrupt
 
 
+def _commit_group(
+    store: SessionStore,
+    first: Ready,
+    inbox: _Inbox,
+    stopping: Any,
+    report: SyncReport,
+    options: SyncOptions,
+) -> None:
+    """Commit `first` and whatever batches are already waiting, up to GROUP_BYTES, together."""
+    group = [first]
+    size = first.bytes_read
+    with store.import_group() as write:
+        commit(write, first, report)
+        while size < GROUP_BYTES and not stopping.is_set():
+            more = inbox.next_ready(wait=False)
+            if more is None:
+                break
+            commit(write, more, report)
+            group.append(more)
+            size += more.bytes_read
+    committed(group, report, options.on_batch)
+
+
+def _drain(inbox: _Inbox) -> None:
+    """Take what the stopping workers still send until each has ended."""
+    inbox.advance = lambda n: None
+    while inbox.running:
+        try:
+            inbox.next_ready(wait=True)
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting for them
+            break
+
+
 def _worker(
-    location: str,
     options: SyncOptions,
     tasks: list[Task],
     run_id: str,
@@ -106,12 +173,8 @@ def _worker(
     options = replace(options, stop=stopping.is_set)
     part = SyncReport(run_id=run_id, dry_run=options.dry_run)
     try:
-        store = open_store(location)
-        try:
-            run_tasks(store, options, tasks, part, lambda n: messages.put(("progress", n)))
-            part.retry_reasons.update(store.retry_log.take())
-        finally:
-            store.close()
+        for ready in parse_batches(options, tasks, run_id, part, lambda n: None):
+            messages.put(("ready", ready))
     except TracehouseError as exc:
         messages.put(("error", str(exc)))
         return
@@ -119,7 +182,7 @@ def _worker(
 
 
 def _exit_with_parent() -> None:
-    """A worker whose parent was killed stops instead of writing on alone."""
+    """A worker whose parent was killed stops instead of parsing on alone."""
     parent = multiprocessing.parent_process()
     if parent is None:
         return

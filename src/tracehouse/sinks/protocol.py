@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -65,6 +66,12 @@ class SessionStore(Protocol):
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         """Apply a batch: each item atomic and alone, watermarks with their rows (DESIGN §4)."""
+        ...
+
+    def import_group(self) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
+        """An `import_batch` for several batches in a row that commit together at the end where
+        the backend gains by it (SQLite rewrites every index page a commit touched); elsewhere
+        each batch is its own transaction. Either way no batch commits without its watermarks."""
         ...
 
     def watermarks(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
 import orjson
@@ -98,6 +99,9 @@ class PostgresStore:
             ) from None
 
     # -- writes -------------------------------------------------------------------------------
+
+    def import_group(self) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
+        return nullcontext(self.import_batch)  # a transaction each: nothing gained by more
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         return self._in_transaction(lambda conn: writer.import_batch(conn, batch))

@@ -20,7 +20,7 @@ from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.sinks.reads import unresolved_reject_units
-from tracehouse.sinks.sqlite import writer
+from tracehouse.sinks.sqlite import search_index, writer
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 T = TypeVar("T")
@@ -108,6 +108,12 @@ class SqliteStore:
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         with self.transaction() as conn:
             return writer.import_batch(conn, self._statements, batch)
+
+    @contextmanager
+    def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
+        with self.transaction() as conn:
+            yield lambda batch: writer.import_batch(conn, self._statements, batch, index=False)
+            search_index.flush(conn)
 
     def start_run(self, run_id: str, mode: str) -> None:
         started = now_iso()  # before any wait for the lock: the run's time includes it

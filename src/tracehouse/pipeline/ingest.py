@@ -1,0 +1,120 @@
+"""Parse → batch → commit: the one ingest loop, split where a process boundary may fall.
+
+`parse_batches` turns tasks into batches ready to commit and needs no store, so it runs inline or
+in a parser process. `commit` writes one batch (rows and watermarks in one transaction, or in
+the transaction of the group it belongs to) and books the result in the run report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tracehouse.model.contract import ImportBatch, ImportResponse, Reject
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.registry import PARSERS
+from tracehouse.pipeline.batcher import PendingBatch
+from tracehouse.state.watermark import Action
+
+if TYPE_CHECKING:  # sync imports this module
+    from tracehouse.pipeline.sync import SyncOptions, SyncReport
+
+# A unit to parse, its cursor (None: from the start) and the bytes it may read.
+Task = tuple[Unit, Mapping[str, Any] | None, int]
+
+
+@dataclass
+class Ready:
+    """A batch parsed and ready to commit, with what the run report needs once it is."""
+
+    batch: ImportBatch | None  # None on a dry run: nothing to write
+    rejects: list[Reject]
+    sessions: int
+    bytes_read: int
+    written: list[int] = field(default_factory=list)  # last write (ns) of each finished unit
+
+
+def parse_batches(
+    options: SyncOptions,
+    tasks: list[Task],
+    run_id: str,
+    report: SyncReport,  # the parsing counts are booked here
+    advance: Callable[[int], None],
+) -> Iterator[Ready]:
+    """Parse units in order and yield a batch each time one is full. A unit's chunks follow one
+    another, so they commit in file order wherever the batches are written."""
+    parse_options = ParseOptions(
+        full=options.full,
+        budget_bytes=options.chunk_bytes,
+        max_field=options.max_field,
+        quiet_seconds=options.quiet_seconds,
+        now=time.time(),
+        scratch=options.scratch,
+    )
+    pending = PendingBatch()
+    written: list[int] = []
+    for unit, cursor, _size in tasks:
+        if options.stop is not None and options.stop():
+            break  # what was not committed keeps its old watermark: the next run reads it
+        report.parsed += 1
+        while True:
+            result = _parse(unit, cursor, parse_options)
+            if result.done:
+                written.append(result.mtime_ns)
+            report.bytes_read += result.bytes_read
+            report.accounting.update(result.accounting)
+            advance(result.bytes_read)
+            if result.action is Action.WAIT:
+                report.waiting += 1
+            pending.add(result)
+            if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
+                yield _ready(pending, written, run_id, options)
+                pending, written = PendingBatch(), []
+            if result.done:
+                break
+            cursor = result.cursor
+    if not pending.empty:
+        yield _ready(pending, written, run_id, options)
+
+
+def _ready(pending: PendingBatch, written: list[int], run_id: str, options: SyncOptions) -> Ready:
+    batch = None if options.dry_run else pending.build(run_id, options.mode)
+    return Ready(batch, pending.rejects, len(pending.items), pending.bytes, written)
+
+
+def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    unreadable = unit.info.get("unreadable")
+    if unreadable:
+        reject = Reject(unit.provider, unit.key, "directory", f"cannot list: {unreadable}")
+        return UnitResult(unit, Action.SKIP, rejects=[reject])
+    return PARSERS[unit.provider].parse(unit, cursor, options)
+
+
+def commit(
+    write: Callable[[ImportBatch], ImportResponse], ready: Ready, report: SyncReport
+) -> None:
+    """Write one ready batch with `write` (a store's import, alone or in a group) and book it."""
+    report.rejects.extend(ready.rejects)
+    if ready.batch is None:
+        report.statuses["would import"] += ready.sessions
+        return
+    response = write(ready.batch)
+    report.batches += 1
+    report.rows_written += response.rows_written
+    for result in response.results:
+        report.statuses[result.status] += 1
+        if result.status == "failed":
+            report.failures.append(f"{result.source_session_id}: {result.reason}")
+
+
+def committed(
+    ready: list[Ready], report: SyncReport, on_batch: Callable[[int], None] | None
+) -> None:
+    """Once their transaction is committed: each unit's lag from its last write, and the hook."""
+    now = time.time_ns()
+    for one in ready:
+        report.lags_ms.extend(int((now - mtime) / 1e6) for mtime in one.written if mtime)
+    if on_batch is not None and any(one.batch is not None for one in ready):
+        on_batch(report.batches)
