@@ -39,7 +39,10 @@ class WatermarkUpdate:
     source_provider: str
     unit_key: str
     cursor: Mapping[str, Any]
-    state: Mapping[str, Any] | None = None
+    # The parser's resume state, or its canonical JSON when the parser encoded it already: a
+    # Claude unit's state holds a link per record, and as bytes it crosses from a parser process
+    # to the writer without millions of small objects to unpickle and encode again.
+    state: Mapping[str, Any] | bytes | None = None
 
 
 def pushed_key(machine: str, unit_key: str) -> str:

@@ -144,7 +144,9 @@ def _cursor(wm: WatermarkUpdate) -> dict[str, Any]:
         "unitKey": wm.unit_key,
         "cursor": dict(wm.cursor),
     }
-    if wm.state is not None:
+    if isinstance(wm.state, bytes):
+        out["state"] = orjson.Fragment(wm.state)
+    elif wm.state is not None:
         out["state"] = dict(wm.state)
     return out
 

@@ -108,9 +108,6 @@ def parse_jsonl(
         _feed_all(provider, unit, chunk, first_line, builder, skip, result)
         try:
             state = builder.finish()
-            # The store keeps the state as JSON: a value nested past the writer's depth that
-            # the builder holds on to (an open call's input) must be found here, not at commit.
-            canonical_json(state)
             new = _cursor(st, chunk, base, head, state, first_line + line_count)
             attach(
                 provider,
@@ -294,8 +291,11 @@ def whole_cursor(st: os.stat_result, data: bytes) -> FileCursor:
 
 
 def wm(provider: str, unit: Unit, cursor: FileCursor) -> WatermarkUpdate:
+    """The unit's new cursor, its state encoded here: a value nested past the JSON writer's
+    depth that the builder holds on to (an open call's input) is found while parsing (it raises
+    one of SHAPE_ERRORS), not at commit."""
     position = cursor.to_json()
-    state = position.pop("state")
+    state = canonical_json(position.pop("state"))
     return WatermarkUpdate(provider, unit.key, position, state)
 
 

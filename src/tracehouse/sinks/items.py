@@ -148,7 +148,8 @@ def unit_cursors_to_save(
 
 def watermark_values(wm: WatermarkUpdate, run_id: str) -> tuple[Any, ...]:
     """A watermarks row: cursor and state as canonical JSON, so equal cursors compare equal."""
-    state = None if wm.state is None else canonical_json(dict(wm.state)).decode()
+    raw = wm.state
+    state = None if raw is None else (raw if isinstance(raw, bytes) else canonical_json(raw)).decode()
     cursor = canonical_json(dict(wm.cursor)).decode()
     return (wm.source_provider, wm.unit_key, cursor, now_iso(), run_id, state)
 
