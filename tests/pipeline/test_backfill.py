@@ -4,7 +4,6 @@ wait, deleted sources keep their sessions, sources stay byte-identical."""
 from __future__ import annotations
 
 import orjson
-import pytest
 
 from tests.pipeline.helpers import backfill, main_file, make_home, snapshot, tree_state
 
@@ -192,7 +191,8 @@ def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path, make_s
     inline = make_store()
     backfill(inline, home, workers=1)
     shared = make_store()
-    report = backfill(shared, home, workers=2, pool_min_bytes=0, batch_sessions=3)
+    # Three processes: two parsers sending to this one, which writes.
+    report = backfill(shared, home, workers=3, pool_min_bytes=0, batch_sessions=3)
     assert report.ok and report.parsed == report.units == 20
     assert report.statuses["imported"] == 12
     assert snapshot(shared) == snapshot(inline)

@@ -110,11 +110,11 @@ def commit(
 
 
 def committed(
-    ready: list[Ready], report: SyncReport, on_batch: Callable[[int], None] | None
+    written: list[int], report: SyncReport, on_batch: Callable[[int], None] | None
 ) -> None:
-    """Once their transaction is committed: each unit's lag from its last write, and the hook."""
+    """Once a transaction is committed: the lag of each unit it finished from its last write
+    (`written`, ns), and the hook."""
     now = time.time_ns()
-    for one in ready:
-        report.lags_ms.extend(int((now - mtime) / 1e6) for mtime in one.written if mtime)
-    if on_batch is not None and any(one.batch is not None for one in ready):
+    report.lags_ms.extend(int((now - mtime) / 1e6) for mtime in written if mtime)
+    if on_batch is not None:
         on_batch(report.batches)

@@ -2,9 +2,9 @@
 
 Backfill runs it over every unit; live mode (later) runs it over the units that changed. A
 no-change run costs one `stat` per file: units whose size and mtime match their watermark are
-never opened. With enough to parse, the units are shared out to parser processes and this
-process writes what they send (`pipeline.workers`); either way every batch commits its rows and
-watermarks in one transaction.
+never opened. With enough to parse and more than one process allowed, the units are shared out
+to parser processes and this process writes what they send (`pipeline.workers`); either way
+every batch commits its rows and watermarks in one transaction.
 """
 
 from __future__ import annotations
@@ -271,13 +271,16 @@ def _run(
     report: SyncReport,
     progress: ProgressSink,
 ) -> None:
-    workers = min(options.workers, len(tasks)) if total >= options.pool_min_bytes else 1
+    # With N processes, this one writes and N - 1 parse: on two cores one parser and the writer
+    # run 10% faster than two parsers and the writer fighting over them, with one worker's
+    # memory less. One process parses and writes inline.
+    workers = min(options.workers, len(tasks) + 1) if total >= options.pool_min_bytes else 1
     if workers <= 1:
         run_tasks(store, options, tasks, report, progress.advance)
     else:
         from tracehouse.pipeline.workers import run_in_workers
 
-        run_in_workers(store, options, tasks, workers, report, progress.advance)
+        run_in_workers(store, options, tasks, workers - 1, report, progress.advance)
 
 
 def run_tasks(
@@ -290,4 +293,5 @@ def run_tasks(
     """The inline ingest: each batch committed as soon as it is parsed."""
     for ready in parse_batches(options, tasks, report.run_id, report, advance):
         commit(store.import_batch, ready, report)
-        committed([ready], report, options.on_batch)
+        if ready.batch is not None:
+            committed(ready.written, report, options.on_batch)

@@ -1,4 +1,4 @@
-"""Parsing in worker processes, writing in this one: every core parses, one writer commits.
+"""Parsing in worker processes, writing in this one: one core writes, the others parse.
 
 Each worker runs `parse_batches` over its share of the units and sends each batch, ready to
 commit, through a bounded queue; this process commits them as they come. A store write is
@@ -111,9 +111,7 @@ def run_in_workers(
             if options.stop is not None and options.stop():
                 stopping.set()
                 break
-            first = inbox.next_ready(wait=True)
-            if first is not None:
-                _commit_group(store, first, inbox, stopping, report, options)
+            _commit_next(store, inbox, stopping, report, options)
     except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
         interrupted = True
     finally:
@@ -127,27 +125,31 @@ def run_in_workers(
         raise KeyboardInterrupt
 
 
-def _commit_group(
-    store: SessionStore,
-    first: Ready,
-    inbox: _Inbox,
-    stopping: Any,
-    report: SyncReport,
-    options: SyncOptions,
+def _commit_next(
+    store: SessionStore, inbox: _Inbox, stopping: Any, report: SyncReport, options: SyncOptions
 ) -> None:
-    """Commit `first` and whatever batches are already waiting, up to GROUP_BYTES, together."""
-    group = [first]
+    """Wait for a batch, then commit it and whatever batches are already waiting, up to
+    GROUP_BYTES, together. Each batch is let go once written (a group of them held to the end
+    doubled the writer's memory): only its units' write times are kept for the lag."""
+    first = inbox.next_ready(wait=True)
+    if first is None:
+        return
+    written = list(first.written)
     size = first.bytes_read
+    wrote = first.batch is not None
     with store.import_group() as write:
         commit(write, first, report)
+        del first
         while size < GROUP_BYTES and not stopping.is_set():
             more = inbox.next_ready(wait=False)
             if more is None:
                 break
             commit(write, more, report)
-            group.append(more)
+            written.extend(more.written)
             size += more.bytes_read
-    committed(group, report, options.on_batch)
+            del more
+    if wrote:
+        committed(written, report, options.on_batch)
 
 
 def _drain(inbox: _Inbox) -> None:

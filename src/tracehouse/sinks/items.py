@@ -148,10 +148,12 @@ def unit_cursors_to_save(
 
 def watermark_values(wm: WatermarkUpdate, run_id: str) -> tuple[Any, ...]:
     """A watermarks row: cursor and state as canonical JSON, so equal cursors compare equal."""
-    raw = wm.state
-    state = None if raw is None else (raw if isinstance(raw, bytes) else canonical_json(raw)).decode()
+    state = wm.state
+    if state is not None and not isinstance(state, bytes):
+        state = canonical_json(state)
     cursor = canonical_json(dict(wm.cursor)).decode()
-    return (wm.source_provider, wm.unit_key, cursor, now_iso(), run_id, state)
+    text = None if state is None else state.decode()
+    return (wm.source_provider, wm.unit_key, cursor, now_iso(), run_id, text)
 
 
 def resolved_rejects(
