@@ -1,34 +1,37 @@
 """Backfill throughput against its floors, measured in one run.
 
-    uv run python bench/backfill_bench.py [--copies 95] [--corpus ../shared/fixtures]
+    uv run python bench/backfill_bench.py [--copies 24] [--repeat 3] [--corpus ../shared/fixtures]
 
-Replicates every Claude Code home and Codex rollout of the fixture corpus `--copies` times
-(about 16 MB each, so 95 copies ≈ 1.5 GB) into bench/out/corpus/, each copy under a fresh
-project directory and fresh session file names, with every uuid inside the files made the
-copy's own too, so every copy is a distinct set of sessions with fresh ledger ids whose
-links stay within the copy. Then:
+Replicates every fixture source (Claude Code, Codex, Cursor, Gemini CLI, OpenCode, Cursor
+agent) `--copies` times with fresh ids (`bench/corpus.py`; about 42 MB a copy, so 24 copies ≈
+1 GB) into bench/out/corpus/, and names every root in its `sources.toml`. Then:
 
   raw read        read every file's bytes (page cache warm)                  → MB/s
-  bare parse      orjson.loads over every line of the same files             → MB/s
-  backfill        `tracehouse sync backfill` into a new ledger (a subprocess) → MB/s, ratios
+  bare parse      orjson.loads over every JSON line, document and database value → MB/s
+  parse only      `sync backfill --dry-run` with one worker (one core)         → MB/s, ratio
+  backfill        `sync backfill` into a new ledger, default settings        → MB/s, ratios
+  written         bytes the backfill wrote to disk (/usr/bin/time), against the bytes read
   peak memory     the backfill's whole process tree (main + workers), sampled: summed PSS
   no-change       the same command again: wall time of the command, and of the sync itself
   append          10 lines appended to the largest transcript, the command again
 
-Targets (issue #3): backfill ≥ 100 MB/s; peak memory ≤ 250 MB; no-change ≤ 0.5 s;
-append ≤ no-change + 0.2 s.
+Parse-only and backfill runs are interleaved `--repeat` times: medians and ranges. Targets
+(issue #20): backfill ≥ 100 MB/s, peak memory ≤ 250 MB, parse only ≥ 150 MB/s (≥ 35% of bare
+parse), written ≤ 1.5× read, no-change ≤ 0.3 s, append ≤ no-change + 0.2 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,66 +40,18 @@ import psutil
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
 
+from corpus import build  # noqa: E402
 
-def build_corpus(source: Path, copies: int) -> Path:
-    # v2: uuids are rewritten inside the files too, so no two copies name the same parent
-    target = OUT / "corpus" / f"x{copies}-v2"
-    marker = target / ".complete"
-    if marker.exists():
-        return target
-    shutil.rmtree(target, ignore_errors=True)
-    homes = sorted(p for p in (source / "homes").glob("*/.claude") if (p / "projects").is_dir())
-    rollouts = sorted(
-        path for home in sorted((source / "homes").glob("*/.codex"))
-        for path in home.glob("*sessions/**/rollout-*")
-    )  # fmt: skip
-    projects = target / ".claude" / "projects"
-    for n in range(copies):
-        for home in homes:
-            for project in (home / "projects").iterdir():
-                dest = projects / f"{project.name}-c{n:03d}"
-                for path in project.rglob("*"):
-                    if not path.is_file():
-                        continue
-                    rel = path.relative_to(project)
-                    # Session ids are file stems (and the subagent dir names): give each copy
-                    # its own by rewriting the first uuid group.
-                    parts = [_fresh(part, n) for part in rel.parts]
-                    _copy_fresh(path, dest.joinpath(*parts), n)
-        for path in rollouts:
-            # A rollout's thread id is the uuid that ends its name: a fresh one per copy.
-            stem, dot, ext = path.name.rpartition(".")
-            name = stem[:-36] + _fresh(stem[-36:], n) + dot + ext
-            home = next(p for p in path.parents if p.name == ".codex")
-            _copy_fresh(path, target / ".codex" / path.parent.relative_to(home) / name, n)
-    marker.write_text("ok")
-    return target
-
-
-_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def _copy_fresh(path: Path, out: Path, n: int) -> None:
-    """The file with every uuid in it made this copy's: a child names its own copy's parent
-    (or a parent absent from the corpus that no other copy names), as on another machine."""
-    prefix = f"{n:08x}".encode()
-    data = _UUID.sub(lambda m: prefix + m.group()[8:], path.read_bytes())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
-
-
-def _fresh(name: str, n: int) -> str:
-    if len(name) >= 36 and name[8] == "-" and name[13] == "-":
-        return f"{n:08x}" + name[8:]
-    return name
+SKIP = {"sources.toml", ".complete"}
 
 
 def files_of(corpus: Path) -> list[Path]:
     return sorted(
         p
-        for p in corpus.rglob("*.json*")
-        if p.suffix == ".jsonl" or p.name.startswith("rollout-")  # not subagent .meta.json
+        for p in corpus.rglob("*")
+        if p.is_file() and p.name not in SKIP and not p.name.endswith(("-shm", ".backup"))
     )
 
 
@@ -110,100 +65,174 @@ def raw_read(files: list[Path]) -> tuple[int, float]:
 
 
 def bare_parse(files: list[Path]) -> float:
+    """The floor of reading what each file holds: JSON lines and documents decoded, databases
+    read row by row with their JSON values decoded."""
     start = time.perf_counter()
-    loads = orjson.loads
     for path in files:
-        data = path.read_bytes()
-        if path.suffix == ".json":  # a G0 Codex rollout: one document
-            loads(data)
+        if path.suffix in (".db", ".vscdb"):
+            _bare_database(path)
             continue
-        for line in data.splitlines():
-            if line:
-                loads(line)
+        data = path.read_bytes()
+        if path.suffix == ".jsonl":
+            for line in data.splitlines():
+                if line:
+                    _decode(line)
+        elif path.suffix == ".json":
+            _decode(data)
     return time.perf_counter() - start
 
 
-def run_cli(args: list[str]) -> tuple[float, tuple[int, int], dict[str, object]]:
-    """Wall time, the process tree's peak memory (sampled every 20 ms) and the --json report.
+def _decode(data: str | bytes) -> None:
+    with contextlib.suppress(orjson.JSONDecodeError):
+        orjson.loads(data)
 
-    Memory is the peak of the tree's summed PSS (shared libraries counted once across the
-    processes, not once per process as summed RSS would) and the largest single process RSS.
-    """
-    command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
-    start = time.perf_counter()
-    # As on a user's machine, bytecode caches are written and reused between runs.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    root = psutil.Process(process.pid)
-    peak_pss = peak_rss = 0
-    while process.poll() is None:
+
+def _bare_database(path: Path) -> None:
+    with tempfile.TemporaryDirectory() as scratch:  # never open the corpus copy in place
+        for suffix in ("", "-wal"):
+            if Path(f"{path}{suffix}").exists():
+                shutil.copyfile(f"{path}{suffix}", f"{scratch}/db{suffix}")
+        conn = sqlite3.connect(f"{scratch}/db")
         try:
-            tree = [p.memory_full_info() for p in [root, *root.children(recursive=True)]]
-            peak_pss = max(peak_pss, sum(m.pss for m in tree))
-            peak_rss = max(peak_rss, *(m.rss for m in tree))
-        except psutil.Error:
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+            for (table,) in conn.execute(query).fetchall():
+                for row in conn.execute(f'SELECT * FROM "{table}"'):
+                    for value in row:
+                        if isinstance(value, str | bytes) and value[:1] in ("{", "[", b"{", b"["):
+                            _decode(value)
+        except sqlite3.DatabaseError:
             pass
-        time.sleep(0.02)
-    out, err = process.communicate()
-    elapsed = time.perf_counter() - start
-    if process.returncode not in (0, 1):
-        raise SystemExit(f"backfill failed ({process.returncode}): {err.decode()[-2000:]}")
-    return elapsed, (peak_pss, peak_rss), json.loads(out)
+        finally:
+            conn.close()
+
+
+class Run:
+    """One command: wall time, the tree's peak memory, bytes written, and its --json report."""
+
+    def __init__(self, args: list[str]) -> None:
+        command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
+        counted = shutil.which("time") and Path("/usr/bin/time").exists()
+        with tempfile.NamedTemporaryFile("r", suffix=".time") as outputs:
+            if counted:  # GNU time: the blocks written by the command and its workers
+                command = ["/usr/bin/time", "-f", "%O", "-o", outputs.name, *command]
+            self._run(command)
+            text = outputs.read().strip().splitlines() if counted else []
+        self.written = int(text[-1]) * 512 if text and text[-1].isdigit() else None
+
+    def _run(self, command: list[str]) -> None:
+        """Memory is the peak of the tree's summed PSS (shared libraries counted once across
+        the processes, not once per process as summed RSS would), sampled every 20 ms."""
+        start = time.perf_counter()
+        # As on a user's machine, bytecode caches are written and reused between runs.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        root = psutil.Process(process.pid)
+        self.pss = self.rss = 0
+        while process.poll() is None:
+            try:
+                tree = [p.memory_full_info() for p in [root, *root.children(recursive=True)]]
+                self.pss = max(self.pss, sum(m.pss for m in tree))
+                self.rss = max(self.rss, *(m.rss for m in tree))
+            except psutil.Error:
+                pass
+            time.sleep(0.02)
+        out, err = process.communicate()
+        self.wall = time.perf_counter() - start
+        if process.returncode not in (0, 1):
+            raise SystemExit(f"backfill failed ({process.returncode}): {err.decode()[-2000:]}")
+        self.report = json.loads(out)
+
+
+def spread(values: list[float], unit: str, scale: float = 1.0) -> str:
+    """Median and range of a figure over the repeats."""
+    med = statistics.median(values)
+    return f"{med * scale:8.0f} {unit} (range {min(values) * scale:.0f}–{max(values) * scale:.0f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=95)
+    parser.add_argument("--copies", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
     args = parser.parse_args()
+    if args.copies < 1 or args.repeat < 1:
+        raise SystemExit("--copies and --repeat must be at least 1")
 
     t0 = time.perf_counter()
-    corpus = build_corpus(args.corpus, args.copies)
+    corpus = build(args.corpus, args.copies, OUT / "corpus")
     files = files_of(corpus)
     print(f"corpus: {len(files):,} files in {corpus} (ready in {time.perf_counter() - t0:.1f}s)")
     size, read_s = raw_read(files)
     mb = size / 1e6
     parse_s = bare_parse(files)
     print(f"floor    raw read            {mb / read_s:8.0f} MB/s   ({mb:,.0f} MB in {read_s:.2f}s)")
-    print(f"floor    bare orjson.loads   {mb / parse_s:8.0f} MB/s   ({parse_s:.2f}s)")
+    print(f"floor    bare parse          {mb / parse_s:8.0f} MB/s   ({parse_s:.2f}s)")
 
+    sources_toml = corpus / "sources.toml"
+    one_core = OUT / "one-worker.toml"
+    one_core.write_text(f"workers = 1\n{sources_toml.read_text()}")
     ledger = OUT / "bench-ledger.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{ledger}{suffix}").unlink(missing_ok=True)
-    common = ["sync", "backfill", "--home", str(corpus), "--store", str(ledger), "--json", "-q"]
-    wall, peak, report = run_cli(common)
-    sync_s = float(report["seconds"])  # type: ignore[arg-type]
+    common = ["sync", "backfill", "--store", str(ledger), "--json", "-q"]
+    dry, full = [], []
+    for _ in range(args.repeat):  # interleaved: a noisy minute hits both alike
+        for run, config, flags in ((dry, one_core, ["--dry-run"]), (full, sources_toml, [])):
+            for suffix in ("", "-wal", "-shm"):  # each from an empty ledger
+                Path(f"{ledger}{suffix}").unlink(missing_ok=True)
+            run.append(Run([*common, "--config", str(config), *flags]))
+    dry_rates = [mb / r.wall for r in dry]
     print(
-        f"backfill sync backfill       {mb / wall:8.0f} MB/s   ({wall:.2f}s wall, "
-        f"{sync_s:.2f}s in sync) = {mb / wall / (mb / parse_s):.0%} of bare parse,"
-        f" {mb / wall / (mb / read_s):.1%} of raw read"
+        f"parse    --dry-run, 1 worker {spread(dry_rates, 'MB/s')}"
+        f" = {statistics.median(dry_rates) / (mb / parse_s):.0%} of bare parse"
     )
+    rates = [mb / r.wall for r in full]
+    last = full[-1]
+    print(
+        f"backfill sync backfill       {spread(rates, 'MB/s')}"
+        f" = {statistics.median(rates) / (mb / parse_s):.0%} of bare parse"
+        f" ({statistics.median(r.wall for r in full):.2f}s wall,"
+        f" {last.report['seconds']}s in sync)"
+    )
+    report = last.report
     print(
         f"         sessions {report['sessions']}, rows {report['rowsWritten']:,},"
-        f" rejects {len(report['rejects'])}"
-    )  # type: ignore[arg-type]
-    pss, rss = peak
-    print(
-        f"memory   peak PSS of the tree {pss / 2**20:7.0f} MB    (main + workers, sampled;"
-        f" largest single process RSS {rss / 2**20:.0f} MB)"
+        f" rejects {len(report['rejects'])}"  # type: ignore[arg-type]
     )
+    written = [r.written for r in full if r.written is not None]
+    if written:
+        read = int(report["bytesRead"])  # type: ignore[call-overload]
+        print(
+            f"disk     written {statistics.median(written) / 1e6:,.0f} MB for"
+            f" {read / 1e6:,.0f} MB read = {statistics.median(written) / read:.2f}x"
+            f" (range {min(written) / read:.2f}–{max(written) / read:.2f}x;"
+            f" ledger {sum(p.stat().st_size for p in OUT.glob('bench-ledger.db*')) / 1e6:,.0f} MB)"
+        )
+    else:
+        print("disk     written: not measured (no GNU time at /usr/bin/time)")
+    print(
+        f"memory   peak PSS of the tree {spread([r.pss / 2**20 for r in full], 'MB')}"
+        f"    (largest single process RSS {max(r.rss for r in full) / 2**20:.0f} MB)"
+    )
+    for tool in ("ccusage", "agsearch"):
+        if shutil.which(tool) is None:
+            print(f"peer     {tool}: not installed, no ratio")
 
     # This machine's timings vary from run to run: the no-change figure is the median of five.
-    runs = [run_cli(common) for _ in range(5)]
-    wall0 = statistics.median(r[0] for r in runs)
-    again = runs[-1][2]
+    again = [Run([*common, "--config", str(sources_toml)]) for _ in range(5)]
+    wall0 = statistics.median(r.wall for r in again)
     print(
         f"rerun    no change           {wall0:8.2f} s     (command, median of 5;"
-        f" {again['seconds']}s in sync, {again['unchanged']:,} files unchanged)"
+        f" {again[-1].report['seconds']}s in sync, {again[-1].report['unchanged']:,} units"
+        " unchanged)"
     )
-    largest = max(files, key=lambda p: p.stat().st_size)
+    largest = max((p for p in files if p.suffix == ".jsonl"), key=lambda p: p.stat().st_size)
     lines = largest.read_bytes().splitlines(keepends=True)
     with largest.open("ab") as f:
         f.writelines(line if line.endswith(b"\n") else line + b"\n" for line in lines[-10:])
-    wall1, _, appended = run_cli(common)
+    appended = Run([*common, "--config", str(sources_toml)])
     print(
-        f"rerun    10 lines appended   {wall1:8.2f} s     (command; {appended['seconds']}s in"
-        f" sync, {appended['bytesRead']:,} bytes read) = no-change + {wall1 - wall0:.2f}s"
+        f"rerun    10 lines appended   {appended.wall:8.2f} s     (command;"
+        f" {appended.report['seconds']}s in sync, {appended.report['bytesRead']:,} bytes read)"
+        f" = no-change + {appended.wall - wall0:.2f}s"
     )
     os.truncate(largest, sum(len(x) for x in lines))  # leave the corpus as built
 
