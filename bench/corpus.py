@@ -7,7 +7,8 @@ each copy of each fixture home that has them becomes a home of its own under `ho
 
 Every id inside the files is made the copy's own too, so every copy is a distinct set of
 sessions with fresh ledger ids whose links stay within the copy: uuids get the copy's number
-as their first group, OpenCode's `ses_`/`msg_`/`prt_` ids as their first four characters.
+as their first group, OpenCode's `ses_`/`msg_`/`prt_` ids as their first four characters,
+a Gemini subagent's short id (its file's name) gets the copy's number appended.
 Both keep the length, so a protobuf or hex-encoded JSON inside a database value stays valid.
 Databases are copied with their `-wal` first and then rewritten through SQLite, never in place
 (the fixtures are read-only), and `sources.toml` names every root for `--config`.
@@ -28,6 +29,7 @@ _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 _OPENCODE = re.compile(rb"\b(ses|msg|prt)_[0-9A-Za-z]{4}(?=[0-9A-Za-z]{8})")
 _HEX_JSON = re.compile(rb"(?:[0-9a-f]{2})+")
 _DATABASE = (".db", ".vscdb")
+_SHORT_ID = re.compile(r"[0-9a-z]{4,12}")
 
 
 def build(source: Path, copies: int, out: Path) -> Path:
@@ -92,6 +94,8 @@ def _copy_tree(root: Path, dest: Path, n: int) -> None:
                 continue  # copied with their database
             if path.suffix in _DATABASE:
                 copy_database(path, out, n)
+            elif path.parent.parent.name == "chats" and _SHORT_ID.fullmatch(path.stem):
+                _copy_gemini_subagent(path, out, n)
             else:
                 copy_file(path, out, n)
 
@@ -111,6 +115,15 @@ def fresh(data: bytes, n: int) -> bytes:
 def copy_file(path: Path, out: Path, n: int) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(fresh(path.read_bytes(), n))
+
+
+def _copy_gemini_subagent(path: Path, out: Path, n: int) -> None:
+    """A Gemini subagent's chat is named by a short random id that only it holds."""
+    new = f"{path.stem}{n:03x}"
+    out = out.with_name(new + path.suffix)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    quoted = f'"{path.stem}"'.encode()
+    out.write_bytes(fresh(path.read_bytes(), n).replace(quoted, f'"{new}"'.encode()))
 
 
 def copy_database(path: Path, out: Path, n: int) -> None:
