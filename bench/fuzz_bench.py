@@ -1,11 +1,12 @@
-"""Hostile input against the whole pipeline: mutated real lines and Cursor values, one per trial.
+"""Hostile input against the whole pipeline: a mutated real line or database value per trial.
 
     uv run python bench/fuzz_bench.py [--trials 2000] [--seed 1] [--corpus ../shared/fixtures]
 
-Each trial copies one source of one fixture home, mutates one line of one transcript (a NaN, an
-integer past int64, 300 or 1,100 levels of nesting, invalid UTF-8, a lone surrogate, a 2 MiB
-string, a dropped key, a truncated or duplicated line…) or one chat value of a Cursor database,
-backfills it into a fresh SQLite ledger and checks what DESIGN promises of bad input:
+Each trial copies one source of one fixture home (all six sources), mutates one line of one
+transcript or document (a NaN, an integer past int64, 300 or 1,100 levels of nesting, invalid
+UTF-8, a lone surrogate, a 2 MiB string, a dropped key, a truncated or duplicated line…), one chat
+value of a Cursor database or one value of an OpenCode or Cursor agent database, backfills it
+into a fresh SQLite ledger and checks what DESIGN promises of bad input:
 
   crashes           exceptions out of `sync` (each is a traceback a user would see)
   hangs             trials that took more than 60 s
@@ -28,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tests.hostile.trial import baseline_of, run_trial, targets  # noqa: E402
+from tests.hostile.trial import SOURCES, baseline_of, run_trial, targets  # noqa: E402
 
 
 def main() -> int:
@@ -75,8 +76,8 @@ def main() -> int:
                 print(f"  {n + 1} trials, {len(failures)} failing", file=sys.stderr)
     seconds = time.perf_counter() - started
     print(f"trials      {tally['tried']}  ({seconds:.0f} s, seed {args.seed})")
-    for provider in ("claude-code", "codex", "cursor"):
-        print(f"  {provider:<10} {tally[f'tried {provider}']}")
+    for provider in SOURCES:
+        print(f"  {provider:<12} {tally[f'tried {provider}']}")
     for key in ("crashes", "hangs", "unlocated", "lost"):
         print(f"{key:<11} {tally[key]}")
     print(f"rejects     {tally['rejects']} written, each naming its file and line or key")

@@ -24,15 +24,37 @@ from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.sinks import open_store
 
-SOURCES = {"claude-code": ".claude", "codex": ".codex", "cursor": ".config/Cursor"}
+SOURCES = {
+    "claude-code": ".claude",
+    "codex": ".codex",
+    "cursor": ".config/Cursor",
+    "gemini-cli": ".gemini",
+    "opencode": ".local/share/opencode",
+    "cursor-agent": ".cursor",
+}
+# What a trial mutates, per source: its transcripts, documents and databases.
+PATTERNS = {
+    "claude-code": ("*.jsonl",),
+    "codex": ("*.jsonl",),
+    "cursor": ("*.vscdb",),
+    "gemini-cli": ("*.json", "*.jsonl"),
+    "opencode": ("*.json", "*.db"),
+    "cursor-agent": ("*.jsonl", "*.json", "*.txt", "store.db"),
+}
+DATABASES = (".vscdb", ".db")
 CONTENT = ("turns", "messages", "tool_calls", "message_sources")
 # Where a reject can point: a line of a JSONL file, a whole file, database or directory, an item
-# of a G0 rollout, or a Cursor key (a composer, a bubble, a chat list entry).
+# of a G0 rollout, or a Cursor key (a composer, a bubble, a chat list entry and its bubble).
+# Gemini CLI, OpenCode and the Cursor agent name a line or record of a document, a message, a
+# session row or a blob of a database, or one file of a unit made of several (alone, or before
+# the place in it: a Cursor agent transcript's twins).
 LOCATED = re.compile(
-    r"^(line \d+ \(byte \d+\)|file|database|directory|items\[\d+\]"
+    r"^(\S+\.(json|jsonl|txt) )?"
+    r"(line \d+( \(byte \d+\))?|file|database|directory|document|(items|messages)?\[\d+\]"
     r"|(composerData|bubbleId):\S+( bubble #\d+)?"
     r"|(workbench\.panel\.aichat\.view\.aichat\.chatdata|composer\.composerData"
-    r"|composer\.composerHeaders)(\[\d+\])?)$"
+    r"|composer\.composerHeaders)(\[\d+\])?( bubble #\d+)?"
+    r"|(record|message|part|session|meta|blob) \S+( model)?|\S+\.(json|jsonl|txt))$"
 )
 
 
@@ -66,12 +88,11 @@ def deadline(seconds: int) -> Iterator[None]:
 
 
 def targets(home: Path) -> list[tuple[str, Path]]:
-    """(provider, file) for every JSONL transcript and Cursor database of a home."""
+    """(provider, file) for every transcript, document and database of a home."""
     found = []
     for provider, sub in SOURCES.items():
-        root = home / sub
-        pattern = "**/*.vscdb" if provider == "cursor" else "**/*.jsonl"
-        found += [(provider, p) for p in sorted(root.glob(pattern)) if p.is_file()]
+        paths = {p for pattern in PATTERNS[provider] for p in (home / sub).rglob(pattern)}
+        found += [(provider, p) for p in sorted(paths) if p.is_file() and not p.is_symlink()]
     return found
 
 
@@ -92,7 +113,7 @@ def backfill(
 # child by the child's first prompt (`spawned_session_id`), and a prompt history annotates the
 # transcripts' own prompts (`meta.history_ts`).
 DERIVED = ("spawned_session_id", "spawned_source_session_id", "fingerprint")
-ANNOTATING = {"history.jsonl": ("meta",)}
+ANNOTATING = {"history.jsonl": ("meta",), "logs.json": ("meta",)}
 
 
 def ledger_by_source(store: Any, home: Path, leave_out: tuple[str, ...] = ()) -> dict[Any, Any]:
@@ -162,6 +183,42 @@ def mutate_cursor(db: Path, rng: random.Random) -> str:
         conn.close()
 
 
+def mutate_database(db: Path, rng: random.Random) -> tuple[str, bytes]:
+    """Mutate one text or blob value of one row of any table; returns which, and the row as it
+    was (the sessions it names are the ones the mutation may touch)."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # rows only in the -wal are mutable too
+        tables = [
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not name.startswith("sqlite_")
+        ]
+        cells = []
+        for table in tables:
+            columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+            for rowid, *values in conn.execute(f'SELECT rowid, * FROM "{table}"'):
+                cells += [
+                    (table, rowid, column, value, values)
+                    for column, value in zip(columns, values, strict=True)
+                    if isinstance(value, str | bytes)
+                ]
+        if not cells:
+            return "nothing to mutate", b""
+        table, rowid, column, value, row = rng.choice(cells)
+        raw = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+        m = Mutation(rng.choice(LINE_MUTATIONS[:4]), rng.randrange(1 << 16), rng.randrange(64))
+        new: Any = mutate_line(raw, m)
+        if isinstance(value, str):
+            new = new.decode("utf-8", "replace") if rng.random() < 0.5 else new
+        conn.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?', (new, rowid))
+        conn.commit()
+        was = b" ".join(v if isinstance(v, bytes) else str(v).encode() for v in row)
+        return f"{table} row {rowid} {column}: {m.describe()}", was
+    finally:
+        conn.close()
+
+
 def run_trial(
     home: Path, work: Path, provider: str, target: Path, rng: random.Random, baseline: Any
 ) -> Outcome:
@@ -170,17 +227,25 @@ def run_trial(
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(home / SOURCES[provider], trial_home / SOURCES[provider], symlinks=True)
     copy = trial_home / target.relative_to(home)
+    # What names the sessions the mutation may touch, beyond its own file's: a session spread
+    # over files (OpenCode's messages and parts, a Cursor agent's twins and subagents) or rows.
+    scope = str(copy.relative_to(trial_home)).encode()
     if provider == "cursor":
         for suffix in ("-wal", "-shm"):
             Path(str(copy) + suffix).unlink(missing_ok=True)
         what = mutate_cursor(copy, rng)
         if Path(str(target) + "-wal").exists():
             what += " (WAL dropped)"
+    elif copy.suffix in DATABASES:
+        what, row = mutate_database(copy, rng)
+        scope += b" " + row
     else:
         m = Mutation(rng.choice(LINE_MUTATIONS), rng.randrange(1 << 16), rng.randrange(64))
-        data, line = mutate_file(copy.read_bytes(), rng.randrange(1 << 16), m)
+        original = copy.read_bytes()
+        data, line = mutate_file(original, rng.randrange(1 << 16), m)
         copy.write_bytes(data)
         what = f"line {line}: {m.describe()}"
+        scope += b" " + original
     outcome = Outcome(str(target.relative_to(home)), what)
     leave_out = DERIVED + ANNOTATING.get(target.name, ())
     baseline = {
@@ -200,8 +265,12 @@ def run_trial(
     outcome.unlocated = [r.location for r in report.rejects if not LOCATED.match(r.location)]
     mutated = "~" + str(copy)[len(str(trial_home)) :]
     composer = _composer_of(what) if provider == "cursor" else None
+    # Rows of an OpenCode database belong to the sessions they name; any other file or database
+    # holds its own sessions whole.
+    whole = provider != "opencode" or copy.suffix not in DATABASES
     for (path, sid), rows in baseline.items():
-        touched = path == mutated and (composer is None or composer == sid)
+        named = bool(sid) and str(sid).encode() in scope
+        touched = (path == mutated and whole and (composer is None or composer == sid)) or named
         if not touched and ledger.get((path, sid)) != rows and "(WAL dropped)" not in what:
             outcome.lost.append(f"{path} {sid}")
     return outcome
