@@ -1,0 +1,30 @@
+"""Several batches in one SQLite transaction (a sync's writer): they commit together or not at
+all, and the search index holds them at the commit."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.store.factory import batch, item
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+
+def test_a_group_commits_its_batches_together_and_indexes_them(tmp_path):
+    store = SqliteStore(tmp_path / "ledger.db")
+    with store.import_group() as write:
+        write(batch([item("one", 3, text="zebracrossing")]))
+        write(batch([item("two", 3, text="okapiwhistle")]))
+    assert store.info().row_counts["sessions"] == 2
+    one, two = (store.search(word) for word in ("zebracrossing", "okapiwhistle"))
+    assert one and two and {h.session_id for h in one} != {h.session_id for h in two}
+    store.close()
+
+
+def test_a_failing_group_leaves_nothing_of_any_of_its_batches(tmp_path):
+    store = SqliteStore(tmp_path / "ledger.db")
+    with pytest.raises(RuntimeError), store.import_group() as write:
+        write(batch([item("one", 3)]))
+        raise RuntimeError("the writer stopped")
+    assert store.info().row_counts["sessions"] == 0
+    assert store.query("SELECT count(*) AS n FROM watermarks")[0]["n"] == 0
+    store.close()
