@@ -78,6 +78,8 @@ class SyncReport:
     dry_run: bool = False
     # Commit time minus the last write of each committed unit, in ms (`tail_lag`).
     lags_ms: list[int] = field(default_factory=list)
+    # Retries the worker processes' stores made, by reason (the main store keeps its own).
+    retry_reasons: Counter[str] = field(default_factory=Counter)
 
     def tail_lag(self) -> tuple[int | None, int | None]:
         """The median and the largest lag from a unit's last write to its commit."""
@@ -102,6 +104,7 @@ class SyncReport:
         self.accounting.update(other.accounting)
         self.batches += other.batches
         self.lags_ms.extend(other.lags_ms)
+        self.retry_reasons.update(other.retry_reasons)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +191,7 @@ def sync(
                 report.run_id,
                 RunTotals(
                     bytes_read=report.bytes_read,
+                    retry_reasons=report.retry_reasons,
                     rejects=len(report.rejects),
                     tail_lag_ms=most,
                     tail_lag_p50_ms=p50,
@@ -271,16 +275,18 @@ def _run(
     report: SyncReport,
     progress: ProgressSink,
 ) -> None:
-    # With N processes, this one writes and N - 1 parse: on two cores one parser and the writer
-    # run 10% faster than two parsers and the writer fighting over them, with one worker's
-    # memory less. One process parses and writes inline.
+    # With N processes on SQLite, this one writes and N - 1 parse: on two cores one parser and
+    # the writer run 10% faster than two parsers and the writer fighting over them, with one
+    # worker's memory less. A store that takes writes side by side gets N parsers that write.
+    # One process parses and writes inline.
     workers = min(options.workers, len(tasks) + 1) if total >= options.pool_min_bytes else 1
     if workers <= 1:
         run_tasks(store, options, tasks, report, progress.advance)
     else:
         from tracehouse.pipeline.workers import run_in_workers
 
-        run_in_workers(store, options, tasks, workers - 1, report, progress.advance)
+        parsers = workers if store.concurrent_writes else workers - 1
+        run_in_workers(store, options, tasks, parsers, report, progress.advance)
 
 
 def run_tasks(

@@ -1,5 +1,9 @@
 """Parsing in worker processes, writing in this one: one core writes, the others parse.
 
+(A store that takes writes side by side, PostgreSQL or a gateway, is written by every worker
+instead: each runs the inline `run_tasks` against its own connection, and the server's work
+spreads over as many backends; one writer there took 4x SQLite's time, not 2x.)
+
 Each worker runs `parse_batches` over its share of the units and sends each batch, ready to
 commit, through a bounded queue; this process commits them as they come. A store write is
 single-threaded in SQLite, so parsers that wrote for themselves queued on its lock while a core
@@ -25,7 +29,8 @@ from typing import Any
 
 from tracehouse.errors import TracehouseError
 from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
-from tracehouse.pipeline.sync import SyncOptions, SyncReport
+from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
+from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
 
 POLL_SECONDS = 0.5
@@ -74,6 +79,9 @@ class _Inbox:
             if kind == "ready":
                 self.advance(payload.bytes_read)
                 return payload  # type: ignore[no-any-return]
+            if kind == "progress":  # a worker that writes for itself
+                self.advance(payload)
+                continue
             self.running -= 1
             if kind == "done":
                 self.report.merge(payload)
@@ -94,10 +102,11 @@ def run_in_workers(
     messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
     stopping = context.Event()  # set: each worker stops before its next unit
     portable = replace(options, on_batch=None, stop=None)
+    address = store.address if store.concurrent_writes else None
     processes = [
         context.Process(
             target=_worker,
-            args=(portable, group, report.run_id, messages, stopping),
+            args=(portable, group, report.run_id, messages, stopping, address),
             daemon=True,
         )
         for group in share(tasks, workers)
@@ -168,15 +177,25 @@ def _worker(
     run_id: str,
     messages: Any,
     stopping: Any,
+    address: str | None,
 ) -> None:
+    """Parse and send each batch to the writer or, given a store's `address`, write too."""
     # Ctrl-C reaches the whole process group: the parent decides, through `stopping`.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
     options = replace(options, stop=stopping.is_set)
     part = SyncReport(run_id=run_id, dry_run=options.dry_run)
     try:
-        for ready in parse_batches(options, tasks, run_id, part, lambda n: None):
-            messages.put(("ready", ready))
+        if address is None:
+            for ready in parse_batches(options, tasks, run_id, part, lambda n: None):
+                messages.put(("ready", ready))
+        else:
+            store = open_store(address)
+            try:
+                run_tasks(store, options, tasks, part, lambda n: messages.put(("progress", n)))
+                part.retry_reasons.update(store.retry_log.take())
+            finally:
+                store.close()
     except TracehouseError as exc:
         messages.put(("error", str(exc)))
         return

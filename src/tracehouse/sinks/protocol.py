@@ -63,6 +63,8 @@ class SessionStore(Protocol):
     backend: str  # "sqlite" or "postgresql"
     # For `open_store` in another process (sync's workers): may hold a password, never printed.
     address: str
+    # Whether writers in several processes at once go faster (a server) or queue on one lock.
+    concurrent_writes: bool
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         """Apply a batch: each item atomic and alone, watermarks with their rows (DESIGN §4)."""

@@ -38,6 +38,7 @@ TXN_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
 
 class PostgresStore:
     backend = "postgresql"
+    concurrent_writes = True
 
     def __init__(self, dsn: str, *, migrate: bool = True) -> None:
         """Connect and bring the schema up to date; with `migrate=False` the schema is left as

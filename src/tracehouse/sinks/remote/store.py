@@ -69,6 +69,7 @@ def address_with(url: str, token: str, machine: str) -> str:
 
 class GatewayStore:
     backend = "gateway"
+    concurrent_writes = True
 
     def __init__(self, address: str) -> None:
         parts = urlsplit(address)

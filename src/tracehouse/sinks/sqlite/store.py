@@ -35,6 +35,7 @@ SEARCH_THREADS = 3
 
 class SqliteStore:
     backend = "sqlite"
+    concurrent_writes = False  # one writer at a time: more queue on its lock
 
     def __init__(
         self,
