@@ -132,3 +132,18 @@ def test_ctrl_c_with_workers_is_one_line_and_loses_nothing(tmp_path):
     store = SqliteStore(ledger)
     assert snapshot(store) == clean_ledger(tmp_path, home)
     store.close()
+
+
+def test_a_ctrl_c_while_the_workers_start_is_raised_once_they_have():
+    """A Ctrl-C that cut a worker's start-up data short left it a truncated pickle and printed
+    its traceback: while they start, SIGINT is held, and raised once they have."""
+    from tracehouse.pipeline.workers import _hold_ctrl_c, _release_ctrl_c
+
+    masked = _hold_ctrl_c()
+    if masked is None:
+        pytest.skip("no signal masks on this platform")
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)  # held: nothing raised yet
+    with pytest.raises(KeyboardInterrupt):
+        _release_ctrl_c(masked)
+        time.sleep(0.05)

@@ -114,11 +114,13 @@ def run_in_workers(
         )
         for group in share(tasks, workers)
     ]
+    masked = _hold_ctrl_c()
     for process in processes:
         process.start()
     inbox = _Inbox(messages, processes, report, advance, running=len(processes))
     interrupted = False
     try:
+        _release_ctrl_c(masked)  # a Ctrl-C that came while they started is raised here
         while inbox.running and not stopping.is_set():
             if options.stop is not None and options.stop():
                 stopping.set()
@@ -203,6 +205,21 @@ def _worker(
         messages.put(("error", str(exc)))
         return
     messages.put(("done", part))
+
+
+def _hold_ctrl_c() -> Any:
+    """Block SIGINT while the workers start: a Ctrl-C that stopped this process mid-way through
+    sending a worker its start-up data left the worker a truncated pickle and a traceback, and
+    a worker that gets one before it ignores SIGINT prints one too. Workers inherit the block,
+    and ignore SIGINT once they run. Returns the mask to restore (None where there is none)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _release_ctrl_c(masked: Any) -> None:
+    if masked is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, masked)
 
 
 def _exit_with_parent() -> None:
