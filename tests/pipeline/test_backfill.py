@@ -200,9 +200,7 @@ def test_worker_processes_give_the_same_ledger_as_an_inline_run(tmp_path, make_s
     assert backfill(shared, home, workers=2, pool_min_bytes=0).unchanged == 20
 
 
-def test_who_writes_depends_on_whether_the_store_takes_writes_side_by_side(
-    tmp_path, make_store
-):
+def test_who_writes_depends_on_whether_the_store_takes_writes_side_by_side(tmp_path, make_store):
     """On SQLite the parser processes never open the store: each batch they send is committed
     here (so the per-batch hook runs in this process). PostgreSQL takes writes side by side:
     every worker writes its own batches, and the hook, which does not travel, never runs."""

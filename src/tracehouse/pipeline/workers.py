@@ -114,13 +114,15 @@ def run_in_workers(
         )
         for group in share(tasks, workers)
     ]
-    masked = _hold_ctrl_c()
-    for process in processes:
-        process.start()
+    previous = _hold_ctrl_c()
+    try:
+        for process in processes:
+            process.start()
+    finally:
+        _release_ctrl_c(previous)
     inbox = _Inbox(messages, processes, report, advance, running=len(processes))
     interrupted = False
     try:
-        _release_ctrl_c(masked)  # a Ctrl-C that came while they started is raised here
         while inbox.running and not stopping.is_set():
             if options.stop is not None and options.stop():
                 stopping.set()
@@ -208,18 +210,21 @@ def _worker(
 
 
 def _hold_ctrl_c() -> Any:
-    """Block SIGINT while the workers start: a Ctrl-C that stopped this process mid-way through
-    sending a worker its start-up data left the worker a truncated pickle and a traceback, and
-    a worker that gets one before it ignores SIGINT prints one too. Workers inherit the block,
-    and ignore SIGINT once they run. Returns the mask to restore (None where there is none)."""
-    if not hasattr(signal, "pthread_sigmask"):
+    """Ignore SIGINT while the workers start: a Ctrl-C that stopped this process mid-way through
+    sending a worker its start-up data left the worker a truncated pickle and a traceback, and a
+    worker that got one in its own start-up printed one too. Workers inherit the ignoring (a
+    handler would not survive their exec) and keep it. A Ctrl-C in those few milliseconds is
+    lost; the next one stops the run. (Blocking the signal instead held it only for this
+    thread: another thread of the process took it.) Returns the handler to restore, or None
+    off the main thread, where Python cannot change handlers."""
+    if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _release_ctrl_c(masked: Any) -> None:
-    if masked is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, masked)
+def _release_ctrl_c(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _exit_with_parent() -> None:
