@@ -304,7 +304,12 @@ def test_a_database_being_written_is_read_consistently(tmp_path):
     writer.start()
     snapshots, composers = 0, 0
     try:
-        time.sleep(0.5)
+        # Read once the writer has switched the database to WAL, the case this test is about:
+        # on a loaded machine its start-up took longer than a fixed wait, and an in-place read
+        # that saw the switch happen failed (a database that changes journal mode mid-read).
+        deadline = time.monotonic() + 30
+        while path.read_bytes()[18:19] != b"\x02" and time.monotonic() < deadline:
+            time.sleep(0.02)
         (unit,) = cursor.discover([user])
         while writer.is_alive():
             result = cursor.parse(unit, None, ParseOptions(now=time.time()))
