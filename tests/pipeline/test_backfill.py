@@ -262,3 +262,24 @@ def test_context_messages_leave_out_host_notices(tmp_path, make_store):
     # interrupt, API error, compaction boundary, synthetic reply, local command echo
     assert len(hosts) == 5 and len(sent) == len(every) - len(hosts)
     assert [m["seq"] for m in sent] == sorted(m["seq"] for m in sent)
+
+
+def test_a_stop_mid_group_commits_what_is_written_and_a_rerun_reads_the_rest(tmp_path):
+    """SQLite's writer asks `stop` before each batch of a group: a stop (SIGTERM in live mode)
+    commits the batches in hand, not the rest of a group, and the next run reads the rest."""
+    import itertools
+
+    from tracehouse.sinks.sqlite.store import SqliteStore
+
+    home = make_home(tmp_path, copies=4)
+    store = SqliteStore(tmp_path / "stopped.db")
+    asked = itertools.count()
+    options = {"workers": 2, "pool_min_bytes": 0, "batch_sessions": 1}
+    backfill(store, home, stop=lambda: next(asked) >= 3, **options)
+    assert 0 < store.info().row_counts["sessions"] < 12
+    assert backfill(store, home, **options).ok
+    clean = SqliteStore(tmp_path / "clean.db")
+    backfill(clean, home)
+    assert snapshot(store) == snapshot(clean)
+    store.close()
+    clean.close()

@@ -123,10 +123,7 @@ def run_in_workers(
     inbox = _Inbox(messages, processes, report, advance, running=len(processes))
     interrupted = False
     try:
-        while inbox.running and not stopping.is_set():
-            if options.stop is not None and options.stop():
-                stopping.set()
-                break
+        while inbox.running and not _stopped(options, stopping):
             _commit_next(store, inbox, stopping, report, options)
     except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
         interrupted = True
@@ -156,7 +153,7 @@ def _commit_next(
     with store.import_group() as write:
         commit(write, first, report)
         del first
-        while size < GROUP_BYTES and not stopping.is_set():
+        while size < GROUP_BYTES and not _stopped(options, stopping):
             more = inbox.next_ready(wait=True)
             if more is None:
                 break
@@ -166,6 +163,14 @@ def _commit_next(
             del more
     if wrote:
         committed(written, report, options.on_batch)
+
+
+def _stopped(options: SyncOptions, stopping: Any) -> bool:
+    """Asked before each batch: a stop (SIGTERM in live mode) commits what is written so far,
+    not the rest of a group that may take seconds more."""
+    if options.stop is not None and options.stop():
+        stopping.set()
+    return bool(stopping.is_set())
 
 
 def _drain(inbox: _Inbox) -> None:
