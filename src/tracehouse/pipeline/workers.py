@@ -114,15 +114,17 @@ def run_in_workers(
         )
         for group in share(tasks, workers)
     ]
-    previous = _hold_ctrl_c()
+    held = _hold_ctrl_c()
     try:
         for process in processes:
             process.start()
-    finally:
-        _release_ctrl_c(previous)
+    except BaseException:
+        _release_ctrl_c(held, raise_caught=False)
+        raise
     inbox = _Inbox(messages, processes, report, advance, running=len(processes))
     interrupted = False
     try:
+        _release_ctrl_c(held)  # a Ctrl-C held back while they started stops the run here
         while inbox.running and not _stopped(options, stopping):
             _commit_next(store, inbox, stopping, report, options)
     except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
@@ -214,22 +216,28 @@ def _worker(
     messages.put(("done", part))
 
 
-def _hold_ctrl_c() -> Any:
-    """Ignore SIGINT while the workers start: a Ctrl-C that stopped this process mid-way through
-    sending a worker its start-up data left the worker a truncated pickle and a traceback, and a
-    worker that got one in its own start-up printed one too. Workers inherit the ignoring (a
-    handler would not survive their exec) and keep it. A Ctrl-C in those few milliseconds is
-    lost; the next one stops the run. (Blocking the signal instead held it only for this
-    thread: another thread of the process took it.) Returns the handler to restore, or None
-    off the main thread, where Python cannot change handlers."""
+def _hold_ctrl_c() -> tuple[Any, list[bool]] | None:
+    """Hold a Ctrl-C back while the workers start: one that stopped this process mid-way through
+    sending a worker its start-up data left the worker a truncated pickle and printed its
+    traceback. Sending blocks until the worker reads it, a few hundred milliseconds, so the
+    Ctrl-C is noted, not lost (ignoring it lost it; blocking the signal held it only for this
+    thread, and another thread took it). None off the main thread, where Python cannot change
+    handlers."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGINT, signal.SIG_IGN)
+    caught: list[bool] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(True))
+    return previous, caught
 
 
-def _release_ctrl_c(previous: Any) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+def _release_ctrl_c(held: tuple[Any, list[bool]] | None, *, raise_caught: bool = True) -> None:
+    """Put the handler back; raise the KeyboardInterrupt that was held back, if any."""
+    if held is None:
+        return
+    previous, caught = held
+    signal.signal(signal.SIGINT, previous)
+    if caught and raise_caught:
+        raise KeyboardInterrupt
 
 
 def _exit_with_parent() -> None:
