@@ -110,6 +110,21 @@ def test_append_then_sync_equals_a_fresh_backfill_of_the_final_files(tmp_path, m
     assert snapshot(incremental) == snapshot(fresh)
 
 
+def test_lines_repeated_after_an_append_are_skipped_as_in_a_full_read(tmp_path, make_store):
+    """A line written again with its uuid is a repeat; after an append the lines read before
+    are no longer in hand, and counting them again made `message_count` exceed the rows."""
+    home = make_home(tmp_path)
+    incremental = make_store()
+    backfill(incremental, home)
+    lines = main_file(home).read_bytes().splitlines(keepends=True)
+    with main_file(home).open("ab") as f:
+        f.writelines(lines[-4:])
+    backfill(incremental, home)
+    fresh = make_store()
+    backfill(fresh, home)
+    assert snapshot(incremental) == snapshot(fresh)
+
+
 def test_a_partial_line_is_imported_only_once_complete(tmp_path, make_store):
     home = make_home(tmp_path)
     store = make_store()

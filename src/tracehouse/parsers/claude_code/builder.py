@@ -69,7 +69,10 @@ class SessionBuilder:
         handler = _CONVERSATION.get(kind)  # type: ignore[arg-type]
         uuid = r.get("uuid")
         if handler is not None and isinstance(uuid, str):
-            if uuid in self.seen_uuids or (self.replaying and self._replayed(r, uuid)):
+            # A line seen before in this file is a repeat: in this chunk (`seen_uuids`) or, after
+            # an append, among the last LINK_WINDOW lines of the chunks before (`links`).
+            seen = uuid in self.seen_uuids or uuid in self.links
+            if seen or (self.replaying and self._replayed(r, uuid)):
                 return "replayed"
             self.seen_uuids.add(uuid)
         self.ts = ts = self.agg.note_envelope(r)
