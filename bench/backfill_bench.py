@@ -111,7 +111,7 @@ class Run:
 
     def __init__(self, args: list[str]) -> None:
         command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
-        counted = shutil.which("time") and Path("/usr/bin/time").exists()
+        counted = Path("/usr/bin/time").exists()
         with tempfile.NamedTemporaryFile("r", suffix=".time") as outputs:
             if counted:  # GNU time: the blocks written by the command and its workers
                 command = ["/usr/bin/time", "-f", "%O", "-o", outputs.name, *command]

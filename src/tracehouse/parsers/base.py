@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -52,6 +52,16 @@ class Unit:
     def path(self) -> Path:
         # Derived, not stored: discovery makes thousands of units and pathlib objects are costly.
         return Path(self.key)
+
+
+def within(path: str, roots: list[Path]) -> Iterator[tuple[str, list[str]]]:
+    """For a changed path (`unit_for`): each root that holds it, absolute, with the path's
+    parts below that root."""
+    path = os.path.abspath(path)
+    for root in roots:
+        top = os.path.abspath(root)
+        if path.startswith(top + os.sep):
+            yield top, path[len(top) + 1 :].split(os.sep)
 
 
 def entries(

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tracehouse.parsers.base import Unit, unreadable_directory
+from tracehouse.parsers.base import Unit, unreadable_directory, within
 from tracehouse.parsers.codex import records as rec
 
 PROVIDER = rec.PROVIDER
@@ -71,14 +71,10 @@ def watch_roots(roots: list[Path]) -> list[Path]:
 
 def unit_for(path: str, roots: list[Path]) -> Unit | None:
     path = os.path.abspath(path)
-    for root in roots:
-        home = os.path.abspath(root)
-        if not path.startswith(home + os.sep):
-            continue
-        rel = os.path.relpath(path, home)
-        if rel == HISTORY:
+    for home, rel in within(path, roots):
+        if rel == [HISTORY]:
             return Unit(PROVIDER, path, home, {"kind": "history", "home": home})
-        if rel.split(os.sep, 1)[0] in FOLDERS and _is_rollout(os.path.basename(path)):
+        if rel[0] in FOLDERS and _is_rollout(rel[-1]):
             return rollout_unit(path, home)
     return None
 

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tracehouse.parsers.base import Unit, entries
+from tracehouse.parsers.base import Unit, entries, within
 
 PROVIDER = "cursor-agent"
 TRANSCRIPTS = "agent-transcripts"
@@ -49,11 +49,7 @@ def discover(roots: list[Path]) -> list[Unit]:
 
 def unit_for(path: str, roots: list[Path]) -> Unit | None:
     path = os.path.abspath(path)
-    for root in roots:
-        top = os.path.abspath(root)
-        if not path.startswith(top + os.sep):
-            continue
-        rel = path[len(top) + 1 :].split(os.sep)
+    for top, rel in within(path, roots):
         if rel[0] == "chats" and len(rel) == 4 and rel[3].startswith("store.db"):
             store = os.path.join(top, *rel[:3], "store.db")
             return _store(store, top, rel[1]) if os.path.isfile(store) else None

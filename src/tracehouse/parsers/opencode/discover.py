@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from tracehouse.parsers.base import Unit, entries
+from tracehouse.parsers.base import Unit, entries, within
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")
@@ -62,11 +62,7 @@ def unit_for(path: str, roots: list[Path]) -> Unit | None:
     """The unit a changed file belongs to: a database (or its `-wal`), a session file, or the
     session of a message or part file."""
     path = os.path.abspath(path)
-    for root in roots:
-        top = os.path.abspath(root)
-        if not path.startswith(top + os.sep):
-            continue
-        rel = path[len(top) + 1 :].split(os.sep)
+    for top, rel in within(path, roots):
         name = rel[0].removesuffix("-wal").removesuffix("-journal")
         if len(rel) == 1 and DATABASE.match(name):
             return Unit(PROVIDER, os.path.join(top, name), top, {"kind": "db"})
