@@ -28,7 +28,7 @@ def digest(data: bytes) -> str:
 
 def fingerprint_values(values: Sequence[Any]) -> str:
     """Fingerprint of a row given as its content values in column order (JSON columns as text)."""
-    return digest(orjson.dumps(list(values)))
+    return digest(orjson.dumps(values if isinstance(values, list | tuple) else list(values)))
 
 
 def fingerprint_of(value: Any) -> str:

@@ -6,7 +6,8 @@ of each row is computed as it is added, over the table's content columns in decl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model import ids
@@ -71,6 +72,13 @@ def content_values(table: Table, values: list[Any] | tuple[Any, ...]) -> list[An
     return out
 
 
+def _picker(indexes: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """The values at `indexes` of a row, as a tuple, in one call in C."""
+    if len(indexes) >= 2:
+        return operator.itemgetter(*indexes)
+    return lambda values: tuple(values[i] for i in indexes)
+
+
 def _as_text(value: Any) -> str:
     """A record's value where text belongs (a `model` that is a number): kept as its text,
     never handed to a store as a number it may not hold (past 64 bits) or a type it rejects."""
@@ -107,10 +115,13 @@ class TableBuffer:
         self._json = table.json_indexes
         self._text = table.text_indexes
         self._fingerprint = names.index("fingerprint") if "fingerprint" in names else None
+        self._pick_content = _picker(table.content_indexes)
+        self._pick_text = _picker(table.text_indexes)
+        self._late = table.late_content
         self._rows: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def add(self, row: dict[str, Any]) -> dict[str, Any]:
-        self._rows[tuple(row.get(k) for k in self._pk)] = row
+        self._rows[tuple(map(row.get, self._pk))] = row
         return row
 
     def __len__(self) -> int:
@@ -119,18 +130,25 @@ class TableBuffer:
     def tuples(self) -> list[tuple[Any, ...]]:
         """Rows in the table's column order, ready for a frame or an `executemany`."""
         out = []
+        pick_text, as_text = self._pick_text, {str, type(None)}
         for row in self._rows.values():
-            values = [row.get(n) for n in self._names]
+            values = list(map(row.get, self._names))
             for i in self._json:
                 value = values[i]
                 if value is not None and not isinstance(value, str):
                     values[i] = json_text(value)
-            for i in self._text:
-                value = values[i]
-                if value is not None and type(value) is not str:
-                    values[i] = _as_text(value)
+            # Nearly every row's text columns hold text already: one check in C for all of them.
+            if not as_text.issuperset(map(type, pick_text(values))):
+                for i in self._text:
+                    value = values[i]
+                    if value is not None and type(value) is not str:
+                        values[i] = _as_text(value)
             if self._fingerprint is not None:
-                values[self._fingerprint] = fingerprint_values(content_values(self.table, values))
+                content = self._pick_content(values)
+                for i, name in self._late:  # as content_values, without a loop in Python
+                    if values[i] is not None:
+                        content += (name, values[i])
+                values[self._fingerprint] = fingerprint_values(content)
             out.append(tuple(values))
         return out
 
