@@ -6,10 +6,15 @@ sources keep one database or tree per root (an `opencode.db`, a Cursor `globalSt
 each copy of each fixture home that has them becomes a home of its own under `homes/`.
 
 Every id inside the files is made the copy's own too, so every copy is a distinct set of
-sessions with fresh ledger ids whose links stay within the copy: uuids get the copy's number
-as their first group, OpenCode's `ses_`/`msg_`/`prt_` ids as their first four characters,
-a Gemini subagent's short id (its file's name) gets the copy's number appended.
-Both keep the length, so a protobuf or hex-encoded JSON inside a database value stays valid.
+sessions with fresh ledger ids whose links stay within the copy:
+- a uuid, and a Claude subagent's short hex id, becomes a hash of itself and the copy's number;
+- OpenCode's `ses_`/`msg_`/`prt_` ids get the copy's number as their first four characters and
+  a hash as their last four;
+- a Gemini subagent's short id (its file's name) gets the copy's number appended.
+All keep the length, so a protobuf or hex-encoded JSON inside a database value stays valid.
+Labels are cut from the head of a uuid (the end of an OpenCode id), so ids are hashed rather than
+numbered: v3 gave a uuid the copy's number as its first group, which put every session of a copy
+under one label, as real ids never do, and the store's label work grew with the copies.
 Databases are copied with their `-wal` first and then rewritten through SQLite, never in place
 (the fixtures are read-only), and `sources.toml` names every root for `--config`.
 """
@@ -21,12 +26,14 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import xxhash
+
 from tracehouse.parsers.registry import PARSERS
 
-VERSION = "v3"  # v3: all six sources; v2: Claude Code and Codex only
+VERSION = "v4"  # v4: uuids hashed whole; v3: all six sources; v2: Claude Code and Codex only
 WHOLE_HOME = ("cursor", "gemini-cli", "opencode", "cursor-agent")  # replicated per home
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_OPENCODE = re.compile(rb"\b(ses|msg|prt)_[0-9A-Za-z]{4}(?=[0-9A-Za-z]{8})")
+_OPENCODE = re.compile(rb"\b(ses|msg|prt)_([0-9A-Za-z]{4})([0-9A-Za-z]{8,}?)([0-9A-Za-z]{4})\b")
 _HEX_JSON = re.compile(rb"(?:[0-9a-f]{2})+")
 _DATABASE = (".db", ".vscdb")
 _SHORT_ID = re.compile(r"[0-9a-z]{4,12}")
@@ -42,11 +49,12 @@ def build(source: Path, copies: int, out: Path) -> Path:
         path for home in homes for path in home.glob(".codex/*sessions/**/rollout-*")
     )  # fmt: skip
     projects = target / ".claude" / "projects"
+    agents = _claude_agent_ids(homes)
     for n in range(copies):
         for home in homes:
             for project in sorted((home / ".claude" / "projects").glob("*")):
                 if project.is_dir():
-                    _copy_tree(project, projects / f"{project.name}-c{n:03d}", n)
+                    _copy_tree(project, projects / f"{project.name}-c{n:03d}", n, agents)
         for path in rollouts:
             home = next(p for p in path.parents if p.name == ".codex")
             rel = path.parent.relative_to(home) / fresh_name(path.name, n)
@@ -85,11 +93,25 @@ def _sources_toml(target: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _copy_tree(root: Path, dest: Path, n: int) -> None:
+def _claude_agent_ids(homes: list[Path]) -> re.Pattern[bytes] | None:
+    """Claude subagents' short hex ids (`agent-<id>.jsonl`), which records, tool results and
+    task files spell in several ways: each is replaced wherever it occurs."""
+    found = {
+        path.stem.removeprefix("agent-")
+        for home in homes
+        for path in home.glob(".claude/projects/**/agent-*.jsonl")
+    }
+    found = {i for i in found if re.fullmatch(r"[0-9a-f]{7,}", i)}
+    if not found:
+        return None
+    return re.compile(rb"\b(?:" + b"|".join(sorted(i.encode() for i in found)) + rb")\b")
+
+
+def _copy_tree(root: Path, dest: Path, n: int, agents: re.Pattern[bytes] | None = None) -> None:
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.is_symlink():
             rel = path.relative_to(root)
-            out = dest.joinpath(*(fresh_name(part, n) for part in rel.parts))
+            out = dest.joinpath(*(fresh_name(part, n, agents) for part in rel.parts))
             if path.name.endswith(("-wal", "-shm", "-journal")):
                 continue  # copied with their database
             if path.suffix in _DATABASE:
@@ -97,24 +119,38 @@ def _copy_tree(root: Path, dest: Path, n: int) -> None:
             elif path.parent.parent.name == "chats" and _SHORT_ID.fullmatch(path.stem):
                 _copy_gemini_subagent(path, out, n)
             else:
-                copy_file(path, out, n)
+                copy_file(path, out, n, agents)
 
 
-def fresh_name(name: str, n: int) -> str:
-    return fresh(name.encode(), n).decode()
+def fresh_name(name: str, n: int, agents: re.Pattern[bytes] | None = None) -> str:
+    return fresh(name.encode(), n, agents).decode()
 
 
-def fresh(data: bytes, n: int) -> bytes:
-    """Every id in `data` made copy `n`'s, at the same length."""
-    prefix = f"{n:08x}".encode()
-    data = _UUID.sub(lambda m: prefix + m.group()[8:], data)
+def fresh(data: bytes, n: int, agents: re.Pattern[bytes] | None = None) -> bytes:
+    """Every id in `data` made copy `n`'s, at the same length (`agents`: Claude subagent ids)."""
+    data = _UUID.sub(lambda m: _fresh_uuid(m.group(), n), data)
+    if agents is not None:
+        data = agents.sub(lambda m: _hashed_hex(m.group(), n), data)
     tag = f"{n:04x}".encode()
-    return _OPENCODE.sub(lambda m: m.group(1) + b"_" + tag, data)
+    return _OPENCODE.sub(
+        lambda m: m.group(1) + b"_" + tag + m.group(3) + _hashed_hex(m.group(), n)[:4], data
+    )
 
 
-def copy_file(path: Path, out: Path, n: int) -> None:
+def _fresh_uuid(uuid: bytes, n: int) -> bytes:
+    h = _hashed_hex(uuid, n)
+    return b"-".join((h[:8], h[8:12], h[12:16], h[16:20], h[20:32]))
+
+
+def _hashed_hex(value: bytes, n: int) -> bytes:
+    """Hex of `value`'s length (at most 64) from a hash of it and the copy's number."""
+    digest = xxhash.xxh3_128_hexdigest(b"%d:" % n + value) + xxhash.xxh3_128_hexdigest(value)
+    return digest[: len(value)].encode()
+
+
+def copy_file(path: Path, out: Path, n: int, agents: re.Pattern[bytes] | None = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(fresh(path.read_bytes(), n))
+    out.write_bytes(fresh(path.read_bytes(), n, agents))
 
 
 def _copy_gemini_subagent(path: Path, out: Path, n: int) -> None:
