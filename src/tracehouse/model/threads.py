@@ -62,9 +62,11 @@ def active_path(turns: Iterable[Mapping[str, Any]]) -> list[str]:
     parent = {t["turn_id"]: t["parent_turn_id"] for t in rows}
     latest = max(rows, key=lambda t: (t["seq"] if t["seq"] is not None else -1, t["turn_id"]))
     path: list[str] = []
+    seen: set[str] = set()  # a parent loop ends the path (a set: sessions run to 1,000s of turns)
     node: str | None = latest["turn_id"]
-    while node is not None and node in parent and node not in path:
+    while node is not None and node in parent and node not in seen:
         path.append(node)
+        seen.add(node)
         node = parent[node]
     return path[::-1]
 
