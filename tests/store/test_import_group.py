@@ -28,3 +28,20 @@ def test_a_failing_group_leaves_nothing_of_any_of_its_batches(tmp_path):
     assert store.info().row_counts["sessions"] == 0
     assert store.query("SELECT count(*) AS n FROM watermarks")[0]["n"] == 0
     store.close()
+
+
+def test_imports_keep_their_journals_in_memory_and_readers_do_not(tmp_path):
+    """The per-item savepoints' sub-journals stay in memory during an import (a temporary file
+    took most of the writer's writes); afterwards a reader's big sort may spill to disk again."""
+    store = SqliteStore(tmp_path / "ledger.db")
+    seen: list[int] = []
+    with store.import_group() as write:
+        seen.append(store.conn.execute("PRAGMA temp_store").fetchone()[0])
+        write(batch([item("one", 3)]))
+    with pytest.raises(RuntimeError), store.import_group() as write:
+        raise RuntimeError("the writer stopped")
+    store.import_batch(batch([item("two", 3)]))
+    assert seen == [2]  # MEMORY
+    assert store.conn.execute("PRAGMA temp_store").fetchone()[0] == 0  # DEFAULT: a file
+    assert store.info().row_counts["sessions"] == 2
+    store.close()

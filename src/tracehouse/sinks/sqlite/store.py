@@ -109,15 +109,31 @@ class SqliteStore:
 
     # -- writes -------------------------------------------------------------------------------
 
+    @contextmanager
+    def _import_transaction(self) -> Iterator[sqlite3.Connection]:
+        """An import's transaction, with temporary storage in memory while it lasts.
+
+        Each item of a batch is a savepoint, and SQLite copies every page an item changes that
+        existed before it into a sub-journal, which spills to a temporary file past 64 KiB: on
+        the bench corpus 2.6 GB of the writer's 4.1 GB of write() calls went there. One item's
+        sub-journal holds the pages it changed, mostly index pages. Only imports: a reader's sort
+        of a whole ledger (an export) must still spill to disk."""
+        self.conn.execute("PRAGMA temp_store = MEMORY")
+        try:
+            with self.transaction() as conn:
+                yield conn
+        finally:
+            self.conn.execute("PRAGMA temp_store = DEFAULT")
+
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
-        with self.transaction() as conn:
+        with self._import_transaction() as conn:
             return writer.import_batch(conn, self._statements, batch)
 
     @contextmanager
     def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
         """Several batches in one transaction; the search index is brought up to date every
         INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch)."""
-        with self.transaction() as conn:
+        with self._import_transaction() as conn:
             unindexed = 0
 
             def write(batch: ImportBatch) -> ImportResponse:
@@ -312,11 +328,6 @@ def apply_pragmas(conn: sqlite3.Connection, busy_timeout_ms: int = BUSY_TIMEOUT_
     # part of the indexes in memory during a batch. At 16 MB a 600 MB ledger's writer spilled
     # and re-read index pages 460k times; at 32 MB, 390k times and 8% faster; 64 MB, no faster.
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    # Each item of a batch is a savepoint, and SQLite copies every page an item changes that
-    # existed before it into a sub-journal, spilled to a temporary file past 64 KiB: on the
-    # bench corpus 2.6 GB of the writer's 4.1 GB of write() calls went there. In memory, the
-    # sub-journal of one item holds at most the index pages it touched.
-    conn.execute("PRAGMA temp_store = MEMORY")
     # Each checkpoint syncs the file: every 40 MB of WAL rather than every 4 MB makes a
     # backfill's writes ~18% faster; the size limit shrinks the WAL back afterwards.
     conn.execute("PRAGMA wal_autocheckpoint = 10000")
