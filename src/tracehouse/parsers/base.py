@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.rows import tuples_to_frame
-from tracehouse.model.tables import TABLES_BY_NAME
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import row_fingerprint, tuples_to_frame, typed_row
+from tracehouse.model.tables import SESSIONS, TABLES_BY_NAME
 from tracehouse.state.watermark import Action
 
 if TYPE_CHECKING:
@@ -37,6 +38,23 @@ SHAPE_ERRORS = (
 
 def shape_error(exc: BaseException) -> str:
     return f"unexpected shape ({type(exc).__name__}: {exc})"
+
+
+def session_item(
+    provider: str,
+    source_session_id: str,
+    session_row: Mapping[str, Any],
+    salt: Sequence[str],
+    now: float,
+    watermarks: tuple[WatermarkUpdate, ...] = (),
+) -> ImportItem:
+    """A built session as an import item: its row typed for the store, fingerprinted over that
+    row and `salt` (where the source's content ends, or its digest), so a re-read of the same
+    bytes is skipped by the store as a whole."""
+    session = typed_row(SESSIONS, session_row)
+    fingerprint = combine([row_fingerprint(SESSIONS, session), *salt])
+    row = {**session, "fingerprint": fingerprint}
+    return ImportItem(provider, source_session_id, fingerprint, int(now * 1000), row, watermarks)
 
 
 @dataclass(frozen=True)

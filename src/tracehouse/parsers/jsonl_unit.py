@@ -13,11 +13,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.fingerprint import canonical_json, combine
-from tracehouse.model.rows import TableBuffer, row_fingerprint, typed_row
-from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.model.contract import Clear, Reject, WatermarkUpdate
+from tracehouse.model.fingerprint import canonical_json
+from tracehouse.model.rows import TableBuffer
+from tracehouse.parsers.base import (
+    SHAPE_ERRORS,
+    ParseOptions,
+    Unit,
+    UnitResult,
+    session_item,
+    shape_error,
+)
 from tracehouse.parsers.jsonl import (
     Chunk,
     LineError,
@@ -216,15 +222,8 @@ def attach(
     if not builder.has_content():
         result.watermark = watermark  # nothing conversational (yet): only the cursor moves
         return
-    session = typed_row(SESSIONS, builder.session_row())
-    fingerprint = combine([row_fingerprint(SESSIONS, session), *salt])
-    result.item = ImportItem(
-        provider,
-        builder.source_session_id,
-        fingerprint,
-        int(options.now * 1000),
-        {**session, "fingerprint": fingerprint},
-        (watermark,),
+    result.item = session_item(
+        provider, builder.source_session_id, builder.session_row(), salt, options.now, (watermark,)
     )
     result.rows = {
         buffer.table.name: buffer.tuples() for buffer in builder.buffers() if len(buffer)

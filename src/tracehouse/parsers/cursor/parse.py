@@ -23,10 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import row_fingerprint, typed_row
-from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.base import (
+    SHAPE_ERRORS,
+    ParseOptions,
+    Unit,
+    UnitResult,
+    session_item,
+    shape_error,
+)
 from tracehouse.parsers.cursor import records as rec
 from tracehouse.parsers.cursor.builder import ConversationBuilder
 from tracehouse.parsers.cursor.discover import PROVIDER, WORKSPACES, uri_path, workspace_path
@@ -236,15 +240,9 @@ def _item(
         return None
     if conv.workspace is not None:
         where = {**where, "workspace": conv.workspace[0], "workspace_id": conv.workspace[1]}
-    session = typed_row(SESSIONS, builder.session_row(where))
-    fingerprint = combine([row_fingerprint(SESSIONS, session), conv.digest])
     for buffer in builder.buffers():
         if len(buffer):
             tables.setdefault(buffer.table.name, []).extend(buffer.tuples())
-    return ImportItem(
-        PROVIDER,
-        conv.source_id,
-        fingerprint,
-        int(options.now * 1000),
-        {**session, "fingerprint": fingerprint},
+    return session_item(
+        PROVIDER, conv.source_id, builder.session_row(where), [conv.digest], options.now
     )

@@ -17,12 +17,16 @@ from typing import Any
 import orjson
 import xxhash
 
-from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
+from tracehouse.model.contract import Clear, Reject, WatermarkUpdate
 from tracehouse.model.fields import iso
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import row_fingerprint, typed_row
-from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.base import (
+    SHAPE_ERRORS,
+    ParseOptions,
+    Unit,
+    UnitResult,
+    session_item,
+    shape_error,
+)
 from tracehouse.parsers.cursor_agent import store as store_db
 from tracehouse.parsers.cursor_agent import transcripts as tr
 from tracehouse.parsers.cursor_agent.builder import TranscriptBuilder
@@ -75,11 +79,8 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     try:
         builder.build()
         if builder.has_content():
-            session = typed_row(SESSIONS, builder.session_row())
-            fingerprint = combine([row_fingerprint(SESSIONS, session), digest])
-            row = {**session, "fingerprint": fingerprint}
-            now = int(options.now * 1000)
-            result.item = ImportItem(PROVIDER, source_id, fingerprint, now, row, (watermark,))
+            result.item = session_item(PROVIDER, source_id, builder.session_row(), [digest],
+                                       options.now, (watermark,))  # fmt: skip
             result.rows = {b.table.name: b.tuples() for b in builder.buffers() if len(b)}
             result.accounting["session"] += 1
         else:

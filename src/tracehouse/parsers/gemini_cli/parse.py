@@ -16,11 +16,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tracehouse.model.contract import Clear, ImportItem, Reject
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import row_fingerprint, typed_row
-from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult
+from tracehouse.model.contract import Clear, Reject
+from tracehouse.parsers.base import (
+    SHAPE_ERRORS,
+    ParseOptions,
+    Unit,
+    UnitResult,
+    session_item,
+)
 from tracehouse.parsers.gemini_cli import prompts
 from tracehouse.parsers.gemini_cli.builder import ConversationBuilder
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
@@ -70,12 +73,8 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
     try:
         builder.build()
         if builder.has_content():
-            session = typed_row(SESSIONS, builder.session_row())
-            # the session row and the file's bytes: a re-read of the same bytes is skipped whole
-            fingerprint = combine([row_fingerprint(SESSIONS, session), cursor.tail_hash])
-            row = {**session, "fingerprint": fingerprint}
-            now = int(options.now * 1000)
-            result.item = ImportItem(PROVIDER, builder.sid, fingerprint, now, row, (watermark,))
+            result.item = session_item(PROVIDER, builder.sid, builder.session_row(),
+                                       [cursor.tail_hash], options.now, (watermark,))  # fmt: skip
             result.rows = {b.table.name: b.tuples() for b in builder.buffers() if len(b)}
         else:
             result.watermark = watermark  # a chat opened and left: only the cursor moves

@@ -18,10 +18,14 @@ import orjson
 import xxhash
 
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.model.fingerprint import combine
-from tracehouse.model.rows import row_fingerprint, typed_row
-from tracehouse.model.tables import SESSIONS
-from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.base import (
+    SHAPE_ERRORS,
+    ParseOptions,
+    Unit,
+    UnitResult,
+    session_item,
+    shape_error,
+)
 from tracehouse.parsers.opencode import records
 from tracehouse.parsers.opencode.builder import SessionBuilder
 from tracehouse.parsers.opencode.discover import PROVIDER
@@ -108,11 +112,8 @@ def _item(
     try:
         builder.build()
         if builder.has_content():
-            session = typed_row(SESSIONS, builder.session_row())
-            fingerprint = combine([row_fingerprint(SESSIONS, session), raw.digest])
-            row = {**session, "fingerprint": fingerprint}
-            now = int(options.now * 1000)
-            item = ImportItem(PROVIDER, builder.sid, fingerprint, now, row, watermarks)
+            item = session_item(PROVIDER, builder.sid, builder.session_row(), [raw.digest],
+                                options.now, watermarks)  # fmt: skip
             for buffer in builder.buffers():
                 if len(buffer):
                     result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())
