@@ -62,10 +62,15 @@ def row_fingerprint(table: Table, row: Mapping[str, Any]) -> str:
     return fingerprint_values(content_values(table, values))
 
 
-def content_values(table: Table, values: list[Any] | tuple[Any, ...]) -> list[Any]:
+def content_values(
+    table: Table,
+    values: list[Any] | tuple[Any, ...],
+    pick: Callable[[Sequence[Any]], tuple[Any, ...]] | None = None,
+) -> list[Any]:
     """What a row's fingerprint covers, from its values in column order: every content column,
-    then each late one that is set, as its name and value."""
-    out = [values[i] for i in table.content_indexes]
+    then each late one that is set, as its name and value. `pick`: a picker of the content
+    columns (`_picker`), for a caller that takes many rows of one table."""
+    out = list(pick(values)) if pick is not None else [values[i] for i in table.content_indexes]
     for i, name in table.late_content:
         if values[i] is not None:
             out += [name, values[i]]
@@ -117,7 +122,6 @@ class TableBuffer:
         self._fingerprint = names.index("fingerprint") if "fingerprint" in names else None
         self._pick_content = _picker(table.content_indexes)
         self._pick_text = _picker(table.text_indexes)
-        self._late = table.late_content
         self._rows: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def add(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -144,10 +148,7 @@ class TableBuffer:
                     if value is not None and type(value) is not str:
                         values[i] = _as_text(value)
             if self._fingerprint is not None:
-                content = self._pick_content(values)
-                for i, name in self._late:  # as content_values, without a loop in Python
-                    if values[i] is not None:
-                        content += (name, values[i])
+                content = content_values(self.table, values, self._pick_content)
                 values[self._fingerprint] = fingerprint_values(content)
             out.append(tuple(values))
         return out
