@@ -8,7 +8,7 @@ the transaction of the group it belongs to) and books the result in the run repo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ class Ready:
 
 def parse_batches(
     options: SyncOptions,
-    tasks: list[Task],
+    tasks: Iterable[Task],
     run_id: str,
     report: SyncReport,  # the parsing counts are booked here
     advance: Callable[[int], None],

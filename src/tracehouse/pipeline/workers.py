@@ -4,15 +4,17 @@
 instead: each runs the inline `run_tasks` against its own connection, and the server's work
 spreads over as many backends; one writer there took 4x SQLite's time, not 2x.)
 
-Each worker runs `parse_batches` over its share of the units and sends each batch, ready to
-commit, through a bounded queue; this process commits them as they come. A store write is
-single-threaded in SQLite, so parsers that wrote for themselves queued on its lock while a core
-idled; here parsing and writing overlap. Batches commit several to a transaction (see
-GROUP_BYTES) through `store.import_group`.
+Each worker runs `parse_batches` over the units it takes from a shared `TaskBoard` and sends
+each batch, ready to commit, through a bounded queue; this process commits them as they come. A
+store write is single-threaded in SQLite, so parsers that wrote for themselves queued on its lock
+while a core idled; here parsing and writing overlap. Batches commit several to a transaction
+(see GROUP_BYTES) through `store.import_group`.
 
-Units are shared by size, largest first, so the workers finish together; a unit's chunks stay
-in one worker and the queue keeps each sender's order, so they commit in file order. Workers are
-started with `spawn` (polars' threads make fork unsafe) and stop when their parent dies.
+The board holds the units largest first. Workers take from the front, so the largest start first
+and the workers finish together; the writer takes the smallest from the back whenever no batch is
+waiting for it, and parses them itself (see `_steal`). A unit's chunks stay in the process that
+took it and the queue keeps each sender's order, so they commit in file order. Workers are started
+with `spawn` (polars' threads make fork unsafe) and stop when their parent dies.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import os
 import queue as queue_module
 import signal
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,17 +42,47 @@ POLL_SECONDS = 0.5
 # bytes read; 256 MB groups write 1.48x, in the same time.
 GROUP_BYTES = 256 * 1024 * 1024
 QUEUED_PER_WORKER = 2  # batches a worker may parse ahead of the writer (memory: ~batch_bytes)
+# What the writer parses at a time when no batch waits for it: units from the small end of the
+# board, a few ms of parsing, so that a batch sent meanwhile waits little. On the 880 MB bench
+# corpus the writer waited for its one parser 4.1 s of a 14.5 s run, in gaps of 50-700 ms; a
+# larger unit is left to the workers.
+STEAL_BYTES = 2 * 1024 * 1024
 
 
-def share(tasks: list[Task], workers: int) -> list[list[Task]]:
-    """Greedy balance by bytes: the largest unit goes to the least loaded worker."""
-    groups: list[list[Task]] = [[] for _ in range(workers)]
-    loads = [0] * workers
-    for task in sorted(tasks, key=lambda t: -t[2]):
-        least = loads.index(min(loads))
-        groups[least].append(task)
-        loads[least] += task[2]
-    return [g for g in groups if g]
+class TaskBoard:
+    """The run's units, largest first, shared by every process that parses: workers take from
+    the front, the writer from the back, each unit once."""
+
+    def __init__(self, tasks: list[Task], context: Any) -> None:
+        self.tasks = sorted(tasks, key=lambda t: -t[2])
+        self._lock = context.Lock()
+        self._front = context.RawValue("q", 0)
+        self._back = context.RawValue("q", len(self.tasks))  # one past the last untaken
+
+    def front(self) -> Iterator[Task]:
+        """The largest untaken unit, one at a time, until none is left."""
+        while True:
+            with self._lock:
+                at = self._front.value
+                if at >= self._back.value:
+                    return
+                self._front.value = at + 1
+            yield self.tasks[at]
+
+    def back(self, most_bytes: int) -> list[Task]:
+        """The smallest untaken units, as many as fit in `most_bytes` (none if the smallest
+        does not)."""
+        taken: list[Task] = []
+        size = 0
+        with self._lock:
+            while self._back.value > self._front.value:
+                task = self.tasks[self._back.value - 1]
+                if size + task[2] > most_bytes:
+                    break
+                self._back.value -= 1
+                taken.append(task)
+                size += task[2]
+        return taken
 
 
 @dataclass
@@ -62,10 +95,34 @@ class _Inbox:
     advance: Callable[[int], None]
     running: int = 0
     errors: list[str] = field(default_factory=list)
+    # Set when this process writes: parses the smallest units left, while no batch waits.
+    steal: Callable[[], list[Ready]] | None = None
+    stolen: deque[Ready] = field(default_factory=deque)
 
-    def next_ready(self, wait: bool) -> Ready | None:
-        """The next batch, waiting up to POLL_SECONDS for it if `wait`; None when there is
-        none (yet), after booking any worker's end that came first."""
+    @property
+    def open(self) -> bool:
+        """Whether more batches may come: a worker still running, or parsed ones in hand."""
+        return bool(self.running or self.stolen)
+
+    def next_ready(self) -> Ready | None:
+        """The next batch: one a worker sent or, while none waits, one parsed here from the
+        smallest units left. Waits up to POLL_SECONDS once there is nothing left to steal;
+        None when nothing came (yet), after booking any worker's end that came first."""
+        while True:
+            if self.stolen:
+                return self.stolen.popleft()
+            ready = self.receive(wait=False)
+            if ready is not None or not self.running:
+                return ready
+            if self.steal is not None:
+                self.stolen.extend(self.steal())
+                if self.stolen:
+                    continue
+            return self.receive(wait=True)
+
+    def receive(self, wait: bool) -> Ready | None:
+        """A batch a worker sent, waiting up to POLL_SECONDS for it if `wait`; None when none
+        came, after booking any worker's end that came first."""
         while self.running:
             try:
                 kind, payload = (
@@ -106,13 +163,14 @@ def run_in_workers(
     stopping = context.Event()  # set: each worker stops before its next unit
     portable = replace(options, on_batch=None, stop=None)
     address = store.address if store.concurrent_writes else None
+    board = TaskBoard(tasks, context)
     processes = [
         context.Process(
             target=_worker,
-            args=(portable, group, report.run_id, messages, stopping, address),
+            args=(portable, board, report.run_id, messages, stopping, address),
             daemon=True,
         )
-        for group in share(tasks, workers)
+        for _ in range(min(workers, len(tasks)))
     ]
     held = _hold_ctrl_c()
     try:
@@ -122,10 +180,13 @@ def run_in_workers(
         _release_ctrl_c(held, raise_caught=False)
         raise
     inbox = _Inbox(messages, processes, report, advance, running=len(processes))
+    if address is None:  # this process writes: it parses too while no batch waits for it
+        here = replace(portable, stop=stopping.is_set)  # as the workers parse
+        inbox.steal = lambda: _steal(board, here, inbox, stopping)
     interrupted = False
     try:
         _release_ctrl_c(held)  # a Ctrl-C held back while they started stops the run here
-        while inbox.running and not _stopped(options, stopping):
+        while inbox.open and not _stopped(options, stopping):
             _commit_next(store, inbox, stopping, report, options)
     except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
         interrupted = True
@@ -146,7 +207,7 @@ def _commit_next(
     """Wait for a batch, then commit it with those that follow, up to GROUP_BYTES or until none
     comes for POLL_SECONDS. Each batch is let go once written (a group of them held to the end
     doubled the writer's memory): only its units' write times are kept for the lag."""
-    first = inbox.next_ready(wait=True)
+    first = inbox.next_ready()
     if first is None:
         return
     written = list(first.written)
@@ -156,7 +217,7 @@ def _commit_next(
         commit(write, first, report)
         del first
         while size < GROUP_BYTES and not _stopped(options, stopping):
-            more = inbox.next_ready(wait=True)
+            more = inbox.next_ready()
             if more is None:
                 break
             commit(write, more, report)
@@ -165,6 +226,22 @@ def _commit_next(
             del more
     if wrote:
         committed(written, report, options.on_batch)
+
+
+def _steal(board: TaskBoard, options: SyncOptions, inbox: _Inbox, stopping: Any) -> list[Ready]:
+    """Parse the smallest units left on the board here, in time the writer would spend waiting
+    for a batch; their batches commit like any other."""
+    if stopping.is_set():
+        return []
+    tasks = board.back(STEAL_BYTES)
+    if not tasks:
+        return []
+    try:
+        return list(parse_batches(options, tasks, inbox.report.run_id, inbox.report, inbox.advance))
+    except TracehouseError as exc:  # as a worker's error would: commit what is in hand, stop
+        inbox.errors.append(str(exc))
+        stopping.set()
+        return []
 
 
 def _stopped(options: SyncOptions, stopping: Any) -> bool:
@@ -178,16 +255,17 @@ def _stopped(options: SyncOptions, stopping: Any) -> bool:
 def _drain(inbox: _Inbox) -> None:
     """Take what the stopping workers still send until each has ended."""
     inbox.advance = lambda n: None
+    inbox.steal = None
     while inbox.running:
         try:
-            inbox.next_ready(wait=True)
+            inbox.receive(wait=True)
         except KeyboardInterrupt:  # a second Ctrl-C: stop waiting for them
             break
 
 
 def _worker(
     options: SyncOptions,
-    tasks: list[Task],
+    board: TaskBoard,
     run_id: str,
     messages: Any,
     stopping: Any,
@@ -201,12 +279,14 @@ def _worker(
     part = SyncReport(run_id=run_id, dry_run=options.dry_run)
     try:
         if address is None:
-            for ready in parse_batches(options, tasks, run_id, part, lambda n: None):
+            for ready in parse_batches(options, board.front(), run_id, part, lambda n: None):
                 messages.put(("ready", ready))
         else:
             store = open_store(address)
             try:
-                run_tasks(store, options, tasks, part, lambda n: messages.put(("progress", n)))
+                run_tasks(
+                    store, options, board.front(), part, lambda n: messages.put(("progress", n))
+                )
                 part.retry_reasons.update(store.retry_log.take())
             finally:
                 store.close()

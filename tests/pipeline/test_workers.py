@@ -1,0 +1,94 @@
+"""The task board the parser processes share, and the writer that parses while it would wait."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.pipeline.helpers import make_home
+from tracehouse.parsers.registry import PARSERS
+from tracehouse.pipeline import workers
+from tracehouse.pipeline.sync import SyncOptions, SyncReport, plan
+from tracehouse.pipeline.workers import TaskBoard
+
+CONTEXT = multiprocessing.get_context("spawn")
+
+
+def board_of(sizes: list[int]) -> TaskBoard:
+    return TaskBoard([(f"unit-{n}", None, size) for n, size in enumerate(sizes)], CONTEXT)  # type: ignore[misc]
+
+
+def test_workers_take_the_largest_first_and_the_writer_the_smallest_that_fit():
+    board = board_of([5, 40, 1, 20, 2])
+    front = board.front()
+    assert next(front)[2] == 40
+    assert [t[2] for t in board.back(4)] == [1, 2]  # 5 more would not fit in 4
+    assert board.back(4) == []  # the smallest left, 5, does not fit: left to the workers
+    assert [t[2] for t in front] == [20, 5]
+    assert board.back(100) == []
+
+
+@given(
+    sizes=st.lists(st.integers(0, 50), max_size=30),
+    takes=st.lists(st.one_of(st.none(), st.integers(0, 120)), max_size=60),
+)
+def test_every_unit_is_taken_once_whoever_takes_it(sizes, takes):
+    board = board_of(sizes)
+    front = board.front()
+    taken = []
+    for take in takes:  # None: a worker takes one; a number: the writer steals that many bytes
+        if take is None:
+            taken.extend(t[0] for t in [next(front, None)] if t is not None)
+        else:
+            stolen = board.back(take)
+            assert sum(t[2] for t in stolen) <= take
+            taken.extend(t[0] for t in stolen)
+    taken.extend(t[0] for t in front)
+    assert sorted(taken) == sorted(f"unit-{n}" for n in range(len(sizes)))
+
+
+class _Running:
+    exitcode = None  # a worker still busy: it has sent nothing yet
+
+
+def _inbox(tmp_path, monkeypatch, most_bytes):
+    """An inbox whose one worker sends nothing, over the fixture home's units."""
+    monkeypatch.setattr(workers, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(workers, "STEAL_BYTES", most_bytes)
+    home = make_home(tmp_path)
+    options = SyncOptions(sources={"claude-code": [home / ".claude"]})
+    units = PARSERS["claude-code"].discover([home / ".claude"])
+    tasks = [(u, c, size or 0) for u, c, size in plan(units, {}, False)]
+    board = TaskBoard(tasks, CONTEXT)
+    report = SyncReport(run_id="r" * 26)
+    inbox = workers._Inbox(queue.Queue(), [_Running()], report, lambda n: None, running=1)
+    stopping = CONTEXT.Event()
+    inbox.steal = lambda: workers._steal(board, options, inbox, stopping)
+    return inbox, board, tasks, stopping
+
+
+def test_the_writer_parses_the_smallest_units_while_no_batch_comes(tmp_path, monkeypatch):
+    inbox, board, tasks, _ = _inbox(tmp_path, monkeypatch, most_bytes=10**9)
+    ready = inbox.next_ready()
+    assert ready is not None and ready.batch is not None
+    assert inbox.report.parsed == len(tasks) and ready.bytes_read == sum(t[2] for t in tasks)
+    assert list(board.front()) == []  # every unit was taken here
+    assert inbox.next_ready() is None  # nothing left to steal: waits for the worker
+
+
+def test_the_writer_leaves_units_larger_than_a_steal_to_the_workers(tmp_path, monkeypatch):
+    inbox, board, tasks, _ = _inbox(tmp_path, monkeypatch, most_bytes=1)
+    while inbox.next_ready() is not None:  # an empty file fits
+        pass
+    empty = sum(1 for t in tasks if t[2] == 0)
+    left = list(board.front())
+    assert inbox.report.parsed == empty and len(left) == len(tasks) - empty > 0
+
+
+def test_the_writer_steals_nothing_once_the_run_stops(tmp_path, monkeypatch):
+    inbox, _, _, stopping = _inbox(tmp_path, monkeypatch, most_bytes=10**9)
+    stopping.set()
+    assert inbox.next_ready() is None and inbox.report.parsed == 0
