@@ -45,3 +45,22 @@ def test_imports_keep_their_journals_in_memory_and_readers_do_not(tmp_path):
     assert store.conn.execute("PRAGMA temp_store").fetchone()[0] == 0  # DEFAULT: a file
     assert store.info().row_counts["sessions"] == 2
     store.close()
+
+
+def test_a_new_ledger_gets_8k_pages_and_an_old_one_keeps_its_own(tmp_path):
+    import sqlite3
+
+    new = SqliteStore(tmp_path / "new.db")
+    assert new.conn.execute("PRAGMA page_size").fetchone()[0] == 8192
+    new.close()
+    old_path = tmp_path / "old.db"
+    with sqlite3.connect(old_path) as conn:  # a ledger made before pages were 8 KiB
+        conn.execute("PRAGMA page_size = 4096")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    old = SqliteStore(old_path)
+    old.import_batch(batch([item("one", 3)]))
+    assert old.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert old.info().row_counts["sessions"] == 1
+    old.close()

@@ -29,6 +29,7 @@ T = TypeVar("T")
 LOCK_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
 BUSY_TIMEOUT_MS = 5000
 CACHE_KIB = 32 * 1024
+PAGE_BYTES = 8192
 SEARCH_MMAP_BYTES = 1 << 30
 SEARCH_THREADS = 3
 # In a long import group, the search index is flushed every this many rows: indexing a whole
@@ -321,6 +322,10 @@ class SqliteStore:
 def apply_pragmas(conn: sqlite3.Connection, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
     """How every connection to a ledger is set up (the import bench's floor uses it too)."""
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    # Only a new, empty file takes it (a ledger keeps the page size it was made with). Rows of
+    # transcripts run to kilobytes: at 8 KiB pages a backfill's writer spent 7% less time than
+    # at 4 KiB (fewer overflow chains and page splits); 16 KiB was no faster.
+    conn.execute(f"PRAGMA page_size = {PAGE_BYTES}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")
