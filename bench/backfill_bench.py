@@ -106,6 +106,18 @@ def _bare_database(path: Path) -> None:
             conn.close()
 
 
+def build_corpus(fixtures: Path, copies: int) -> Path:
+    """The replicated corpus under bench/out, built once per number of copies (and version);
+    `sources.toml` in it names every root, for `--config`."""
+    return build(fixtures, copies, OUT / "corpus")
+
+
+def run_cli(args: list[str]) -> tuple[float, tuple[int, int], dict[str, object]]:
+    """For the other benches: one command's wall time, (peak PSS, largest RSS) and report."""
+    run = Run(args)
+    return run.wall, (run.pss, run.rss), run.report
+
+
 class Run:
     """One command: wall time, the tree's peak memory, bytes written, and its --json report."""
 
@@ -159,7 +171,7 @@ def main() -> None:
         raise SystemExit("--copies and --repeat must be at least 1")
 
     t0 = time.perf_counter()
-    corpus = build(args.corpus, args.copies, OUT / "corpus")
+    corpus = build_corpus(args.corpus, args.copies)
     files = files_of(corpus)
     print(f"corpus: {len(files):,} files in {corpus} (ready in {time.perf_counter() - t0:.1f}s)")
     size, read_s = raw_read(files)

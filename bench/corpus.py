@@ -63,7 +63,7 @@ def build(source: Path, copies: int, out: Path) -> Path:
             for root in _whole_home_roots(home):
                 where = target / "homes" / f"c{n:03d}" / home.name / root.relative_to(home)
                 _copy_tree(root, where, n)
-    (target / "sources.toml").write_text(_sources_toml(target))
+    (target / "sources.toml").write_text(sources_toml(target))
     (target / ".complete").write_text("ok")
     return target
 
@@ -77,7 +77,8 @@ def _whole_home_roots(home: Path) -> list[Path]:
     ]
 
 
-def _sources_toml(target: Path) -> str:
+def sources_toml(target: Path) -> str:
+    """A `--config` naming every root of a tree laid out as the corpus is."""
     roots: dict[str, list[Path]] = {
         "claude-code": [target / ".claude"],
         "codex": [target / ".codex"],

@@ -1,8 +1,8 @@
 """Exports and usage reports on the ledger of the backfill corpus: speed and peak memory.
 
-    uv run python bench/export_bench.py [--copies 60] [--runs 3] [--sample 300]
+    uv run python bench/export_bench.py [--copies 24] [--runs 3] [--sample 300]
 
-Builds (or reuses) backfill_bench's replicated corpus (60 copies ≈ 1 GB) and its ledger, then
+Builds (or reuses) backfill_bench's replicated corpus (24 copies ≈ 0.9 GB) and its ledger, then
 runs each measure `--runs` times, interleaved, through the CLI in a process of its own:
 
   parquet    `export --format parquet` of the whole ledger: rows/s (target ≥ 200k rows/s),
@@ -42,8 +42,8 @@ def ledger_of(corpus: Path, copies: int) -> Path:
     ledger = OUT / f"export-ledger-x{copies}.db"
     if not ledger.exists():
         partial = ledger.with_suffix(".partial.db")
-        run_cli(["sync", "backfill", "--home", str(corpus), "--store", str(partial), "--json",
-                 "-q"])  # fmt: skip
+        config = str(corpus / "sources.toml")
+        run_cli(["sync", "backfill", "--config", config, "--store", str(partial), "--json", "-q"])
         partial.rename(ledger)
     return ledger
 
@@ -80,7 +80,7 @@ def sample(ledger: Path, n: int, seed: int = 11) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
-    parser.add_argument("--copies", type=int, default=60)
+    parser.add_argument("--copies", type=int, default=24)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sample", type=int, default=300)
     args = parser.parse_args()

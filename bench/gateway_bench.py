@@ -3,8 +3,9 @@
     uv run python bench/gateway_bench.py [--copies 16] [--pushers 8] [--runs 3]
                                          [--dsn postgresql://postgres@127.0.0.1:5432/test]
 
-The corpus is `backfill_bench.py`'s (the fixture homes' Claude Code and Codex logs replicated
-`--copies` times with fresh ids), dealt out by copy into `--pushers` machine homes (hard links).
+The corpus is `backfill_bench.py`'s (every fixture source replicated `--copies` times with fresh
+ids), dealt out by copy into `--pushers` machine homes (hard links), each with the
+`sources.toml` that names its roots.
 Each run, in a fresh schema of the server at --dsn, interleaved:
 
   direct      `sync backfill` of the whole corpus straight into PostgreSQL (the floor)
@@ -36,7 +37,9 @@ from pathlib import Path
 
 import httpx
 import psutil
+import xxhash
 from backfill_bench import HERE, OUT, build_corpus, files_of
+from corpus import sources_toml
 from postgres_bench import DEFAULT_DSN, schema
 
 from tracehouse.gateway.tokens import add_token
@@ -47,21 +50,26 @@ _DURATION = re.compile(rb'"POST /v1/sessions.import" 200 ([0-9.]+) ms')
 
 
 def deal(corpus: Path, machines: int) -> list[Path]:
-    """The corpus as `machines` homes: copy n goes to machine n % machines."""
+    """The corpus as `machines` homes laid out as the corpus is: copy n goes to machine
+    n % machines (a Codex rollout, whose name keeps no copy number, by a hash of its name)."""
     target = OUT / "corpus" / f"{corpus.name}-m{machines}"
     homes = [target / f"machine-{i}" for i in range(machines)]
     if (target / ".complete").exists():
         return homes
-    for path in files_of(corpus) + sorted(corpus.rglob("*.meta.json")):
+    for path in files_of(corpus):
         rel = path.relative_to(corpus)
         if rel.parts[0] == ".claude":  # projects/<name>-cNNN/…
             copy = int(rel.parts[2].rsplit("-c", 1)[1])
-        else:  # a rollout whose thread id starts with the copy number
-            copy = int(path.stem[-36:-28], 16)
+        elif rel.parts[0] == "homes":  # homes/cNNN/<fixture home>/…
+            copy = int(rel.parts[1][1:])
+        else:
+            copy = xxhash.xxh32_intdigest(path.name)
         out = homes[copy % machines] / rel
         out.parent.mkdir(parents=True, exist_ok=True)
         if not out.exists():
             os.link(path, out)
+    for home in homes:
+        (home / "sources.toml").write_text(sources_toml(home))
     (target / ".complete").write_text("ok")
     return homes
 
@@ -78,8 +86,8 @@ def counts(dsn: str) -> tuple[int, int]:
 
 def direct(corpus: Path, dsn: str) -> float:
     start = time.perf_counter()
-    subprocess.run([*CLI, "sync", "backfill", "--home", str(corpus), "--store", dsn, "-q"],
-                   check=True, env=_env())  # fmt: skip
+    subprocess.run([*CLI, "sync", "backfill", "--config", str(corpus / "sources.toml"),
+                    "--store", dsn, "-q"], check=True, env=_env())  # fmt: skip
     return time.perf_counter() - start
 
 
@@ -126,8 +134,8 @@ def through_gateway(homes: list[Path], dsn: str, workers: int, work: Path) -> di
                 *CLI,
                 "sync",
                 "backfill",
-                "--home",
-                str(home),
+                "--config",
+                str(home / "sources.toml"),
                 "--store",
                 url,
                 "--token-file",

@@ -1,9 +1,9 @@
 """Search: query latency on the ledger of the backfill corpus, and what the index costs.
 
-    uv run python bench/search_bench.py [--copies 60] [--runs 2] [--queries 240] [--pg DSN]
+    uv run python bench/search_bench.py [--copies 24] [--runs 2] [--queries 240] [--pg DSN]
 
-Builds (or reuses) backfill_bench's replicated corpus (about 16 MB a copy; 60 copies ≈ 1 GB),
-then, in one run on this machine:
+Builds (or reuses) backfill_bench's replicated corpus of all six sources (about 37 MB a copy;
+24 copies ≈ 0.9 GB), then, in one run on this machine:
 
   backfill     `sync backfill` into a fresh SQLite ledger with the search index, and into one
                whose index was dropped before the run (the floor), interleaved `--runs` times:
@@ -62,8 +62,9 @@ def drop_index(path: Path) -> None:
 
 
 def backfill(corpus: Path, ledger: Path) -> tuple[float, dict]:  # type: ignore[type-arg]
+    config = str(corpus / "sources.toml")
     wall, _peak, report = run_cli(
-        ["sync", "backfill", "--home", str(corpus), "--store", str(ledger), "--json", "-q"]
+        ["sync", "backfill", "--config", config, "--store", str(ledger), "--json", "-q"]
     )
     return wall, report
 
@@ -163,7 +164,7 @@ def report_latency(backend: str, by_shape: dict[str, list[float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=60)
+    parser.add_argument("--copies", type=int, default=24)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--queries", type=int, default=240)
     parser.add_argument("--pg", default=os.environ.get("TRACEHOUSE_PG_DSN"))
