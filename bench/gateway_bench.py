@@ -63,7 +63,7 @@ def deal(corpus: Path, machines: int) -> list[Path]:
         elif rel.parts[0] == "homes":  # homes/cNNN/<fixture home>/…
             copy = int(rel.parts[1][1:])
         else:
-            copy = xxhash.xxh32_intdigest(path.name)
+            copy = xxhash.xxh32_intdigest(path.name.encode())
         out = homes[copy % machines] / rel
         out.parent.mkdir(parents=True, exist_ok=True)
         if not out.exists():
