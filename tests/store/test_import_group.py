@@ -64,3 +64,34 @@ def test_a_new_ledger_gets_8k_pages_and_an_old_one_keeps_its_own(tmp_path):
     assert old.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
     assert old.info().row_counts["sessions"] == 1
     old.close()
+
+
+def test_an_item_refused_inside_a_group_fails_alone_and_the_rest_commit(tmp_path):
+    """Items run without a savepoint each; when one fails, its batch is rolled back and run
+    again item by item. Nothing of the group's other batches, nor of the failing item's
+    neighbours, is lost or written twice."""
+    import dataclasses
+
+    from tests.store.factory import CONTENT, WHEN, snapshot
+    from tracehouse.model import ids
+    from tracehouse.model.tables import MESSAGES
+
+    second = batch([item(f"s{i}", 3, text=f"word{i}") for i in range(4)])
+    rows = {name: second.tuples(name) for name in CONTENT[1:]}
+    role, refused = MESSAGES.names.index("role"), ids.session_id("claude-code", "s2")
+    rows["messages"] = [
+        (*r[:role], None, *r[role + 1 :]) if r[1] == refused else r for r in rows["messages"]
+    ]
+    store = SqliteStore(tmp_path / "ledger.db")
+    with store.import_group() as write:
+        write(batch([item("first", 3, text="okapiwhistle")]))
+        response = write(dataclasses.replace(second, frames={}, rows=rows))
+    assert [r.status for r in response.results] == ["imported"] * 2 + ["failed", "imported"]
+    assert "role" in (response.results[2].reason or "")
+    clean = SqliteStore(tmp_path / "clean.db")
+    clean.import_batch(batch([item("first", 3, text="okapiwhistle")]))
+    clean.import_batch(batch([item(f"s{i}", 3, text=f"word{i}") for i in (0, 1, 3)]))
+    assert snapshot(store, drop=WHEN) == snapshot(clean, drop=WHEN)
+    assert store.search("okapiwhistle") and store.search("word3") and not store.search("word2")
+    store.close()
+    clean.close()

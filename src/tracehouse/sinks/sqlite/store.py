@@ -20,7 +20,7 @@ from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.sinks.reads import unresolved_reject_units
-from tracehouse.sinks.sqlite import search_index, writer
+from tracehouse.sinks.sqlite import apply, search_index, writer
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 T = TypeVar("T")
@@ -68,7 +68,7 @@ class SqliteStore:
             self.schema_version = len(applied(self.conn))
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a tracehouse ledger ({exc})") from None
-        self._statements = writer.Statements()
+        self._statements = apply.Statements()
         self._readers: list[sqlite3.Connection] = []
 
     # -- schema ---------------------------------------------------------------------------------
@@ -178,11 +178,11 @@ class SqliteStore:
 
     def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
         with self.transaction() as conn:
-            return deletion.delete_in(writer.SqliteTx(conn), session_ids, deleted_at)
+            return deletion.delete_in(apply.SqliteTx(conn), session_ids, deleted_at)
 
     def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
         with self.transaction() as conn:
-            return deletion.restore_in(writer.SqliteTx(conn), session_ids)
+            return deletion.restore_in(apply.SqliteTx(conn), session_ids)
 
     def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
         with self.transaction() as conn:
@@ -224,7 +224,7 @@ class SqliteStore:
 
     def write(self, work: Callable[[Tx], T]) -> T:
         with self.transaction() as conn:
-            return work(writer.SqliteTx(conn))
+            return work(apply.SqliteTx(conn))
 
     # -- reads --------------------------------------------------------------------------------
 
