@@ -17,6 +17,7 @@ import argparse
 import sqlite3
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from tracehouse.model import ids
@@ -38,7 +39,9 @@ def build_batches(n_messages: int, per_session: int) -> list[ImportBatch]:
         buffers = {t.name: TableBuffer(t) for t in (TURNS, MESSAGES, TOOL_CALLS)}
         items = []
         for s in range(start, min(start + BATCH_SESSIONS, n_sessions)):
-            sid = f"bench-{s:06d}"
+            # A uuid, as real session ids are: labels are cut from an id's head, and numbered
+            # ids would put every session under one label, whose work grows with the group.
+            sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"tracehouse-bench-{s}"))
             session_id = ids.session_id("claude-code", sid)
             for m in range(per_session):
                 turn = m // 4
