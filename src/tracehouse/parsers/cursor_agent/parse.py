@@ -60,8 +60,12 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
             return result  # no watermark: read again next run
         transcript, digest = store_db.transcript(stored), stored.digest
         source_id = str(stored.meta.get("agentId") or os.path.basename(os.path.dirname(unit.key)))
-        where.update(store_meta=stored.meta, created_at=iso(stored.meta.get("createdAt")),
-                     unordered=not stored.ordered, entrypoint="cli")  # fmt: skip
+        where.update(
+            store_meta=stored.meta,
+            created_at=iso(stored.meta.get("createdAt")),
+            unordered=not stored.ordered,
+            entrypoint="cli",
+        )
     else:
         found = _read_transcripts(unit, options)
         if found is None:  # a JSONL still being written
@@ -79,8 +83,9 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     try:
         builder.build()
         if builder.has_content():
-            result.item = session_item(PROVIDER, source_id, builder.session_row(), [digest],
-                                       options.now, (watermark,))  # fmt: skip
+            result.item = session_item(
+                PROVIDER, source_id, builder.session_row(), [digest], options.now, (watermark,)
+            )
             result.rows = {b.table.name: b.tuples() for b in builder.buffers() if len(b)}
             result.accounting["session"] += 1
         else:

@@ -73,8 +73,14 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
     try:
         builder.build()
         if builder.has_content():
-            result.item = session_item(PROVIDER, builder.sid, builder.session_row(),
-                                       [cursor.tail_hash], options.now, (watermark,))  # fmt: skip
+            result.item = session_item(
+                PROVIDER,
+                builder.sid,
+                builder.session_row(),
+                [cursor.tail_hash],
+                options.now,
+                (watermark,),
+            )
             result.rows = {b.table.name: b.tuples() for b in builder.buffers() if len(b)}
         else:
             result.watermark = watermark  # a chat opened and left: only the cursor moves

@@ -112,8 +112,9 @@ def _item(
     try:
         builder.build()
         if builder.has_content():
-            item = session_item(PROVIDER, builder.sid, builder.session_row(), [raw.digest],
-                                options.now, watermarks)  # fmt: skip
+            item = session_item(
+                PROVIDER, builder.sid, builder.session_row(), [raw.digest], options.now, watermarks
+            )
             for buffer in builder.buffers():
                 if len(buffer):
                     result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())

@@ -108,23 +108,22 @@ class Items:
         except sqlite3.Error as exc:
             self.conn.execute("ROLLBACK TO item")
             self.conn.execute("RELEASE item")
-            label = before.label if before is not None and before.label else None
-            return ItemResult(
-                item.source_provider,
-                item.source_session_id,
-                label or item.session.get("label"),
-                "failed",
-                f"store: {exc}",
-            )
+            ident = (item.source_provider, item.source_session_id, _shown_label(item, before))
+            return ItemResult(*ident, "failed", f"store: {exc}")
         self.conn.execute("RELEASE item")
         return result
+
+
+def _shown_label(item: ImportItem, existing: Existing | None) -> Any:
+    """The label the session goes by: the store's once it holds the session, else the item's."""
+    return existing.label if existing is not None and existing.label else item.session.get("label")
 
 
 def _apply_item(items: Items, item: ImportItem, existing: Existing | None) -> ItemResult:
     conn, sql, batch, partitions = items.conn, items.sql, items.batch, items.partitions
     host, now = items.host, items.now
     deleted = item.session_id in items.deleted
-    label = existing.label if existing is not None and existing.label else item.session.get("label")
+    label = _shown_label(item, existing)
     action = decide(item, existing, batch.mode, deleted)
     if action != "write":
         if action == "refresh":  # the source came back (or, copied, is gone)
