@@ -52,8 +52,9 @@ class Query:
 
 
 def words_of(text: str) -> list[str]:
-    """How stored text and queries are split into words (case and diacritics folded)."""
-    folded = unicodedata.normalize("NFKD", text.lower())
+    """How stored text and queries are split into words (case and diacritics folded). A final
+    sigma is σ, as FTS5 folds it, so that no word's folding depends on what follows it."""
+    folded = unicodedata.normalize("NFKD", text.lower().replace("ς", "σ"))
     return WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
 
 
