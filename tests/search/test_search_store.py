@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.cursor_dbs import make_user_dir
+from tests.store.factory import batch, item
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.search.hits import SearchFilters
 from tracehouse.search.options import build_filters
@@ -198,3 +199,19 @@ def test_deleted_rows_leave_nothing_in_the_index(store, home):
         for index in ("messages_fts", "tool_calls_fts", "sessions_fts"):
             conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 0)")
             assert conn.execute(f"SELECT count(*) FROM {index}_docsize").fetchone() == (0,)
+
+
+def test_words_are_found_whatever_surrounds_them(store):
+    """Accents fold and any character that is not a letter or a digit ends a word, on both
+    backends (PostgreSQL's words are prepared by its writer, `search_words.py`)."""
+    first = item("w1", 2, text="un café noir, naïveté—x", title="Réglage du cache")
+    first["toolCalls"][0]["resultJson"] = "     12→import os\n     13→ใส่ 日本語テキスト ok"
+    first["toolCalls"][0]["paramsJson"] = {"file_path": "/srv/billing/webhooks.py"}
+    second = item("w2", 2, text="plain ascii words only")
+    second["messages"][1]["thinking"] = "the user's “quoted” word"
+    assert store.import_batch(batch([first, second])).ok
+    everything = SearchFilters(limit=1000)
+    for text in ("cafe", "café", "naivete", "x", "reglage", "import", "ใส่", "日本語テキスト",
+                 "webhooks", "billing/webhooks.py", "quoted", "user"):  # fmt: skip
+        got = {(h.kind, h.id) for h in store.search(text, everything)}
+        assert got and got == brute_force(store, text, everything), text

@@ -7,7 +7,7 @@ skipped, upserted, which provenance a session row carries — is decided here, o
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -242,8 +242,9 @@ def finish_values(
     )
 
 
-def session_upsert_sql(placeholders: str) -> str:
-    """Both stores' session upsert, given their VALUES placeholders. Every column is replaced
+def session_upsert_sql(placeholders: str, derived: Sequence[tuple[str, str]] = ()) -> str:
+    """Both stores' session upsert, given their VALUES placeholders and any columns a store
+    derives ((column, value expression), after the declared ones). Every column is replaced
     except the insert-only ones, and a lineage link the store resolved from the parent's tool
     call survives the child's re-import (COALESCE)."""
     updates = []
@@ -254,8 +255,11 @@ def session_upsert_sql(placeholders: str) -> str:
             updates.append(f"{n} = COALESCE(excluded.{n}, sessions.{n})")
         else:
             updates.append(f"{n} = excluded.{n}")
+    updates.extend(f"{column} = excluded.{column}" for column, _ in derived)
+    columns = ", ".join([*SESSIONS.names, *(column for column, _ in derived)])
+    values = ", ".join([placeholders, *(value for _, value in derived)])
     return (
-        f"INSERT INTO sessions ({', '.join(SESSIONS.names)}) VALUES ({placeholders})"
+        f"INSERT INTO sessions ({columns}) VALUES ({values})"
         f" ON CONFLICT (session_id) DO UPDATE SET {', '.join(updates)}"
     )
 

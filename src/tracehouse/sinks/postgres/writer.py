@@ -60,16 +60,20 @@ from tracehouse.sinks.items import (
     written,
 )
 from tracehouse.sinks.labels import claim_label, rewrite_threads
+from tracehouse.sinks.postgres.search_words import VECTORS
 from tracehouse.sinks.postgres.staging import MERGE_ALL, MERGE_ONE, TABLES, stage, without_nul
 from tracehouse.sinks.postgres.tx import Conn, PgTx
 
 # Failures that say "try the whole transaction again", not "this item is bad".
 RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
+_SESSION_VECTORS = VECTORS[SESSIONS.name]
 UPSERT_SESSION = session_upsert_sql(
-    ", ".join("%s::json" if c.kind is Kind.JSON else "%s" for c in SESSIONS.columns)
+    ", ".join("%s::json" if c.kind is Kind.JSON else "%s" for c in SESSIONS.columns),
+    [(v.column, "to_tsvector('simple', %s)") for v in _SESSION_VECTORS],
 )
 _BOOL_AT = [i for i, c in enumerate(SESSIONS.columns) if c.kind is Kind.BOOL]
+_SESSION_WORDS = [v.preparer(SESSIONS.names) for v in _SESSION_VECTORS]
 
 # A child that names its spawning call (a Codex review knows only the parent's call) gives
 # that call its `spawned_session_id`, whether the child or the parent is being written.
@@ -308,6 +312,7 @@ def _session_params(
     for i in _BOOL_AT:
         if values[i] is not None:
             values[i] = bool(values[i])
+    values.extend(prepare(values) for prepare in _SESSION_WORDS)
     return list(without_nul(values))
 
 
