@@ -60,6 +60,7 @@ from tracehouse.sinks.items import (
     written,
 )
 from tracehouse.sinks.labels import claim_label, rewrite_threads
+from tracehouse.sinks.postgres.lineage import resolve_links
 from tracehouse.sinks.postgres.search_words import VECTORS
 from tracehouse.sinks.postgres.staging import MERGE_ALL, MERGE_ONE, TABLES, stage, without_nul
 from tracehouse.sinks.postgres.tx import Conn, PgTx
@@ -74,50 +75,6 @@ UPSERT_SESSION = session_upsert_sql(
 )
 _BOOL_AT = [i for i, c in enumerate(SESSIONS.columns) if c.kind is Kind.BOOL]
 _SESSION_WORDS = [v.preparer(SESSIONS.names) for v in _SESSION_VECTORS]
-
-# A child that names its spawning call (a Codex review knows only the parent's call) gives
-# that call its `spawned_session_id`, whether the child or the parent is being written.
-LINK_NAMED_CALLS = """
-UPDATE tool_calls SET spawned_session_id = s.session_id,
-       spawned_source_session_id = s.source_session_id
-FROM sessions AS s
-WHERE s.spawn_tool_call_id = tool_calls.tool_call_id
-  AND tool_calls.spawned_session_id IS NULL
-  AND (s.session_id = ANY(%(ids)s) OR tool_calls.session_id = ANY(%(ids)s))
-RETURNING s.session_id, tool_calls.session_id
-"""
-
-# Lineage from the spawning tool calls, whichever of parent and child arrived first: for every
-# child spawned from these sessions, and for these sessions as children, the first spawning call.
-RESOLVE_LINKS = """
-WITH spawns AS (
-    SELECT DISTINCT ON (tc.spawned_session_id) tc.spawned_session_id, tc.session_id,
-           tc.message_id, tc.tool_call_id, tc.source_tool_call_id,
-           parent.source_session_id, m.source_message_id
-    FROM tool_calls AS tc
-    JOIN sessions AS child ON child.session_id = tc.spawned_session_id
-    JOIN sessions AS parent ON parent.session_id = tc.session_id
-    LEFT JOIN messages AS m ON m.message_id = tc.message_id
-    WHERE tc.spawned_session_id IN (
-        SELECT spawned_session_id FROM tool_calls
-        WHERE session_id = ANY(%(ids)s) AND spawned_session_id IS NOT NULL
-        UNION ALL SELECT unnest(%(ids)s::text[]))
-      -- a child that names its parent takes its link from that parent's calls only
-      AND coalesce(child.parent_session_id, tc.session_id) = tc.session_id
-    ORDER BY tc.spawned_session_id, tc.tool_call_id COLLATE "C"
-)
-UPDATE sessions SET parent_session_id = sp.session_id, parent_message_id = sp.message_id,
-       spawn_tool_call_id = sp.tool_call_id, parent_source_session_id = sp.source_session_id,
-       parent_source_message_id = sp.source_message_id,
-       spawn_source_tool_call_id = sp.source_tool_call_id
-FROM spawns AS sp
-WHERE sessions.session_id = sp.spawned_session_id
-  AND (sessions.parent_session_id IS DISTINCT FROM sp.session_id
-       OR sessions.parent_message_id IS DISTINCT FROM sp.message_id
-       OR sessions.spawn_tool_call_id IS DISTINCT FROM sp.tool_call_id
-       OR sessions.spawn_source_tool_call_id IS DISTINCT FROM sp.source_tool_call_id)
-RETURNING sessions.session_id, sp.session_id
-"""
 
 SAVE_WATERMARK = (
     "INSERT INTO watermarks VALUES (%s, %s, %s::json, %s, %s, %s::json)"
@@ -343,7 +300,7 @@ def _write_group(
             else:
                 cur.execute(MERGE_ALL[table.name])
             found.update(row[0] for row in cur.fetchall())
-        _resolve_links(cur, [item.session_id for item, _ in group], found)
+        resolve_links(cur, [item.session_id for item, _ in group], found)
     return found
 
 
@@ -366,14 +323,6 @@ def _write(
     except psycopg.Error as exc:
         return f"store: {str(exc).strip().splitlines()[0]}"
     return None
-
-
-def _resolve_links(cur: psycopg.Cursor[Any], session_ids: list[str], found: Counter[str]) -> None:
-    written_here = set(session_ids)
-    for sql in (LINK_NAMED_CALLS, RESOLVE_LINKS):  # each returns (child, parent) per row changed
-        cur.execute(sql, {"ids": session_ids})
-        for child, parent in cur.fetchall():
-            found[child if child in written_here else parent] += 1
 
 
 def _save_watermarks(conn: Conn, watermarks: list[WatermarkUpdate], run_id: str) -> None:
