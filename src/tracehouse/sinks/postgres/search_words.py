@@ -1,20 +1,20 @@
 """The text PostgreSQL's full-text columns index, prepared by the writer (migration 0012).
 
-Search splits text into words the way `search/query.py`'s `words_of` does: at every character
-that is not a letter or a digit, with case and diacritics folded, as SQLite's `unicode61
-remove_diacritics 2` indexes it. The writer hands `to_tsvector('simple', …)` text in which
-those words are all that is left, so PostgreSQL's parser finds exactly them: left alone it
-keeps `billing/webhooks.py`, `a-b`, `x@y.z` or `1.2.3` whole (paths, hyphenated words, emails,
-versions), keeps `café` accented where a query for `cafe` looks, and keeps combining marks
-inside their word.
+Search splits text into words the way `search/query.py`'s `words_of` splits a query: at every
+character that is not a letter or a digit, with case and diacritics folded (SQLite's `unicode61
+remove_diacritics 2` indexes nearly the same words). The writer hands `to_tsvector('simple', …)`
+text in which those words are all that is left, so PostgreSQL's parser finds exactly them: left
+alone it keeps `billing/webhooks.py`, `a-b`, `x@y.z` or `1.2.3` whole (paths, hyphenated words,
+emails, versions), keeps `café` accented where a query for `cafe` looks, and keeps combining
+marks inside their word.
 
 Migration 0003 did the splitting on the server, with `regexp_replace(…, '[^[:alnum:]]+', ' ',
 'g')` in generated columns: in a backfill that regexp was a fifth of the server's CPU (7.7 s for
 the 157 MB of one corpus's tool calls, against 11 s for `to_tsvector` itself), and it folded no
-accent. Here it costs the client about 0.5 s for the same text: every ASCII character that is
-not a letter or a digit becomes a space in one `bytes.translate` of the UTF-8 (480 MB/s, where
-`re.sub` or any `str` method runs at 30-50 MB/s), and only the words that hold a non-ASCII
-character are folded, each distinct run of them once.
+accent. Here it costs the client about 1 s for the 210 M characters a corpus of 880 MB indexes:
+every ASCII character that is not a letter or a digit becomes a space in one `bytes.translate`
+of the UTF-8 (480 MB/s, where `re.sub` or any `str` method runs at 30-50 MB/s), and each run of
+other characters is folded on its own, each distinct short run once.
 """
 
 from __future__ import annotations
