@@ -67,8 +67,13 @@ codecs.register_error(_FOLD, _fold_error)
 def search_text(parts: Sequence[str | None]) -> str:
     """The parts joined by spaces and cut at LIMIT characters, as their words with spaces
     between (ASCII letters keep their case: `to_tsvector` folds it)."""
-    text = " ".join(part or "" for part in parts)[:LIMIT]
-    return text.encode("ascii", _FOLD).translate(_TO_SPACES).decode("utf-8")
+    return _words(" ".join([part or "" for part in parts]))
+
+
+def _words(text: str | None) -> str:
+    if not text:  # most rows' thinking, a tool result message's content
+        return ""
+    return text[:LIMIT].encode("ascii", _FOLD).translate(_TO_SPACES).decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class Vector:
     table: str
     column: str
     sources: tuple[str, ...]
-    # (column, value): a row whose column holds value indexes nothing here
+    # (column, value): a row whose column holds value indexes nothing here (one source only)
     unless: tuple[str, str] | None = None
 
     @property
@@ -90,14 +95,14 @@ class Vector:
         """A row's prepared text, for rows in `names` order (positions found once: it runs
         for every row of a backfill)."""
         at = [names.index(n) for n in self.sources]
-        skip = None if self.unless is None else (names.index(self.unless[0]), self.unless[1])
-
-        def of(row: Sequence[Any]) -> str:
-            if skip is not None and row[skip[0]] == skip[1]:
-                return ""
-            return search_text([row[i] for i in at])
-
-        return of
+        if self.unless is not None:
+            skip, value = names.index(self.unless[0]), self.unless[1]
+            (only,) = at
+            return lambda row: "" if row[skip] == value else _words(row[only])
+        if len(at) == 1:
+            (only,) = at
+            return lambda row: _words(row[only])
+        return lambda row: _words(" ".join([row[i] or "" for i in at]))
 
 
 # A tool result message holds the output its tool call holds: indexed once, on the call.
