@@ -52,10 +52,16 @@ class Query:
 
 
 def words_of(text: str) -> list[str]:
-    """How stored text and queries are split into words (case and diacritics folded). A final
+    """How stored text and queries are split into words: the runs of letters and digits of
+    the folded text."""
+    return WORD.findall(folded(text))
+
+
+def folded(text: str) -> str:
+    """Case and diacritics folded: lower case, decomposed, combining marks dropped. A final
     sigma is σ, as FTS5 folds it, so that no word's folding depends on what follows it."""
-    folded = unicodedata.normalize("NFKD", text.lower().replace("ς", "σ"))
-    return WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
+    decomposed = unicodedata.normalize("NFKD", text.lower().replace("ς", "σ"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def parse(text: str) -> Query:

@@ -22,10 +22,11 @@ from __future__ import annotations
 import codecs
 import functools
 import string
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from tracehouse.search.query import folded
 
 # What 0003 indexed of a long text: a tsvector holds at most 1 MB.
 LIMIT = 200_000
@@ -35,15 +36,11 @@ _TO_SPACES = bytes.maketrans(_NOT_ALNUM, b" " * len(_NOT_ALNUM))
 
 
 def _fold(run: str) -> bytes:
-    """A run of non-ASCII characters as `words_of` sees it: case folded, decomposed, combining
-    marks dropped, and any other character that is not a letter or a digit a space. The run
-    stands between ASCII characters, which decompose to themselves, and no lower case depends
-    on its neighbours once a final sigma is σ: folding the run alone is folding it in its word.
-    """
-    folded = unicodedata.normalize("NFKD", run.lower().replace("ς", "σ"))
-    return "".join(
-        "" if unicodedata.combining(c) else c if c.isalnum() else " " for c in folded
-    ).encode("utf-8")
+    """A run of non-ASCII characters as `words_of` sees it: folded, and any character that is
+    not a letter or a digit a space. The run stands between ASCII characters, which decompose
+    to themselves, and no lower case depends on its neighbours once a final sigma is σ: folding
+    the run alone is folding it in its word."""
+    return "".join(c if c.isalnum() else " " for c in folded(run)).encode("utf-8")
 
 
 # Short runs repeat (`→` starts every line of a file read by Claude Code): each distinct one is
@@ -78,9 +75,8 @@ def _words(text: str | None) -> str:
 
 @dataclass(frozen=True)
 class Vector:
-    """A tsvector column of `table` and the columns whose text it indexes."""
+    """A tsvector column and the columns of its table whose text it indexes."""
 
-    table: str
     column: str
     sources: tuple[str, ...]
     # (column, value): a row whose column holds value indexes nothing here (one source only)
@@ -108,9 +104,9 @@ class Vector:
 # A tool result message holds the output its tool call holds: indexed once, on the call.
 VECTORS: dict[str, tuple[Vector, ...]] = {
     "messages": (
-        Vector("messages", "content_tsv", ("content",), ("message_type", "tool_result")),
-        Vector("messages", "thinking_tsv", ("thinking",)),
+        Vector("content_tsv", ("content",), ("message_type", "tool_result")),
+        Vector("thinking_tsv", ("thinking",)),
     ),
-    "tool_calls": (Vector("tool_calls", "search_tsv", ("tool_name", "params", "result", "error")),),
-    "sessions": (Vector("sessions", "search_tsv", ("title", "task_description")),),
+    "tool_calls": (Vector("search_tsv", ("tool_name", "params", "result", "error")),),
+    "sessions": (Vector("search_tsv", ("title", "task_description")),),
 }
