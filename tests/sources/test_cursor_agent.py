@@ -182,3 +182,19 @@ def test_the_store_is_walked_from_its_root(units) -> None:
 
 def test_backfill_links_and_a_rerun_writes_nothing(home, tmp_path) -> None:
     assert backfill_twice("cursor-agent", home, tmp_path / "ledger.db") == (5, 1)
+
+
+def test_a_windows_workspace_named_in_a_tool_input_keeps_its_backslashes(tmp_path) -> None:
+    # Cursor files C:\Users\dev\app under the slug `c-Users-dev-app`; the path appears only in a
+    # tool input, where the transcript's JSON escapes each backslash.
+    folder = tmp_path / ".cursor" / "projects" / "c-Users-dev-app" / "agent-transcripts"
+    folder.mkdir(parents=True)
+    call = {"type": "tool_use", "name": "ReadFile", "input": {"path": "C:\\Users\\dev\\app\\a.py"}}
+    lines = [
+        {"role": "user", "message": {"content": [{"type": "text", "text": "read a.py"}]}},
+        {"role": "assistant", "message": {"content": [call]}},
+    ]
+    (folder / f"{A}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (item, _frames) = sessions(cursor_agent.discover([tmp_path / ".cursor"]))[A]
+    assert item.session["workspace_path"] == "C:\\Users\\dev\\app"
+    assert item.session["project"] == "app"

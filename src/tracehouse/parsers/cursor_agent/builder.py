@@ -116,10 +116,12 @@ class TranscriptBuilder:
         asked for: the workspace is nearly always among the first, and scanning every message
         and tool input up front was 6% of all parsing."""
         for reply, value in self.naming:
-            text = value if isinstance(value, str) else orjson.dumps(value).decode()
             if reply:
-                yield from WORKSPACE_LINE.findall(text)
-            yield from ABSOLUTE_PATH.findall(text)
+                yield from WORKSPACE_LINE.findall(value)
+            # A tool input's strings as they are: in its JSON text a Windows path's backslashes
+            # are escaped, and the workspace found there was `C:\\Users\\…`.
+            for text in _strings(value):
+                yield from ABSOLUTE_PATH.findall(text)
 
     def has_content(self) -> bool:
         return len(self.messages) > 0
@@ -195,6 +197,19 @@ def workspace_of(paths: Iterable[str], slug: str | None, cwd_md5: str | None) ->
             if cwd_md5 and hashlib.md5(candidate.encode()).hexdigest() == cwd_md5:
                 return candidate
     return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The strings of a JSON value, depth first in document order."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            stack.extend(reversed(node.values()))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
 
 
 def _params(value: Any) -> Any:
