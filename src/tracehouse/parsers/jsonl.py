@@ -92,7 +92,8 @@ def loads(line: bytes) -> Any:
 
 
 def lines(chunk: Chunk) -> Iterator[tuple[int, int, bytes]]:
-    """(offset, index, line) for each line; blank lines are counted but not yielded."""
+    """(offset, index, line) for every line, blank ones too: a caller skips those (`blank`) and
+    knows from the last index how many lines the chunk holds, without a second pass."""
     data = chunk.data
     pos = 0
     index = 0
@@ -100,15 +101,17 @@ def lines(chunk: Chunk) -> Iterator[tuple[int, int, bytes]]:
     while pos < n:
         nl = data.find(b"\n", pos)
         end = n if nl < 0 else nl
-        line = data[pos:end]
-        if line.strip():
-            yield chunk.start + pos, index, line
+        yield chunk.start + pos, index, data[pos:end]
         index += 1
         pos = end + 1
 
 
+def blank(line: bytes) -> bool:
+    return not line or line.isspace()
+
+
 def last_line_span(data: bytes, start: int) -> tuple[int, bytes]:
     """Where the last complete line of `data` starts (as a file offset) and its bytes."""
-    body = data[:-1] if data.endswith(b"\n") else data
-    begin = body.rfind(b"\n") + 1
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    begin = data.rfind(b"\n", 0, end) + 1  # bounded, not a copy of the chunk without its end
     return start + begin, data[begin:]

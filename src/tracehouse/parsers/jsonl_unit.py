@@ -27,6 +27,7 @@ from tracehouse.parsers.base import (
 from tracehouse.parsers.jsonl import (
     Chunk,
     LineError,
+    blank,
     decode_line,
     last_line_span,
     lines,
@@ -103,7 +104,6 @@ def parse_jsonl(
         wait = Action.WAIT if chunk.end < st.st_size else action
         return UnitResult(unit, wait, watermark=wm(provider, unit, new), cursor=new.to_json())
     first_line = base.lines if base else 0
-    line_count = chunk.data.count(b"\n") + (0 if chunk.data.endswith(b"\n") else 1)
     result = UnitResult(
         unit, action, bytes_read=len(chunk.data), done=chunk.eof, mtime_ns=st.st_mtime_ns
     )
@@ -111,7 +111,7 @@ def parse_jsonl(
     while True:
         builder = make_builder(dict(base.state) if base else None)
         result.rejects, result.accounting = [], Counter()
-        _feed_all(provider, unit, chunk, first_line, builder, skip, result)
+        line_count = _feed_all(provider, unit, chunk, first_line, builder, skip, result)
         try:
             state = builder.finish()
             new = _cursor(st, chunk, base, head, state, first_line + line_count)
@@ -149,8 +149,12 @@ def _feed_all(
     builder: Builder,
     skip: Mapping[int, str],
     result: UnitResult,
-) -> None:
+) -> int:
+    """Feed every line of the chunk to the builder; returns how many lines it holds."""
+    index = -1
     for offset, index, raw in lines(chunk):
+        if blank(raw):
+            continue
         line = first_line + index + 1
         reason = skip.get(line)
         if reason is None:
@@ -169,13 +173,14 @@ def _feed_all(
                 reason = shape_error(exc)
         result.rejects.append(reject(provider, unit, line, offset, reason, raw))
         result.accounting["rejected"] += 1
+    return index + 1
 
 
 def _unstorable_lines(chunk: Chunk, first_line: int, skip: Mapping[int, str]) -> dict[int, str]:
     found = {}
     for _offset, index, raw in lines(chunk):
         line = first_line + index + 1
-        if line in skip:
+        if line in skip or blank(raw):
             continue
         why = unstorable(loads(raw))
         if why:
