@@ -122,10 +122,14 @@ class TableBuffer:
         self._fingerprint = names.index("fingerprint") if "fingerprint" in names else None
         self._pick_content = _picker(table.content_indexes)
         self._pick_text = _picker(table.text_indexes)
-        self._rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._rows: dict[Any, dict[str, Any]] = {}
+        # Most tables have a one-column key: the row's value itself, not a tuple built per row.
+        self._single = self._pk[0] if len(self._pk) == 1 else None
 
     def add(self, row: dict[str, Any]) -> dict[str, Any]:
-        self._rows[tuple(map(row.get, self._pk))] = row
+        single = self._single
+        key = row.get(single) if single is not None else tuple(map(row.get, self._pk))
+        self._rows[key] = row
         return row
 
     def __len__(self) -> int:

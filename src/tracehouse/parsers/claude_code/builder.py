@@ -275,7 +275,9 @@ class SessionBuilder:
         self, r: dict[str, Any], offset: int, key: str, role: str, mtype: str
     ) -> dict[str, Any]:
         message_id = ids.message_id(PROVIDER, self.sid, key)
-        extra = {k: v for k, v in r.items() if k not in rec.KNOWN_KEYS}
+        # Set difference in C: most records carry no key the parser does not know.
+        unknown = r.keys() - rec.KNOWN_KEYS
+        extra = {k: v for k, v in r.items() if k in unknown} if unknown else None
         metadata: dict[str, Any] = {"uuid": r.get("uuid")}
         parent, unresolved = self._parent(r.get("parentUuid"))
         if unresolved:
