@@ -22,6 +22,7 @@ from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
+from tracehouse.parsers.jsonl import blank
 from tracehouse.parsers.jsonl_unit import read_whole, whole_cursor, wm
 from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
 from tracehouse.state.watermark import Action
@@ -35,7 +36,7 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         return read
     st, data = read
     try:
-        entries = orjson.loads(data) if data.strip() else []
+        entries = [] if blank(data) else orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if options.now - st.st_mtime_ns / 1e9 < options.quiet_seconds:  # mid-rewrite
             return UnitResult(unit, Action.WAIT, bytes_read=len(data), mtime_ns=st.st_mtime_ns)

@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from tracehouse.parsers.jsonl import blank
+
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
 
 
@@ -36,7 +38,7 @@ def load_document(data: bytes) -> Conversation:
     """A `.json` chat: one document, `{sessionId, …, messages: […]}`. Empty files are real (a
     session opened and left) and hold nothing."""
     conv = Conversation()
-    if not data.strip():
+    if blank(data):  # not strip(): it copies a file that ends in a newline
         conv.accounting["empty file"] += 1
         return conv
     try:
