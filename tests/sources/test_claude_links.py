@@ -122,7 +122,7 @@ def test_links_do_not_depend_on_chunks(budget):
 
 def test_every_parent_names_a_message_in_a_long_session_in_chunks(tmp_path: Path):
     """A parent further back than the link window is NULL in one parse and in chunks alike."""
-    from tracehouse.parsers.claude_code.builder import LINK_WINDOW
+    from tracehouse.parsers.claude_code.links import LINK_WINDOW
 
     project = tmp_path / ".claude" / "projects" / "-tmp-long"
     project.mkdir(parents=True)

@@ -18,14 +18,13 @@ from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
 from tracehouse.parsers.claude_code import records as rec
 from tracehouse.parsers.claude_code import replays, tools
 from tracehouse.parsers.claude_code.identity import Identity
+from tracehouse.parsers.claude_code.links import Links
 from tracehouse.parsers.claude_code.session import SessionAggregate
 from tracehouse.parsers.claude_code.turns import Turns
 
 PROVIDER = "claude-code"
 STATE_VERSION = 1
 OPEN_MESSAGES = 8  # assistant messages that later split lines may still extend
-LINK_WINDOW = 512  # line uuids a later line may name as its parent (real gaps: ≤ 400 lines)
-OWN, NO_MESSAGE = "=", ""
 
 
 class SessionBuilder:
@@ -45,9 +44,7 @@ class SessionBuilder:
         self.turns = Turns(self.session_id, self.sid, s)
         self.open: OrderedDict[str, dict[str, Any]] = OrderedDict(s.get("open", []))
         self.pending: dict[str, dict[str, Any]] = s.get("pending", {})
-        self.links: OrderedDict[str, str] = OrderedDict(s.get("links", []))
-        # line uuid → the turn it was written in, for the turn chain (as bounded as `links`)
-        self.turn_of: OrderedDict[str, str] = OrderedDict(s.get("turn_of", []))
+        self.links = Links(self.sid, s)
         self.prompted: bool = s.get("prompted", False)
         self.queued: list[str] = s.get("queued", [])
         self.agg = SessionAggregate.from_state(s.get("session"))
@@ -102,7 +99,7 @@ class SessionBuilder:
             )
         owner_message = self._replays.owner_message(r, uuid)
         if owner_message is not None:
-            self._remember(uuid, owner_message)
+            self.links.remember(uuid, owner_message, self._turn_id)
             return True
         # A resumed file replays its predecessor before anything of its own; a side question
         # copies its parent's messages in between its own, so a subagent keeps looking.
@@ -202,24 +199,8 @@ class SessionBuilder:
             self._link(r, None)
             return "folded"
         row = self._new_message(r, offset, r.get("uuid") or f"line:{offset}", "system", "host")
-        text = r.get("content") if isinstance(r.get("content"), str) else None
-        error = r.get("error")
-        if not text and isinstance(error, dict):
-            text = str(error.get("message") or error.get("type") or "")
-        row["content"] = rec.cap(text or str(subtype or "system"), self.max_field)
-        meta = row["metadata"]
-        meta["subtype"] = subtype
-        for k in (
-            "level",
-            "compactMetadata",
-            "logicalParentUuid",
-            "hookCount",
-            "stopReason",
-            "retryAttempt",
-            "apiRefusalCategory",
-        ):
-            if r.get(k) is not None:
-                meta[k] = r[k]
+        row["content"] = rec.cap(rec.system_text(r), self.max_field)
+        row["metadata"].update(rec.system_metadata(r))
         # An interrupt explains what follows it: an aborted turn stays aborted.
         failed = subtype in ("api_error", "error", "api_refusal")
         if failed and self.turn is not None and self.turn["status"] != "aborted":
@@ -279,7 +260,7 @@ class SessionBuilder:
         unknown = r.keys() - rec.KNOWN_KEYS
         extra = {k: v for k, v in r.items() if k in unknown} if unknown else None
         metadata: dict[str, Any] = {"uuid": r.get("uuid")}
-        parent, unresolved = self._parent(r.get("parentUuid"))
+        parent, unresolved = self.links.parent(r.get("parentUuid"))
         if unresolved:
             metadata["parent_unresolved"] = {"uuid": r.get("parentUuid"), "reason": unresolved}
         if r.get("isSidechain"):
@@ -342,15 +323,7 @@ class SessionBuilder:
             self._add_source(msg["message_id"], source)
 
     def _add_source(self, message_id: str, source: dict[str, Any]) -> None:
-        self.sources.add(
-            {
-                "message_id": message_id,
-                "session_id": self.session_id,
-                "source_id": ids.source_id(source["source_type"], source["uri"]),
-                "chunk_number": None,
-                **source,
-            }
-        )
+        self.sources.add(tools.source_row(message_id, self.session_id, source))
 
     def _context_target(self) -> str | None:
         if self.turn and self.turn["query_message_ids"]:
@@ -364,76 +337,21 @@ class SessionBuilder:
 
     def _start_turn(self, r: dict[str, Any], offset: int) -> None:
         key = str(r.get("uuid") or f"line:{offset}")
-        self.turns.start(key, self.ts, parent=self._parent_turn(r))
+        self.turns.start(key, self.ts, parent=self.links.parent_turn(r))
         self.agg.turns += 1
 
     def _ensure_turn(self, r: dict[str, Any], offset: int) -> None:
-        if self.turns.ensure(str(r.get("uuid") or f"line:{offset}"), self.ts, self._parent_turn(r)):
+        if self.turns.ensure(
+            str(r.get("uuid") or f"line:{offset}"), self.ts, self.links.parent_turn(r)
+        ):
             self.agg.turns += 1
 
-    def _parent_turn(self, r: dict[str, Any]) -> str | None:
-        """The turn a prompt continues: the one its `parentUuid` line was written in. Usually
-        the turn before; after a rewind or an in-session fork, the turn the conversation went
-        back to, so two turns share a parent and the history branches."""
-        parent = r.get("parentUuid")
-        return self.turn_of.get(parent) if isinstance(parent, str) else None
-
-    # -- DAG links --------------------------------------------------------------------------
-    #
-    # `links` maps the last LINK_WINDOW line uuids to what a child line's parent link becomes:
-    # a message id, OWN (the line's own message, whose id derives from its uuid), NO_MESSAGE
-    # (no message at or above it: a root hook line), or "?<uuid>" (a line whose own parent is
-    # written later in the file). The window is trimmed after every line and kept whole in the
-    # resume state, so a parse in one go and in any chunks link alike. A parent that cannot be
-    # resolved is NULL, with the reason in the message's metadata, never a guessed id.
-
     def _link(self, r: dict[str, Any], row: dict[str, Any] | None) -> None:
-        """Remember what a line uuid stands for: its own message, or its nearest ancestor's."""
-        uuid = r.get("uuid")
-        if not isinstance(uuid, str):
-            return
-        if row is not None:  # a message keyed by the line's uuid has the id OWN stands for
-            own = row["source_message_id"] == uuid
-            self._remember(uuid, OWN if own else row["message_id"])
-            return
-        parent = r.get("parentUuid")
-        if not isinstance(parent, str):
-            self._remember(uuid, NO_MESSAGE)
-            return
-        target = self.links.get(parent)
-        if target == OWN:
-            target = ids.message_id(PROVIDER, self.sid, parent)
-        self._remember(uuid, f"?{parent}" if target is None else target)
+        self.links.link(r, row, self._turn_id)
 
-    def _remember(self, uuid: str, target: str) -> None:
-        self.links[uuid] = target
-        self.links.move_to_end(uuid)
-        while len(self.links) > LINK_WINDOW:
-            self.links.popitem(last=False)
-        if self.turn is not None:
-            self.turn_of[uuid] = self.turn["turn_id"]
-            self.turn_of.move_to_end(uuid)
-            while len(self.turn_of) > LINK_WINDOW:
-                self.turn_of.popitem(last=False)
-
-    def _parent(self, parent_uuid: Any) -> tuple[str | None, str | None]:
-        """(message id of the parent, or None with the reason)."""
-        if not isinstance(parent_uuid, str):
-            return None, None
-        key = parent_uuid
-        for _hop in range(LINK_WINDOW):
-            target = self.links.get(key)
-            if target is None:
-                later = key != parent_uuid
-                return None, "written later in the file" if later else "not among the lines before"
-            if target == NO_MESSAGE:
-                return None, "no message above it"
-            if target == OWN:
-                return ids.message_id(PROVIDER, self.sid, key), None
-            if not target.startswith("?"):
-                return target, None
-            key = target[1:]
-        return None, "link cycle"
+    @property
+    def _turn_id(self) -> str | None:
+        return self.turn["turn_id"] if self.turn is not None else None
 
     # -- end of a parse ---------------------------------------------------------------------
 
@@ -448,8 +366,7 @@ class SessionBuilder:
             **self.turns.to_state(),
             "open": list(self.open.items()),
             "pending": self.pending,
-            "links": list(self.links.items()),
-            "turn_of": list(self.turn_of.items()),
+            **self.links.to_state(),
             "prompted": self.prompted,
             "replaying": self.replaying,
             "queued": self.queued,

@@ -255,3 +255,28 @@ def _preview(text: Any, limit: int = 280) -> str | None:
     if not isinstance(text, str) or not text:
         return None
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+# What a system line's message keeps of it, besides its text.
+SYSTEM_KEYS = (
+    "level",
+    "compactMetadata",
+    "logicalParentUuid",
+    "hookCount",
+    "stopReason",
+    "retryAttempt",
+    "apiRefusalCategory",
+)
+
+
+def system_text(r: dict[str, Any]) -> str:
+    """A system line's text: its content, else its error's message, else its subtype."""
+    text = r.get("content") if isinstance(r.get("content"), str) else None
+    error = r.get("error")
+    if not text and isinstance(error, dict):
+        text = str(error.get("message") or error.get("type") or "")
+    return text or str(r.get("subtype") or "system")
+
+
+def system_metadata(r: dict[str, Any]) -> dict[str, Any]:
+    return {"subtype": r.get("subtype"), **{k: r[k] for k in SYSTEM_KEYS if r.get(k) is not None}}
