@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 
 from tests.store.factory import batch, item
 from tracehouse.exports.parquet import EXPORTED, export_parquet, schema, sessions_of
-from tracehouse.model.tables import TABLES_BY_NAME, Kind
+from tracehouse.model.columns import Kind
+from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.reports.filters import build_session_filters, session_sql
 
 ARROW = {

@@ -14,7 +14,8 @@ import pytest
 from tests.pg import with_schema
 from tests.store.factory import CONTENT, WHEN, batch, item, snapshot
 from tracehouse.errors import StoreError
-from tracehouse.model.tables import ALL_TABLES, Kind
+from tracehouse.model.columns import Kind
+from tracehouse.model.tables import ALL_TABLES
 from tracehouse.sinks import open_store
 from tracehouse.sinks.location import masked
 from tracehouse.sinks.postgres.connect import scrub

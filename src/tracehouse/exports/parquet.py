@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracehouse.exports.selection import whole_file
-from tracehouse.model.tables import ALL_TABLES, SESSIONS, Kind, Table
+from tracehouse.model.columns import Kind, Table
+from tracehouse.model.tables import ALL_TABLES, SESSIONS
 from tracehouse.sinks.protocol import SessionStore
 
 if TYPE_CHECKING:

@@ -14,10 +14,11 @@ from typing import Any
 import orjson
 
 from tracehouse.model import wire
+from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import MODES
 from tracehouse.model.fields import MAX_COUNT
 from tracehouse.model.schema_doc import COLUMN_DOCS
-from tracehouse.model.tables import PROVIDERS, TABLES_BY_NAME, Kind, Table
+from tracehouse.model.tables import PROVIDERS, TABLES_BY_NAME
 
 SCHEMA_ID = "https://tracehouse.dev/schemas/sessions-import.schema.json"
 _COUNT = {"type": "integer", "minimum": 0, "maximum": MAX_COUNT}

@@ -14,8 +14,9 @@ from typing import Any
 import orjson
 
 from tracehouse.model import wire
+from tracehouse.model.columns import Kind, Table
 from tracehouse.model.rows import row_fingerprint
-from tracehouse.model.tables import STORE_FILLED, TABLES_BY_NAME, Kind, Table
+from tracehouse.model.tables import STORE_FILLED, TABLES_BY_NAME
 
 _DETAIL_KEYS = {"turns": "turns", "messages": "messages", "toolCalls": "tool_calls",
                 "sources": "sources"}  # fmt: skip

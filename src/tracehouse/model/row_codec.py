@@ -9,9 +9,10 @@ from typing import Any
 
 from tracehouse.errors import ValidationError
 from tracehouse.model import ids, wire
+from tracehouse.model.columns import Kind, Table
 from tracehouse.model.fields import MAX_COUNT, cap
 from tracehouse.model.fingerprint import canonical_json
-from tracehouse.model.tables import SESSIONS, TABLES_BY_NAME, Kind, Table
+from tracehouse.model.tables import SESSIONS, TABLES_BY_NAME
 
 MAX_FIELD = 1024 * 1024
 _OWN_ID = {"turns": ids.turn_id, "messages": ids.message_id, "tool_calls": ids.tool_call_id}

@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model import ids
+from tracehouse.model.columns import Table
 from tracehouse.model.fingerprint import canonical_json, fingerprint_values
-from tracehouse.model.tables import TOKEN_COLUMNS, Table
+from tracehouse.model.tables import TOKEN_COLUMNS
 
 if TYPE_CHECKING:
     import polars as pl

@@ -8,7 +8,8 @@ cannot drift from the ledger.
 
 from __future__ import annotations
 
-from tracehouse.model.tables import ALL_TABLES, Column, Table
+from tracehouse.model.columns import Column, Table
+from tracehouse.model.tables import ALL_TABLES
 
 _TOKENS = {
     "input_tokens": "Prompt tokens, cached ones included.",

@@ -16,13 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracehouse.model.columns import Table
 from tracehouse.model.contract import (
     ImportBatch,
     ImportItem,
     ItemResult,
     new_run_id,
 )
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, WATERMARKS, Table
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, WATERMARKS
 from tracehouse.sinks.items import MIGRATION
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, SessionStore
 

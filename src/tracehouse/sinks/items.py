@@ -15,6 +15,7 @@ import orjson
 
 from tracehouse import __version__
 from tracehouse.errors import IdempotencyConflict
+from tracehouse.model.columns import Kind
 from tracehouse.model.contract import (
     Clear,
     ImportItem,
@@ -27,7 +28,7 @@ from tracehouse.model.contract import (
 from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
 from tracehouse.model.rows import json_text
-from tracehouse.model.tables import SESSIONS, Kind
+from tracehouse.model.tables import SESSIONS
 from tracehouse.sinks.protocol import RunTotals
 
 # A migration (`store copy`) carries a session's provenance from the store it was read from:

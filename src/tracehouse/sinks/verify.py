@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracehouse.model.columns import Table
 from tracehouse.model.rows import row_fingerprint
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, STORE_FILLED, TABLES_BY_NAME, Table
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, STORE_FILLED, TABLES_BY_NAME
 from tracehouse.sinks.protocol import SessionStore
 
 EXAMPLES = 5

@@ -11,8 +11,9 @@ from typing import Any
 
 import psycopg
 
+from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import ImportBatch
-from tracehouse.model.tables import CONTENT_TABLES, Kind, Table
+from tracehouse.model.tables import CONTENT_TABLES
 from tracehouse.sinks.postgres.search_words import VECTORS
 from tracehouse.sinks.postgres.tx import Conn
 

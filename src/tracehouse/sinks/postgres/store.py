@@ -12,15 +12,9 @@ from psycopg.sql import SQL, Identifier
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError, StoreUnavailableError
+from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
-from tracehouse.model.tables import (
-    ALL_TABLES,
-    CONTENT_TABLES,
-    SESSIONS,
-    TABLES_BY_NAME,
-    Kind,
-    Table,
-)
+from tracehouse.model.tables import ALL_TABLES, CONTENT_TABLES, SESSIONS, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values

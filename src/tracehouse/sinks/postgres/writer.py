@@ -26,6 +26,7 @@ import xxhash
 from psycopg import errors as pg_errors
 
 from tracehouse import __version__
+from tracehouse.model.columns import Kind
 from tracehouse.model.contract import (
     Clear,
     ImportBatch,
@@ -36,7 +37,7 @@ from tracehouse.model.contract import (
     WatermarkUpdate,
     now_iso,
 )
-from tracehouse.model.tables import SESSIONS, TOOL_CALLS, Kind
+from tracehouse.model.tables import SESSIONS, TOOL_CALLS
 from tracehouse.sinks.items import (
     HISTORY_COLUMNS,
     MIGRATION,

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracehouse.model.columns import Table
 from tracehouse.model.contract import (
     ImportBatch,
     ImportItem,
@@ -15,7 +16,7 @@ from tracehouse.model.contract import (
     Status,
     WatermarkUpdate,
 )
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, Table
+from tracehouse.model.tables import CONTENT_TABLES, SESSIONS
 from tracehouse.sinks.items import (
     HISTORY_COLUMNS,
     MIGRATION,

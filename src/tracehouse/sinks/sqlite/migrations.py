@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.errors import StoreError
+from tracehouse.model.columns import Kind, Table
 from tracehouse.model.tables import (
     ALL_TABLES,
     API_TOKENS,
@@ -23,8 +24,6 @@ from tracehouse.model.tables import (
     SESSION_HISTORY,
     SESSION_TOMBSTONES,
     THREADS,
-    Kind,
-    Table,
 )
 
 if TYPE_CHECKING:

@@ -13,8 +13,9 @@ import orjson
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
+from tracehouse.model.columns import Kind
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
-from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME, Kind
+from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
