@@ -19,40 +19,12 @@ from tracehouse.model.fields import cap, iso
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
+from tracehouse.parsers.cursor import bubbles
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
-
-
-# Where a bubble's time comes from, first found wins: `createdAt` (ISO on `_v3` bubbles), then
-# the absolute epoch-ms fields of `timingInfo` in the order the request lived them. C3 bubbles
-# have no `createdAt`, and their `clientStartTime` is often a relative clock (iso() drops it).
-TIMING_FIELDS = ("clientRpcSendTime", "clientStartTime", "clientSettleTime", "clientEndTime")
-
-
-def bubble_times(bubble: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(when the bubble was sent or made, when its response ended), either possibly None."""
-    timing = bubble.get("timingInfo")
-    timing = timing if isinstance(timing, dict) else {}
-    found = (iso(v) for v in (bubble.get("createdAt"), *(timing.get(f) for f in TIMING_FIELDS)))
-    return next((t for t in found if t), None), iso(timing.get("clientEndTime"))
-
-
-def _prompt_times(bubbles: list[dict[str, Any]]) -> list[str | None]:
-    """For each user bubble, the send time of the first timed answer before the next prompt
-    (C3 prompts carry no time of their own; their answer's `clientRpcSendTime` is when they
-    were sent). None elsewhere."""
-    found: list[str | None] = [None] * len(bubbles)
-    answer: str | None = None
-    for index in range(len(bubbles) - 1, -1, -1):
-        bubble = bubbles[index]
-        if bubble.get("type") in (1, "user"):
-            found[index], answer = answer, None
-        else:
-            answer = bubble_times(bubble)[0] or answer
-    return found
 
 
 class ConversationBuilder:
@@ -75,7 +47,7 @@ class ConversationBuilder:
     # -- bubbles ---------------------------------------------------------------------------------
 
     def build(self) -> None:
-        sent = _prompt_times(self.conv.bubbles)
+        sent = bubbles.prompt_times(self.conv.bubbles)
         for index, bubble in enumerate(self.conv.bubbles):
             try:
                 self._bubble(index, bubble, sent[index])
@@ -90,19 +62,19 @@ class ConversationBuilder:
         bid = str(bubble.get("bubbleId") or bubble.get("id") or f"#{index}")
         kind = bubble.get("type")
         user = kind in (1, "user")
-        at, ended = bubble_times(bubble)
+        at, ended = bubbles.times(bubble)
         if at is None and user:
             at = sent  # the prompt left when its answer's request was sent
         self.times.extend(t for t in (at, ended) if t)
-        model = _model(bubble)
+        model = bubbles.model(bubble)
         if model:
             self.models.append(model)
         if user or self.turn is None:
             self._open_turn(bid, at)
         assert self.turn is not None
         text = bubble_text(bubble)
-        thinking = _thinking(bubble)
-        error = _error(bubble)
+        thinking = bubbles.thinking(bubble)
+        error = bubbles.error(bubble)
         tool = bubble.get("toolFormerData")
         if not isinstance(tool, dict) or not (tool.get("name") or tool.get("tool") is not None):
             tool = None
@@ -253,7 +225,7 @@ class ConversationBuilder:
         self.turn["total_tokens"] += got_in + got_out
 
     def _sources(self, message_id: str, bubble: dict[str, Any]) -> None:
-        for kind, uri, title, preview in _references(bubble):
+        for kind, uri, title, preview in bubbles.references(bubble):
             self.sources.add(
                 {
                     "message_id": message_id,
@@ -325,36 +297,6 @@ class ConversationBuilder:
         return [self.turns, self.messages, self.calls, self.sources]
 
 
-def _model(bubble: dict[str, Any]) -> str | None:
-    info = bubble.get("modelInfo")
-    if isinstance(info, dict) and info.get("modelName"):
-        return str(info["modelName"])
-    return str(bubble["modelType"]) if bubble.get("modelType") else None
-
-
-def _thinking(bubble: dict[str, Any]) -> str | None:
-    thinking = bubble.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("text"):
-        return str(thinking["text"])
-    blocks = bubble.get("allThinkingBlocks")
-    if isinstance(blocks, list):
-        texts = [str(b.get("text")) for b in blocks if isinstance(b, dict) and b.get("text")]
-        return "\n\n".join(texts) or None
-    return None
-
-
-def _error(bubble: dict[str, Any]) -> str | None:
-    details = bubble.get("errorDetails")
-    if not isinstance(details, dict):
-        return None
-    error = details.get("error")
-    inner = error.get("details") if isinstance(error, dict) else None
-    if isinstance(inner, dict):
-        parts = [inner.get("title"), inner.get("detail")]
-        return ": ".join(str(p) for p in parts if p) or "error"
-    return str(details.get("message") or error or "error")
-
-
 def _json_arg(value: Any) -> Any:
     if value in (None, ""):
         return None
@@ -371,33 +313,3 @@ def _text(value: Any, limit: int) -> str | None:
         return None
     text = value if isinstance(value, str) else orjson.dumps(value).decode()
     return cap(text, limit)
-
-
-def _references(bubble: dict[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
-    found: list[tuple[str, str, str | None, str | None]] = []
-    for entry in bubble.get("relevantFiles") or []:
-        path = (
-            entry
-            if isinstance(entry, str)
-            else (entry or {}).get("uri") or (entry or {}).get("path")
-        )
-        if isinstance(path, str) and path:
-            found.append(("file", path, None, None))
-    for key in ("attachedCodeChunks", "attachedFileCodeChunksUris"):
-        for chunk in bubble.get(key) or []:
-            if isinstance(chunk, dict):
-                uri = chunk.get("relativeWorkspacePath") or chunk.get("uri") or chunk.get("path")
-                uri = uri.get("path") if isinstance(uri, dict) else uri
-                preview = chunk.get("contents") or chunk.get("content")
-                if isinstance(uri, str) and uri:
-                    found.append(("file", uri, None, preview if isinstance(preview, str) else None))
-            elif isinstance(chunk, str):
-                found.append(("file", chunk, None, None))
-    for key, kind in (("webReferences", "url"), ("docsReferences", "doc")):
-        for ref in bubble.get(key) or []:
-            if isinstance(ref, dict):
-                uri = ref.get("url") or ref.get("uri") or ref.get("name")
-                if isinstance(uri, str) and uri:
-                    title = ref.get("title") or ref.get("name")
-                    found.append((kind, uri, str(title) if title else None, None))
-    return list(dict.fromkeys(found))
