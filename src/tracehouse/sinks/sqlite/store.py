@@ -105,7 +105,8 @@ class SqliteStore:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # some errors (a full disk) have rolled it back
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 
@@ -128,8 +129,12 @@ class SqliteStore:
             self.conn.execute("PRAGMA temp_store = DEFAULT")
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
-        with self._import_transaction() as conn:
-            return writer.import_batch(conn, self._statements, batch)
+        try:
+            with self._import_transaction() as conn:
+                return writer.import_batch(conn, self._statements, batch, alone=True)
+        except writer.ItemFailed:  # rolled back: again, each item alone
+            with self._import_transaction() as conn:
+                return writer.import_batch(conn, self._statements, batch, isolated=True)
 
     @contextmanager
     def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
