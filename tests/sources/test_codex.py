@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -298,3 +299,58 @@ def test_titles_come_from_the_thread_index_when_the_session_index_has_none(tmp_p
     assert titles[CHILD] == "explore the repo for billing"
     assert titles[PARENT] == "tests fixed"  # session_index.jsonl names it: the user's name wins
     assert titles[G1] is None
+
+
+def _review_home(tmp_path: Path, children: int) -> Path:
+    """The fixture home with `children` review children of PARENT's review, each its own file."""
+    home = tmp_path / ".codex"
+    shutil.copytree(HOME, home)
+    review = next(home.rglob(f"rollout-*{REVIEW}.jsonl"))
+    for n in range(children - 1):
+        thread = f"019c0000-0000-7000-8000-0000000001{n:02d}"
+        copy = review.with_name(review.name.replace(REVIEW, thread))
+        copy.write_text(review.read_text().replace(REVIEW, thread))
+    return home
+
+
+def test_each_rollout_is_read_once_for_every_review_child(tmp_path, monkeypatch):
+    from tracehouse.parsers.codex import context
+
+    home = _review_home(tmp_path, children=4)
+    opened: list[str] = []
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(context, "open", counting_open, raising=False)
+    context._review_starts.cache_clear()
+    linked = []
+    for unit in codex.discover([home]):
+        if unit.info["kind"] == "history":
+            continue
+        item, _frames, _rejects = parse_all(codex, unit)
+        if item is not None and item.session.get("spawn_source_tool_call_id", "").startswith(
+            "review:"
+        ):
+            linked.append(item.source_session_id)
+    assert len(linked) == 4
+    rollouts = [p for p in opened if os.path.basename(p).startswith("rollout-")]
+    assert rollouts and len(rollouts) == len(set(rollouts))  # each at most once
+
+
+def test_a_review_record_written_after_its_child_is_found_on_the_next_parse(tmp_path):
+    home = _review_home(tmp_path, children=1)
+    parent = next(home.rglob(f"rollout-*{PARENT}.jsonl"))
+    lines = parent.read_text().splitlines(keepends=True)
+    entered = next(i for i, line in enumerate(lines) if "entered_review_mode" in line)
+    parent.write_text("".join(lines[:entered]))  # the child exists; the record does not yet
+
+    def child_session() -> dict[str, Any]:
+        unit = next(u for u in codex.discover([home]) if u.info.get("thread") == REVIEW)
+        item, _frames, _rejects = parse_all(codex, unit)
+        return item.session
+
+    assert child_session()["parent_session_id"] is None
+    parent.write_text("".join(lines))
+    assert child_session()["parent_session_id"] == ids.session_id("codex", PARENT)

@@ -183,27 +183,52 @@ def read_snapshot(path: str, *queries: str) -> list[list[tuple[Any, ...]]]:
         return results
 
 
-@lru_cache(maxsize=64)
 def _review_parent(home: str, child: str, created_at: str) -> tuple[str, int] | None:
-    needle = f'"timestamp":"{created_at}"'.encode()
+    """The rollout (thread id) and offset of the `entered_review_mode` record stamped with the
+    review child's creation time: the first such line, rollouts in path order. Each rollout's
+    review records are read once per version of it, not once per review child: a home with
+    R review children and N rollouts read N files R times."""
     for path in rollout_paths(home):
         if path == child:
             continue
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        at = data.find(needle)
-        while at >= 0:
-            start = data.rfind(b"\n", 0, at) + 1
-            end = data.find(b"\n", at)
-            line = data[start : end if end >= 0 else len(data)]
-            if b'"entered_review_mode"' in line:
-                parent = rec.thread_id_of(os.path.basename(path))
-                return (parent, start) if parent else None
-            at = data.find(needle, at + 1)
+        offset = _review_starts(*_signature(path)).get(created_at)
+        if offset is not None:
+            parent = rec.thread_id_of(os.path.basename(path))
+            return (parent, offset) if parent else None
     return None
+
+
+_REVIEW = b'"entered_review_mode"'
+_TIMESTAMP = b'"timestamp":"'
+
+
+@lru_cache(maxsize=4096)
+def _review_starts(path: str, size: int, _mtime: int) -> dict[str, int]:
+    """For each `entered_review_mode` line of a rollout, each `"timestamp"` string it holds →
+    the offset of the line (the first line, where two share one)."""
+    if size < 0:
+        return {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return {}
+    found: dict[str, int] = {}
+    at = data.find(_REVIEW)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = end if end >= 0 else len(data)
+        stamp = data.find(_TIMESTAMP, start, end)
+        while stamp >= 0:
+            value = stamp + len(_TIMESTAMP)
+            close = data.find(b'"', value, end)
+            if close < 0:
+                break
+            found.setdefault(data[value:close].decode("utf-8", "replace"), start)
+            stamp = data.find(_TIMESTAMP, close, end)
+        at = data.find(_REVIEW, end)
+    return found
 
 
 def rollout_paths(home: str) -> list[str]:
