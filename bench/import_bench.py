@@ -192,7 +192,7 @@ def main() -> None:
     print(f"(medians of {args.repeat} interleaved runs)")
     print_figures("bare executemany", n_rows, floor_s, first_s, statistics.median(agains), skipped)
     ratios = sorted(f / i for f, i in zip(floors, firsts, strict=True))
-    shown = ' '.join(f'{r:.0%}' for r in ratios)
+    shown = " ".join(f"{r:.0%}" for r in ratios)
     print(f"        first import_batch / bare floor per run: {shown}")
     print(
         f"floor   into the ledger's tables  {n_rows / schema_s:>8,.0f} rows/s  ({schema_s:.2f}s)"
