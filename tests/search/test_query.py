@@ -16,18 +16,21 @@ from tracehouse.sinks.sqlite.search_index import TOKENIZE
 def test_words_phrases_exclusions_or_and_prefixes():
     q = parse('fix "flaky migration" -sqlite a OR b migrat*')
     assert q.groups == (
-        (Term(("fix",)),),
-        (Term(("flaky", "migration")),),
-        (Term(("a",)), Term(("b",))),
-        (Term(("migrat",), prefix=True),),
+        (Term(("fix",), text="fix"),),
+        (Term(("flaky", "migration"), text="flaky migration"),),
+        (Term(("a",), text="a"), Term(("b",), text="b")),
+        (Term(("migrat",), prefix=True, text="migrat"),),
     )
-    assert q.excluded == (Term(("sqlite",)),)
+    assert q.excluded == (Term(("sqlite",), text="sqlite"),)
 
 
 def test_punctuation_makes_a_phrase_of_the_words():
-    assert parse("billing/webhooks.py").groups == ((Term(("billing", "webhooks", "py")),),)
-    assert parse("--dry-run").groups == ((Term(("dry", "run")),),)
-    assert parse("rotate_key").groups == ((Term(("rotate", "key")),),)
+    for typed, words in [
+        ("billing/webhooks.py", ("billing", "webhooks", "py")),
+        ("--dry-run", ("dry", "run")),
+        ("rotate_key", ("rotate", "key")),
+    ]:
+        assert parse(typed).groups == ((Term(words, text=typed),),)
     assert words_of("Café_Crème") == ["cafe", "creme"]
 
 

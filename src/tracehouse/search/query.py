@@ -7,10 +7,17 @@
     migrat*          a prefix
 
 Text is split into words at every character that is not a letter or a digit, the way both
-indexes split what they store (SQLite FTS5 `unicode61`; PostgreSQL `simple` over text with the
-punctuation replaced by spaces). So a term with punctuation inside (`billing/webhooks.py`,
-`rotate_key`, `--dry-run`) is searched as the phrase of its words: it matches where those
-words stand together, and `webhooks` alone finds the path too.
+indexes split what they store (SQLite FTS5 `unicode61`; PostgreSQL `simple` over the words
+`words_of` gives, which its writer prepares). So a term with punctuation inside
+(`billing/webhooks.py`, `rotate_key`, `--dry-run`) is searched as the phrase of its words: it
+matches where those words stand together, and `webhooks` alone finds the path too.
+
+Each backend gets a term in the form its index was split in. PostgreSQL's lexemes are
+`words_of`'s. FTS5 is handed the term as typed, in a quoted string, and splits and folds it
+with the tokenizer that split the stored text: where `unicode61` and `words_of` part ways (it
+keeps й, ё and Greek accents, Hangul syllables and compatibility characters as they are, and
+ends a word at a Devanagari or Arabic mark), folding the query first would look for words the
+index never holds, and `мой`, `καλημέρα` or `한국어` would find nothing.
 
 Nothing the user types reaches either engine unescaped: FTS5 terms are double-quoted strings,
 PostgreSQL lexemes are passed as parameters to `phraseto_tsquery` / `to_tsquery`.
@@ -35,8 +42,9 @@ class QueryError(TracehouseError):
 
 @dataclass(frozen=True)
 class Term:
-    words: tuple[str, ...]  # lower-cased words; more than one is a phrase
+    words: tuple[str, ...]  # `words_of` the term; more than one is a phrase
     prefix: bool = False  # the last word is a prefix
+    text: str = ""  # the term as typed, without its quotes or `*`
 
 
 @dataclass(frozen=True)
@@ -93,10 +101,11 @@ def _term(token: str) -> Term | None:
     quoted = token.startswith('"')
     body = token.strip('"')
     prefix = not quoted and body.endswith("*")
-    words = words_of(body.rstrip("*") if prefix else body)
+    typed = body.rstrip("*") if prefix else body
+    words = words_of(typed)
     if not words:
         return None
-    return Term(tuple(words), prefix)
+    return Term(tuple(words), prefix, typed)
 
 
 def _expression(
@@ -114,10 +123,13 @@ def _expression(
 
 
 def to_fts5(query: Query) -> str:
-    """The FTS5 MATCH expression: every term a quoted string, so no user text is syntax."""
+    """The FTS5 MATCH expression: every term a quoted string, so no user text is syntax, and
+    as typed, for FTS5 to split and fold as it split and folded the stored text."""
 
     def term(t: Term) -> str:
-        phrase = '"' + " ".join(t.words) + '"'
+        # A NUL would end FTS5's string early; it is no letter, so a space splits alike.
+        typed = (t.text or " ".join(t.words)).replace('"', '""').replace("\x00", " ")
+        phrase = f'"{typed}"'
         return phrase + "*" if t.prefix else phrase
 
     return _expression(query, term, " OR ", " AND ", "({kept}) NOT {dropped}")

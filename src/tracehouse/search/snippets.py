@@ -2,9 +2,9 @@
 
 FTS5's `snippet()` tokenizes the whole column to choose its fragment: for a hit in a 70 KB tool
 output that is milliseconds per hit, and most of a common word's search time. A regular
-expression over the raw text finds the first place a term stands in a few microseconds. It
-folds case but not diacritics, so when it finds no term (the hit matched through folding) the
-caller asks FTS5 after all.
+expression over the raw text finds the first place a term stands in a few microseconds, as its
+folded words or as typed. It folds case but not diacritics, so when it finds no term (the hit
+matched through folding) the caller asks FTS5 after all.
 """
 
 from __future__ import annotations
@@ -24,9 +24,13 @@ CONTEXT_CHARS = 400  # looked at either side of the match for its surrounding wo
 
 
 def _pattern(term: Term) -> str:
-    words = [re.escape(w) for w in term.words]
+    """The term's words in the raw text: folded, or as typed (a folded word such as `мои`
+    is not in the text where `мой` is)."""
     last = r"[^\W_]*" if term.prefix else _AFTER
-    return _BEFORE + _BETWEEN.join(words) + last
+    forms = dict.fromkeys([tuple(term.words), tuple(_WORD.findall(term.text))])
+    return "|".join(
+        _BEFORE + _BETWEEN.join(re.escape(w) for w in words) + last for words in forms if words
+    )
 
 
 @lru_cache(maxsize=64)
