@@ -242,3 +242,15 @@ def test_a_word_typed_as_it_is_written_is_found_in_any_script(store):
         # Python's regex ends a word before a Devanagari vowel sign: its mark may close early
         shown = [h.snippet.replace(MARK[1], "").lower() for h in hits]
         assert all(f"{MARK[0]}{word}" in s for s in shown), (word, shown)
+
+
+def test_a_hit_found_through_folding_marks_the_word_as_written(store):
+    """`cafe` finds `café`; the snippet marks `café` on both backends (PostgreSQL's
+    `ts_headline` sees no `cafe` in the text, so the spelling is found in Python)."""
+    assert store.import_batch(batch([item("f1", 2, text="un Café noir, s'il vous plaît")])).ok
+    for query, word in (("cafe", "Café"), ("plait", "plaît")):
+        hits = store.search(query, SearchFilters(limit=10))
+        assert hits, query
+        assert all(f"{MARK[0]}{word}{MARK[1]}" in h.snippet for h in hits), [
+            h.snippet for h in hits
+        ]

@@ -110,8 +110,8 @@ def _hit(
     run: Run, source: Source, query: Query, tsquery: str, tsparams: list[str], row: dict[str, Any]
 ) -> Hit:
     texts = [row[f"text{i}"] for i in range(len(source.texts))]
-    cut = snippets.first_snippet(texts, query, SNIPPET_WORDS)
-    if cut is None:  # matched through PostgreSQL's folding: it knows where
+    cut = snippets.first_snippet(texts, query, SNIPPET_WORDS, spelled=True)
+    if cut is None:  # matched where no spelling is found (`ﬁ` for `fi`): PostgreSQL knows
         body = " ".join(t for t in texts if t)
         (found,) = run(
             f"SELECT ts_headline('simple', left(?, 200000), ({tsquery}), ?) AS cut",
