@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,11 @@ class RolloutContext:
     path: str
     home: str  # the CODEX_HOME the rollout was found under
     thread: str | None  # the thread id in the file name
+    # A review child's parent, by its creation time: looked up once per parse, not for each of
+    # the prompt's attribution, the session row and its spawn link.
+    _reviews: dict[str, tuple[str, int] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def name(self) -> str:
@@ -57,7 +62,10 @@ class RolloutContext:
     def _review(self, agg: Any) -> tuple[str, int] | None:
         if rec.subagent_kind(agg.meta) != "review" or not agg.created_at:
             return None
-        return _review_parent(self.home, self.path, agg.created_at)
+        created = str(agg.created_at)
+        if created not in self._reviews:
+            self._reviews[created] = _review_parent(self.home, self.path, created)
+        return self._reviews[created]
 
     def link_review(self, agg: Any, row: dict[str, Any]) -> None:
         """A review child names no parent: find the parent record stamped with its creation."""
