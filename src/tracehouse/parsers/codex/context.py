@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -39,21 +39,34 @@ class RolloutContext:
     def name(self) -> str:
         return os.path.basename(self.path)
 
+    # The home's files, each stat-ed once per parse rather than for every prompt that asks
+    # (3,000 stats and 1,400 globs for the bench corpus's 480 rollouts).
+    @cached_property
+    def _names(self) -> dict[str, str]:
+        return _session_index(_signature(os.path.join(self.home, "session_index.jsonl")))
+
+    @cached_property
+    def _prompts(self) -> dict[str, dict[str, float]]:
+        return _history(_signature(os.path.join(self.home, "history.jsonl")))
+
+    @cached_property
+    def _threads(self) -> ThreadIndex:
+        return thread_index(self.home)
+
     def title(self, sid: str, renamed: str | None) -> str | None:
         """The name the user gave the thread (`session_index.jsonl`, else the rollout's own
         `thread_name_updated`), else the title the thread index keeps (often its first prompt)."""
-        named = _session_index(_signature(os.path.join(self.home, "session_index.jsonl")))
-        return named.get(sid) or renamed or thread_index(self.home).titles.get(sid)
+        return self._names.get(sid) or renamed or self._threads.titles.get(sid)
 
     def history_prompts(self, sid: str) -> dict[str, float]:
-        return _history(_signature(os.path.join(self.home, "history.jsonl"))).get(sid, {})
+        return self._prompts.get(sid, {})
 
     def parent_of(self, agg: Any) -> str | None:
         parent = agg.parent_thread
         if parent:
             return str(parent)
         sid = agg.thread_id or self.thread
-        edges = thread_index(self.home).edges
+        edges = self._threads.edges
         if sid and sid in edges:
             return edges[sid]
         review = self._review(agg)
