@@ -32,7 +32,7 @@ class RolloutContext:
     # A review child's parent, by its creation time: looked up once per parse, not for each of
     # the prompt's attribution, the session row and its spawn link.
     _reviews: dict[str, tuple[str, int] | None] = field(
-        default_factory=dict, compare=False, repr=False
+        default_factory=dict, init=False, compare=False, repr=False
     )
 
     @property
