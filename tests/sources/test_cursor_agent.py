@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from tests.sources.contract import SourceContract, backfill_twice, parse_all_items
 from tracehouse.parsers import cursor_agent
+from tracehouse.parsers.cursor_agent.builder import _absolute_paths
 
 ROOT = DATA / "cursor_agent" / "home" / ".cursor"
 A, B = "aaaaaaaa-1111-4111-8111-000000000001", "bbbbbbbb-2222-4222-8222-000000000002"
@@ -198,3 +202,10 @@ def test_a_windows_workspace_named_in_a_tool_input_keeps_its_backslashes(tmp_pat
     (item, _frames) = sessions(cursor_agent.discover([tmp_path / ".cursor"]))[A]
     assert item.session["workspace_path"] == "C:\\Users\\dev\\app"
     assert item.session["project"] == "app"
+
+
+@given(st.text(alphabet='aZ:/\\ "|é\n', max_size=24))
+def test_absolute_paths_are_those_a_drive_led_pattern_finds(text: str) -> None:
+    # The pattern the scan replaced: every path, with its drive letter when one leads it.
+    reference = re.findall(r"(?:[A-Za-z]:)?[\\/][^\s\"'`<>|*?]+", text)
+    assert list(_absolute_paths(text)) == reference

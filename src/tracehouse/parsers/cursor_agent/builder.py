@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -26,7 +27,9 @@ from tracehouse.parsers.cursor_agent.transcripts import Reply, Tool, Transcript
 SPAWNING_TOOLS = ("task", "agent", "subagent")
 USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*(?:</user_query>|$)", re.S)
 WORKSPACE_LINE = re.compile(r"Workspace Path: *(\S+)")
-ABSOLUTE_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s\"'`<>|*?]+")
+# A path from its first separator; a drive letter before it is taken in `_absolute_paths`. Led
+# by the optional drive, the pattern was tried at every character of every text scanned.
+ABSOLUTE_PATH = re.compile(r"[\\/][^\s\"'`<>|*?]+")
 
 
 class TranscriptBuilder:
@@ -117,11 +120,11 @@ class TranscriptBuilder:
         and tool input up front was 6% of all parsing."""
         for reply, value in self.naming:
             if reply:
-                yield from WORKSPACE_LINE.findall(value)
+                yield from (m[1] for m in WORKSPACE_LINE.finditer(value))
             # A tool input's strings as they are: in its JSON text a Windows path's backslashes
             # are escaped, and the workspace found there was `C:\\Users\\…`.
             for text in _strings(value):
-                yield from ABSOLUTE_PATH.findall(text)
+                yield from _absolute_paths(text)
 
     def has_content(self) -> bool:
         return len(self.messages) > 0
@@ -197,6 +200,18 @@ def workspace_of(paths: Iterable[str], slug: str | None, cwd_md5: str | None) ->
             if cwd_md5 and hashlib.md5(candidate.encode()).hexdigest() == cwd_md5:
                 return candidate
     return None
+
+
+def _absolute_paths(text: str) -> Iterator[str]:
+    """The absolute paths in text, each with its drive letter (`C:`) when it has one."""
+    for match in ABSOLUTE_PATH.finditer(text):
+        start = match.start()
+        if start >= 2 and text[start - 1] == ":" and text[start - 2] in _DRIVES:
+            start -= 2
+        yield text[start : match.end()]
+
+
+_DRIVES = frozenset(string.ascii_letters)
 
 
 def _strings(value: Any) -> Iterator[str]:
