@@ -83,16 +83,17 @@ class Turns:
         """Add a response's usage to the open turn, once; returns what was added."""
         new = [0, 0, 0, 0, 0] if synthetic else list(usage_tuple(usage))
         ukey = f"{key}|{request_id or ''}"
-        old = self.usage.get(ukey)
-        self.usage[ukey] = new if old is None or sum(new[:4]) > sum(old[:4]) else old
-        self.usage.move_to_end(ukey)
+        old = self.usage.pop(ukey, None)  # popped and set again: the newest key is last
         if old is not None and sum(new[:4]) <= sum(old[:4]):
+            self.usage[ukey] = old
             return None
-        if self.current is None:
+        self.usage[ukey] = new
+        current = self.current
+        if current is None:
             return None
-        delta = [n - o for n, o in zip(new, old or [0] * 5, strict=True)]
+        delta = list(new) if old is None else [n - o for n, o in zip(new, old, strict=True)]
         for name, value in zip(TOKEN_COLUMNS, delta, strict=True):
-            self.current[name] += value
+            current[name] += value
         return delta
 
     def to_state(self) -> dict[str, Any]:

@@ -148,10 +148,16 @@ def token_delta(previous: list[int] | None, info: Any) -> tuple[list[int] | None
     return (delta if any(delta) else None), total
 
 
+# The first character of any JSON text; a failed orjson.loads costs an exception and its message.
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+
+
 def parse_arguments(raw: Any) -> Any:
     """A function call's `arguments` is JSON text; keep it as JSON when it parses."""
     if not isinstance(raw, str):
         return raw
+    if raw.lstrip()[:1] not in _JSON_STARTS:  # a freeform input (a patch): no JSON to try
+        return {"raw": raw}
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
