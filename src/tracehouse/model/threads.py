@@ -10,6 +10,7 @@ change, and readers can work them out again.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,32 +27,61 @@ class Thread:
     fork_turn_id: str | None  # the turn of that thread it continues from
 
 
+Turn = tuple[str, str | None, int | None]  # (turn_id, parent_turn_id, seq)
+
+
 def threads_of(session_id: str, turns: Iterable[Mapping[str, Any]]) -> list[Thread]:
     """`turns` (turn_id, parent_turn_id, seq) of one session, as its threads."""
-    rows = sorted(turns, key=lambda t: (t["seq"] if t["seq"] is not None else -1, t["turn_id"]))
-    known = {t["turn_id"] for t in rows}
-    children: dict[str | None, list[str]] = {}
-    for t in rows:
-        parent = t["parent_turn_id"] if t["parent_turn_id"] in known else None
-        children.setdefault(parent, []).append(t["turn_id"])
-    starts: list[tuple[str, str | None, str | None]] = [
-        (turn, None, None) for turn in children.get(None, [])
-    ]
-    threads: list[Thread] = []
+    return session_threads(session_id, _triples(turns))[0]
+
+
+def session_threads(session_id: str, turns: Iterable[Turn]) -> tuple[list[Thread], str | None]:
+    """A session's threads and the active one (the thread holding its latest turn).
+
+    The store works them out again at every import of the session, a live sync at every append,
+    so this walks plain tuples once: a turn's thread continues with its first child, and each
+    later child starts a thread forked from it."""
+    rows = sorted(turns, key=_order)
+    if not rows:
+        return [], None
+    known = {t[0] for t in rows}
+    children: dict[str, list[str]] = {}
+    roots: list[str] = []
+    for turn, parent, _seq in rows:
+        if parent in known:
+            children.setdefault(parent, []).append(turn)  # type: ignore[arg-type]
+        else:
+            roots.append(turn)
+    starts: deque[tuple[str, str | None, str | None]] = deque((r, None, None) for r in roots)
+    walked: list[tuple[str, list[str], str | None, str | None]] = []
     while starts:
-        first, parent_thread, fork = starts.pop(0)
-        path, turn = [first], first
+        first, parent_thread, fork = starts.popleft()
         thread_id = stable_id("thr", session_id, first)
-        while children.get(turn):
-            head, *rest = children[turn]
-            starts.extend((other, thread_id, turn) for other in rest)
-            path.append(head)
-            turn = head
-        threads.append(Thread(thread_id, len(threads), tuple(path), parent_thread, fork))
-    order = {t["turn_id"]: i for i, t in enumerate(rows)}
-    threads.sort(key=lambda th: order[th.turn_ids[0]])
-    return [Thread(th.thread_id, i, th.turn_ids, th.parent_thread_id, th.fork_turn_id)
-            for i, th in enumerate(threads)]  # fmt: skip
+        path, turn = [first], first
+        kids = children.get(turn)
+        while kids:
+            if len(kids) > 1:
+                starts.extend((other, thread_id, turn) for other in kids[1:])
+            turn = kids[0]
+            path.append(turn)
+            kids = children.get(turn)
+        walked.append((thread_id, path, parent_thread, fork))
+    if len(walked) > 1:  # in the order their first turns came
+        order = {t[0]: i for i, t in enumerate(rows)}
+        walked.sort(key=lambda w: order[w[1][0]])
+    threads = [Thread(thread_id, seq, tuple(path), parent, fork)
+               for seq, (thread_id, path, parent, fork) in enumerate(walked)]  # fmt: skip
+    latest = rows[-1][0]
+    active = next((th.thread_id for th in threads if latest in th.turn_ids), None)
+    return threads, active
+
+
+def _triples(turns: Iterable[Mapping[str, Any]]) -> list[Turn]:
+    return [(t["turn_id"], t["parent_turn_id"], t["seq"]) for t in turns]
+
+
+def _order(turn: Turn) -> tuple[int, str]:
+    return (turn[2] if turn[2] is not None else -1, turn[0])
 
 
 def active_path(turns: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -69,13 +99,6 @@ def active_path(turns: Iterable[Mapping[str, Any]]) -> list[str]:
         seen.add(node)
         node = parent[node]
     return path[::-1]
-
-
-def active_thread(threads: list[Thread], path: list[str]) -> str | None:
-    """The thread holding the latest turn (the last of the active path)."""
-    if not path:
-        return None
-    return next((th.thread_id for th in threads if path[-1] in th.turn_ids), None)
 
 
 def thread_rows(

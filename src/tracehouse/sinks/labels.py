@@ -15,7 +15,8 @@ from typing import Any
 import xxhash
 
 from tracehouse.model import ids
-from tracehouse.model.threads import active_path, active_thread, thread_rows, threads_of
+from tracehouse.model.tables import THREADS
+from tracehouse.model.threads import session_threads, thread_rows
 from tracehouse.sinks.protocol import Tx
 
 _LONGEST = 32
@@ -99,12 +100,30 @@ def _longer(session: dict[str, Any], label: str) -> list[str]:
 
 
 def rewrite_threads(tx: Tx, session_id: str) -> None:
-    """The session's `threads` rows, worked out again from its turns as they now stand."""
-    turns = tx.query(
+    """The session's `threads` rows, worked out again from its turns as they now stand.
+
+    Only the rows that changed are written: a live sync stores a session again at every
+    append, and rewriting all of a long session's threads each time made every append cost more
+    than the one before."""
+    turns = tx.rows(
         "SELECT turn_id, parent_turn_id, seq FROM turns WHERE session_id = ?", [session_id]
     )
-    threads = threads_of(session_id, turns)
-    active = active_thread(threads, active_path(turns))
-    tx.execute("DELETE FROM threads WHERE session_id = ?", [session_id])
-    for row in thread_rows(session_id, threads, active):
-        tx.execute(f"INSERT INTO threads VALUES ({', '.join('?' * len(row))})", list(row))
+    rows = thread_rows(session_id, *session_threads(session_id, turns))
+    stored = {
+        row[0]: row
+        for row in tx.rows(
+            f"SELECT {', '.join(THREADS.names)} FROM threads WHERE session_id = ?", [session_id]
+        )
+    }
+    for thread_id in sorted(stored.keys() - {row[0] for row in rows}):
+        tx.execute("DELETE FROM threads WHERE thread_id = ?", [thread_id])
+    for row in rows:
+        if stored.get(row[0]) != row:  # a stored bool may read back as 0/1: equal all the same
+            tx.execute(_UPSERT_THREAD, list(row))
+
+
+_UPSERT_THREAD = (
+    f"INSERT INTO threads VALUES ({', '.join('?' * len(THREADS.names))})"
+    f" ON CONFLICT (thread_id) DO UPDATE SET"
+    f" {', '.join(f'{n} = excluded.{n}' for n in THREADS.names[1:])}"
+)

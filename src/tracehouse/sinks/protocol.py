@@ -51,6 +51,10 @@ class Tx(Protocol):
 
     def query(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]: ...
 
+    def rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows as tuples in the SELECT's column order: for reads of a whole session."""
+        ...
+
     def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
         """DELETE FROM table WHERE where, keeping any index of the table true."""
         ...

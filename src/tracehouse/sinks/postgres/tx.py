@@ -41,5 +41,8 @@ class PgTx:
         names = [d.name for d in cursor.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cursor]
 
+    def rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self.conn.execute(placeholders(sql), tuple(params)).fetchall()  # type: ignore[arg-type]
+
     def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
         return self.execute(f"DELETE FROM {table} WHERE {where}", params)

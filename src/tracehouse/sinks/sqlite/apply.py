@@ -260,5 +260,8 @@ class SqliteTx:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
 
+    def rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+
     def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
         return search_index.delete_rows(self.conn, table, where, params)
