@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import threading
@@ -137,3 +138,15 @@ def test_a_postgresql_conflict_is_retried_and_its_reason_kept(pg_schemas) -> Non
         store.close()
     assert len(tries) == 2
     assert row["retries"] == 1 and json.loads(row["retry_reasons"]) == {"deadlock": 1}
+
+
+def test_a_call_that_succeeds_at_once_builds_no_retry_loop() -> None:
+    # A Retrying per call left a reference cycle for the collector at every Cursor read.
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(10):
+            assert retrying.call(lambda: 1, reason=lambda exc: "x", backoff=QUICK) == 1
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

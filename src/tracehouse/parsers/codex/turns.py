@@ -6,6 +6,7 @@ waiting for output fail), or when the next one opens. Token increments land in t
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model import ids
@@ -29,7 +30,9 @@ PRIVATE = ("last_assistant_id",)  # kept in the open turn, not a column
 
 class Turns:
     def __init__(self, builder: RolloutBuilder, state: dict[str, Any]) -> None:
-        self.b = builder
+        # A proxy: the builder owns these turns, and a reference back would keep the two, with
+        # every row of the rollout, alive until the garbage collector's next full pass.
+        self.b: RolloutBuilder = weakref.proxy(builder)
         self.current: dict[str, Any] | None = state.get("turn")
         self.seq: int = state.get("turn_seq", 0)
         self.explicit: bool = state.get("explicit", False)  # the rollout names its turns
