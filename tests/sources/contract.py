@@ -9,6 +9,7 @@ file and line, tolerance of unknown records, and that parsing in chunks equals p
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import time
@@ -101,6 +102,24 @@ class SourceContract:
             check=True,
         )
         assert out.stdout.decode().split() == here
+
+    def test_parsing_leaves_no_reference_cycle(self, parser, units):
+        # A cycle keeps a unit's builder and every row it built alive until the collector's
+        # next full pass; the sync runs the collector seldom (`pipeline.collect_less`).
+        gc.collect()
+        gc.disable()
+        try:
+            for unit in units:
+                cursor = None
+                while True:
+                    result = parser.parse(unit, cursor, ParseOptions(full=True))
+                    if result.done:
+                        break
+                    cursor = result.cursor
+                del result
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
 
     # Where a reject points: a line of a file, or a key of a database.
     reject_locations: tuple[str, ...] = ("line ",)

@@ -20,6 +20,7 @@ from tracehouse.cli import (
     sync_cmds,
     usage_cmd,
 )
+from tracehouse.pipeline import collect_less
 
 app = typer.Typer(
     name="tracehouse",
@@ -61,6 +62,7 @@ app.command("export")(export_cmd.export)
 
 
 def main() -> None:
+    collect_less()
     app()
 
 

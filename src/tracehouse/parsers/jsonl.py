@@ -70,8 +70,8 @@ def decode_line(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        first = exc
-    if "depth" in str(first) or "recursion" in str(first).lower():
+        first = str(exc)  # the text, not the error: its traceback would hold this frame
+    if "depth" in first or "recursion" in first.lower():
         raise LineError(f"invalid JSON: nested too deep ({first})") from None
     try:
         value = json.loads(line.decode("utf-8", "replace"), parse_constant=_refuse_constant)

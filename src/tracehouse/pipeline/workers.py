@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tracehouse.errors import TracehouseError
+from tracehouse.pipeline import collect_less
 from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
 from tracehouse.sinks import open_store
@@ -275,6 +276,7 @@ def _worker(
     # Ctrl-C reaches the whole process group: the parent decides, through `stopping`.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
+    collect_less()
     options = replace(options, stop=stopping.is_set)
     part = SyncReport(run_id=run_id, dry_run=options.dry_run)
     try:
