@@ -99,6 +99,13 @@ def _longer(session: dict[str, Any], label: str) -> list[str]:
     return [c for c in dict.fromkeys(out) if c != label]
 
 
+_UPSERT_THREAD = (
+    f"INSERT INTO threads VALUES ({', '.join('?' * len(THREADS.names))})"
+    f" ON CONFLICT (thread_id) DO UPDATE SET"
+    f" {', '.join(f'{n} = excluded.{n}' for n in THREADS.names[1:])}"
+)
+
+
 def rewrite_threads(tx: Tx, session_id: str) -> None:
     """The session's `threads` rows, worked out again from its turns as they now stand.
 
@@ -120,10 +127,3 @@ def rewrite_threads(tx: Tx, session_id: str) -> None:
     for row in rows:
         if stored.get(row[0]) != row:  # a stored bool may read back as 0/1: equal all the same
             tx.execute(_UPSERT_THREAD, list(row))
-
-
-_UPSERT_THREAD = (
-    f"INSERT INTO threads VALUES ({', '.join('?' * len(THREADS.names))})"
-    f" ON CONFLICT (thread_id) DO UPDATE SET"
-    f" {', '.join(f'{n} = excluded.{n}' for n in THREADS.names[1:])}"
-)

@@ -30,6 +30,7 @@ WORKSPACE_LINE = re.compile(r"Workspace Path: *(\S+)")
 # A path from its first separator; a drive letter before it is taken in `_absolute_paths`. Led
 # by the optional drive, the pattern was tried at every character of every text scanned.
 ABSOLUTE_PATH = re.compile(r"[\\/][^\s\"'`<>|*?]+")
+_DRIVES = frozenset(string.ascii_letters)
 
 
 class TranscriptBuilder:
@@ -209,9 +210,6 @@ def _absolute_paths(text: str) -> Iterator[str]:
         if start >= 2 and text[start - 1] == ":" and text[start - 2] in _DRIVES:
             start -= 2
         yield text[start : match.end()]
-
-
-_DRIVES = frozenset(string.ascii_letters)
 
 
 def _strings(value: Any) -> Iterator[str]:
