@@ -97,6 +97,20 @@ def entries(
         return []
 
 
+def present(path: str) -> bool:
+    """Whether discovery takes what is at `path` as a unit: anything by that name, a directory
+    or a dangling link too. Its parse then says what is wrong with it (opening a directory
+    fails; `dangling` names a link to nothing), where leaving it out would say nothing."""
+    return os.path.lexists(path)
+
+
+def dangling(path: str) -> str | None:
+    """Why a unit's path that stat cannot find is still a unit: a link to nothing."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    return None
+
+
 def unreadable_directory(provider: str, path: str, root: str, exc: OSError) -> Unit:
     """A directory discovery could not list, as a unit whose parse is one reject naming it: the
     run says so and exits 1, instead of leaving out what the directory holds without a word."""
@@ -108,6 +122,8 @@ class ParseOptions:
     full: bool = False
     budget_bytes: int = 32 * 1024 * 1024
     max_field: int = 1024 * 1024
+    # A line longer than this (or a document read whole) is skipped unread and rejected.
+    max_line: int = 64 * 1024 * 1024
     quiet_seconds: float = 2.0
     now: float = 0.0  # wall clock of the run (seconds), for the quiet-line rule
     # A private directory that outlives one parse (sync live): a parser may keep copies of what

@@ -77,7 +77,7 @@ def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connecti
         wal = _wal_mode(path)
         in_place = not wal and not any(os.path.exists(path + s) for s in SIDE_FILES)
     except OSError as exc:
-        raise SnapshotError(f"cannot read: {exc.strerror or exc}") from None
+        raise SnapshotError(exc.strerror or str(exc)) from None
     with ExitStack() as cleanup:
         if in_place:
             target = path
@@ -195,7 +195,15 @@ def read(
             return []
         # The extended code (SQLITE_READONLY_RECOVERY, …) says which rule the read broke.
         code = getattr(exc, "sqlite_errorname", None)
-        raise SnapshotError(f"cannot read: {exc}" + (f" ({code})" if code else "")) from None
+        raise SnapshotError(f"{exc}" + (f" ({code})" if code else "")) from None
+
+
+def require_tables(conn: sqlite3.Connection, names: tuple[str, ...], what: str) -> None:
+    """SnapshotError unless the database holds one of the tables `names`: an empty database, or
+    another program's, is a reject that says so rather than a unit that imports nothing."""
+    found = {n for (n,) in read(conn, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not found & set(names):
+        raise SnapshotError(f"holds no {' or '.join(names)} table: not {what}")
 
 
 class _Changed(Exception):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model.contract import ImportBatch, ImportResponse, Reject
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, dangling
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
 from tracehouse.state.watermark import Action
@@ -89,7 +89,19 @@ def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) 
     if unreadable:
         reject = Reject(unit.provider, unit.key, "directory", f"cannot list: {unreadable}")
         return UnitResult(unit, Action.SKIP, rejects=[reject])
-    return PARSERS[unit.provider].parse(unit, cursor, options)
+    problem = dangling(unit.key)
+    if problem:
+        reject = Reject(unit.provider, unit.key, "file", f"cannot read: {problem}")
+        return UnitResult(unit, Action.SKIP, rejects=[reject])
+    try:
+        return PARSERS[unit.provider].parse(unit, cursor, options)
+    except Exception as exc:
+        # Every parser turns what it reads into rejects itself; reaching here is a tracehouse
+        # bug on an input nobody foresaw. The unit is a reject and keeps its old cursor, so the
+        # next run (a fixed tracehouse) reads it again; the run goes on with the other units.
+        reason = f"tracehouse could not parse it ({type(exc).__name__}: {exc}); please report"
+        reject = Reject(unit.provider, unit.key, "file", reason[:1000])
+        return UnitResult(unit, Action.SKIP, rejects=[reject])
 
 
 def commit(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tracehouse.model.contract import Clear, ImportBatch, Reject, new_run_id, now_iso
-from tracehouse.parsers.base import Unit
+from tracehouse.parsers.base import Unit, dangling
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.ingest import Task, commit, committed, parse_batches
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
@@ -212,11 +212,14 @@ def plan(
             yield unit, None, 0  # its parse is the reject that says so
             continue
         if own_plan is not None:
-            yield unit, raw, own_plan(unit, raw, full)
+            planned = own_plan(unit, raw, full)
+            yield unit, raw, 0 if planned is None and dangling(unit.key) else planned
             continue
         try:
             st = os.stat(unit.key)
         except FileNotFoundError:
+            if dangling(unit.key):  # a dangling link: its parse is the reject that says so
+                yield unit, raw, 0
             continue  # vanished since discovery: the next run flags it missing
         except OSError:
             yield unit, raw, 0  # a symlink loop, a file we may not read: its parse says why

@@ -9,6 +9,7 @@ import xxhash
 
 from tracehouse.model.fields import cap as cap  # re-exported for the builder
 from tracehouse.model.fields import count
+from tracehouse.parsers.untrusted import items, mapping
 
 # Record types that only describe the session: folded into the session row's metadata.
 SESSION_METADATA_TYPES = frozenset(
@@ -148,7 +149,7 @@ def block_text(block: Any) -> str:
     if kind == "text":
         return str(block.get("text") or "")
     if kind == "image":
-        source = block.get("source") or {}
+        source = mapping(block.get("source"))
         data = source.get("data") or ""
         digest = xxhash.xxh3_64_hexdigest(str(data).encode()) if data else "-"
         return f"[image {source.get('media_type', '?')}, {len(data)} b64 chars, xxh3 {digest}]"
@@ -200,8 +201,8 @@ def web_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:
                 }
             )
     if tool_name == "WebSearch" or "query" in result:
-        for entry in result.get("results") or []:
-            for hit in (entry.get("content") or []) if isinstance(entry, dict) else []:
+        for entry in items(result.get("results")):
+            for hit in items(entry.get("content")) if isinstance(entry, dict) else []:
                 if isinstance(hit, dict) and isinstance(hit.get("url"), str):
                     out.append(
                         {

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tracehouse.parsers.base import Unit, unreadable_directory, within
+from tracehouse.parsers.base import Unit, present, unreadable_directory, within
 from tracehouse.parsers.codex import records as rec
 
 PROVIDER = rec.PROVIDER
@@ -47,7 +47,7 @@ def discover(roots: list[Path]) -> list[Unit]:
                 unit = unreadable_directory(PROVIDER, str(exc.filename), home, exc)
                 units.setdefault(unit.key, unit)
         history = os.path.join(home, HISTORY)
-        if os.path.isfile(history):
+        if present(history):
             units.setdefault(
                 history, Unit(PROVIDER, history, home, {"kind": "history", "home": home})
             )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tracehouse.model.fields import cap
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.codex import tools
+from tracehouse.parsers.untrusted import items
 
 if TYPE_CHECKING:
     from tracehouse.parsers.codex.builder import RolloutBuilder
@@ -134,7 +135,7 @@ def _review_text(output: Any) -> str:
     if not isinstance(output, dict):
         return "" if output is None else str(output)
     lines = [str(output.get("overall_explanation") or "")]
-    for finding in output.get("findings") or []:
+    for finding in items(output.get("findings")):
         if isinstance(finding, dict):
             lines.append(f"- {finding.get('title', '')}: {finding.get('body', '')}")
     return "\n".join(line for line in lines if line)
@@ -142,7 +143,7 @@ def _review_text(output: Any) -> str:
 
 def _search_results(p: dict[str, Any]) -> list[dict[str, Any]]:
     found = tools.web_sources(p.get("action"))
-    for result in p.get("results") or []:
+    for result in items(p.get("results")):
         if isinstance(result, dict) and isinstance(result.get("url"), str):
             found.append(
                 {

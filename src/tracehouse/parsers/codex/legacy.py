@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import orjson
-
 from tracehouse.model.contract import Clear, Reject
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.jsonl_unit import attach, read_whole, refused, whole_cursor, wm
+from tracehouse.parsers.untrusted import decode_json, items, mapping
 from tracehouse.state.watermark import Action
 
 PROVIDER = "codex"
@@ -36,13 +35,12 @@ def parse(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
     result.clear = Clear(PROVIDER, unit.key, from_line=1, keys=("items[",))
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        document, problem = None, f"invalid JSON: {exc}"
-    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
-        problem = problem if document is None else "not a {session, items} rollout object"
-        result.rejects.append(Reject(PROVIDER, unit.key, "file", problem))
+    document, problem = decode_json(data)
+    if problem is None and not isinstance(document.get("items"), list):
+        problem = "`items` is not an array"
+    if problem is not None:
+        reason = f"not a {{session, items}} rollout: {problem}"
+        result.rejects.append(Reject(PROVIDER, unit.key, "document", reason))
         result.accounting["rejected"] += 1
         result.watermark = wm(PROVIDER, unit, cursor)
         return result
@@ -88,8 +86,8 @@ def _as_items(item: Any) -> Iterator[dict[str, Any]]:
     content = item.get("content")
     if content or role != "assistant":
         yield {"type": "message", "role": role, "content": content}
-    for call in item.get("tool_calls") or []:
-        function = call.get("function") or {} if isinstance(call, dict) else {}
+    for call in items(item.get("tool_calls")):
+        function = mapping(call.get("function")) if isinstance(call, dict) else {}
         yield {
             "type": "function_call",
             "name": function.get("name"),

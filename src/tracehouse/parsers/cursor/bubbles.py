@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracehouse.model.fields import iso
+from tracehouse.parsers.untrusted import items, mapping
 
 # Where a bubble's time comes from, first found wins: `createdAt` (ISO on `_v3` bubbles), then
 # the absolute epoch-ms fields of `timingInfo` in the order the request lived them. C3 bubbles
@@ -68,16 +69,16 @@ def error(bubble: dict[str, Any]) -> str | None:
 
 def references(bubble: dict[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
     found: list[tuple[str, str, str | None, str | None]] = []
-    for entry in bubble.get("relevantFiles") or []:
+    for entry in items(bubble.get("relevantFiles")):
         path = (
             entry
             if isinstance(entry, str)
-            else (entry or {}).get("uri") or (entry or {}).get("path")
+            else mapping(entry).get("uri") or mapping(entry).get("path")
         )
         if isinstance(path, str) and path:
             found.append(("file", path, None, None))
     for key in ("attachedCodeChunks", "attachedFileCodeChunksUris"):
-        for chunk in bubble.get(key) or []:
+        for chunk in items(bubble.get(key)):
             if isinstance(chunk, dict):
                 uri = chunk.get("relativeWorkspacePath") or chunk.get("uri") or chunk.get("path")
                 uri = uri.get("path") if isinstance(uri, dict) else uri
@@ -87,7 +88,7 @@ def references(bubble: dict[str, Any]) -> list[tuple[str, str, str | None, str |
             elif isinstance(chunk, str):
                 found.append(("file", chunk, None, None))
     for key, kind in (("webReferences", "url"), ("docsReferences", "doc")):
-        for ref in bubble.get(key) or []:
+        for ref in items(bubble.get(key)):
             if isinstance(ref, dict):
                 uri = ref.get("url") or ref.get("uri") or ref.get("name")
                 if isinstance(uri, str) and uri:

@@ -23,6 +23,7 @@ from tracehouse.parsers.cursor import bubbles
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
+from tracehouse.parsers.untrusted import mapping, strings
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
 
@@ -193,9 +194,7 @@ class ConversationBuilder:
         """Sub-composers (best-of-N, subagents) hang off their parent by a tool call."""
         data = self.conv.data
         for key in ("subComposerIds", "subagentComposerIds"):
-            for child in data.get(key) or []:
-                if not isinstance(child, str):
-                    continue
+            for child in strings(data.get(key)):
                 if not self.turn_rows:
                     self._open_turn("subcomposers", iso(data.get("createdAt")))
                 self.calls.add(
@@ -249,7 +248,7 @@ class ConversationBuilder:
         created = iso(data.get("createdAt")) or iso(data.get("lastSendTime"))
         updated = iso(data.get("lastUpdatedAt")) or iso(data.get("lastSendTime"))
         times = [t for t in (created, updated, *self.times) if t]
-        config: dict[str, Any] = data.get("modelConfig") or {}
+        config = mapping(data.get("modelConfig"))
         if not isinstance(config, dict):
             config = {}
         title = data.get("name") or data.get("chatTitle") or self.first_prompt

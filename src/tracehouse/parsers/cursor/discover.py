@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from tracehouse.parsers.base import Unit, unreadable_directory
+from tracehouse.parsers.base import Unit, present, unreadable_directory
 
 PROVIDER = "cursor"
 DB_NAME = "state.vscdb"
@@ -49,7 +49,7 @@ def discover(roots: list[Path]) -> list[Unit]:
     for root in roots:
         user = os.path.abspath(root)
         found = os.path.join(user, GLOBAL, DB_NAME)
-        if os.path.isfile(found):
+        if present(found):
             units[found] = Unit(PROVIDER, found, user, {"scope": "global", "user": user})
         base = os.path.join(user, WORKSPACES)
         try:
@@ -59,7 +59,7 @@ def discover(roots: list[Path]) -> list[Unit]:
             entries = []
         for entry in entries:
             found = os.path.join(base, entry, DB_NAME)
-            if os.path.isfile(found):
+            if present(found):
                 units[found] = workspace_unit(found, user)
     return sorted(units.values(), key=lambda u: u.key)
 

@@ -34,7 +34,8 @@ from tracehouse.parsers.base import (
 from tracehouse.parsers.cursor import records as rec
 from tracehouse.parsers.cursor.builder import ConversationBuilder
 from tracehouse.parsers.cursor.discover import PROVIDER, WORKSPACES, uri_path, workspace_path
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, signature, snapshot
+from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
+from tracehouse.parsers.untrusted import mapping, strings
 from tracehouse.state.watermark import Action
 
 WINDOW = 400
@@ -67,6 +68,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     new_cursor: dict[str, Any] = {"files": files}
     try:
         with snapshot(unit.key, options.scratch) as conn:
+            require_tables(conn, ("ItemTable", "cursorDiskKV"), "a Cursor state database")
             if unit.info.get("scope") == "global":
                 conversations = _global(conn, unit, cursor, known, places, options, new_cursor)
             else:
@@ -178,10 +180,11 @@ def _attribute(
     for cid, head in rec.heads(conn, rec.GLOBAL_HEADERS).items():
         ident = head.get("workspaceIdentifier")
         if isinstance(ident, dict):
-            uri: dict[str, Any] = ident.get("uri") or {}
-            if not isinstance(uri, dict):
-                uri = {}
-            path = uri.get("fsPath") or (uri_path(uri["external"]) if uri.get("external") else None)
+            uri = mapping(ident.get("uri"))
+            fs_path, external = uri.get("fsPath"), uri.get("external")
+            path = (fs_path if isinstance(fs_path, str) and fs_path else None) or (
+                uri_path(external) if isinstance(external, str) and external else None
+            )
             places[cid] = [path, str(ident.get("id") or "") or None]
     wanted = {c.source_id for c in conversations} - set(places)
     if wanted:
@@ -215,10 +218,7 @@ def _workspace_heads(user: str, wanted: set[str]) -> dict[str, list[str | None]]
 
 
 def _children(data: Mapping[str, Any]) -> list[str]:
-    out = []
-    for key in ("subComposerIds", "subagentComposerIds"):
-        out += [c for c in data.get(key) or [] if isinstance(c, str)]
-    return out
+    return [c for key in ("subComposerIds", "subagentComposerIds") for c in strings(data.get(key))]
 
 
 def _lineage(source_id: str, parents: Mapping[str, str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import xxhash
 
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.sqlite_snapshot import read
+from tracehouse.parsers.untrusted import decode_json, digest_bytes, items, mapping
 
 CHAT_TABS = "workbench.panel.aichat.view.aichat.chatdata"  # C0
 WORKSPACE_COMPOSERS = "composer.composerData"  # C1 inline, C4 heads
@@ -41,16 +42,6 @@ class Conversation:
 
 def upper(prefix: str) -> str:
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
-
-
-def decode(value: Any) -> Any:
-    """A stored value: JSON text (or bytes). Raises ValueError when it is not JSON."""
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
 
 
 def item_value(conn: sqlite3.Connection, key: str) -> Any:
@@ -113,7 +104,7 @@ def read_composer(conn: sqlite3.Connection, cid: str) -> RawComposer | None:
     ]
     digest = xxhash.xxh3_64()
     for part in (rows[0][0], *(p for kv in bubbles for p in kv)):
-        digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
+        digest.update(digest_bytes(part))
     return RawComposer(cid, rows[0][0], bubbles, digest.hexdigest())
 
 
@@ -130,19 +121,16 @@ def global_composer(raw: RawComposer) -> Conversation:
 
 def _global_composer(raw: RawComposer) -> Conversation:
     location = COMPOSER + raw.cid
-    try:
-        data = decode(raw.value)
-    except ValueError as exc:
-        data, problem = None, str(exc)
-    if not isinstance(data, dict):
+    data, problem = decode_json(raw.value)
+    if problem is not None:
         conv = Conversation(raw.cid, "composer", "?", {}, [], location, raw.digest)
-        conv.problems.append((location, problem if data is None else "not a composer object"))
+        conv.problems.append((location, f"not a composer: {problem}"))
         return conv
     conv = Conversation(raw.cid, "composer", generation_of(data), data, [], location, raw.digest)
     if data.get("fullConversationHeadersOnly") or not data.get("conversation"):
         _split_bubbles(raw, conv)
     else:
-        conv.bubbles = [b for b in data["conversation"] if isinstance(b, dict)]
+        conv.bubbles = [b for b in items(data["conversation"]) if isinstance(b, dict)]
     return conv
 
 
@@ -153,16 +141,14 @@ def _split_bubbles(raw: RawComposer, conv: Conversation) -> None:
     prefix = f"{BUBBLE}{conv.source_id}:"
     stored: dict[str, dict[str, Any]] = {}
     for key, value in raw.bubbles:
-        try:
-            bubble = decode(value)
-        except ValueError as exc:
-            conv.problems.append((key, str(exc)))
+        bubble, problem = decode_json(value)
+        if problem is not None:
+            conv.problems.append((key, f"not a bubble: {problem}"))
             continue
-        if isinstance(bubble, dict):
-            stored[key[len(prefix) :]] = {**bubble, "_key": key}
-    inline = conv.data.get("conversationMap") or {}
+        stored[key[len(prefix) :]] = {**bubble, "_key": key}
+    inline = mapping(conv.data.get("conversationMap"))
     ordered: list[dict[str, Any]] = []
-    for header in conv.data.get("fullConversationHeadersOnly") or []:
+    for header in items(conv.data.get("fullConversationHeadersOnly")):
         bid = str(header.get("bubbleId")) if isinstance(header, dict) else ""
         bubble = stored.pop(bid, None) or inline.get(bid)
         if bubble is None:
@@ -197,13 +183,10 @@ def workspace_conversations(conn: sqlite3.Connection) -> list[Conversation]:
         raw = item_value(conn, key)
         if raw is None:
             continue
-        try:
-            data = decode(raw)
-            if not isinstance(data, dict):
-                raise ValueError(f"a JSON {type(data).__name__}, not an object")
-        except ValueError as exc:
+        data, problem = decode_json(raw)
+        if problem is not None:
             broken = Conversation(key, "chat", generation, {}, [], key)
-            broken.problems.append((key, str(exc)))
+            broken.problems.append((key, problem))
             found.append(broken)
             continue
         if generation == "C0":
@@ -236,14 +219,9 @@ def workspace_conversations(conn: sqlite3.Connection) -> list[Conversation]:
 
 def heads(conn: sqlite3.Connection, key: str) -> dict[str, dict[str, Any]]:
     """composerId → header (`type: head` entries of C4 workspace / C5 global header lists)."""
-    raw = item_value(conn, key)
-    try:
-        data = decode(raw) if raw is not None else {}
-    except ValueError:
-        return {}
-    entries = data.get("allComposers") if isinstance(data, dict) else None
+    data, _problem = decode_json(item_value(conn, key))  # attribution only: none is no reject
     return {
         str(e["composerId"]): e
-        for e in entries or []
+        for e in items(mapping(data).get("allComposers"))
         if isinstance(e, dict) and e.get("composerId") and e.get("type") == "head"
     }

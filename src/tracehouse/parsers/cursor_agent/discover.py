@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tracehouse.parsers.base import Unit, entries, within
+from tracehouse.parsers.base import Unit, entries, present, within
 
 PROVIDER = "cursor-agent"
 TRANSCRIPTS = "agent-transcripts"
@@ -42,7 +42,7 @@ def discover(roots: list[Path]) -> list[Unit]:
         for workspace in _list(os.path.join(top, "chats"), top, units):
             for agent in _list(workspace.path, top, units) if workspace.is_dir() else ():
                 store = os.path.join(agent.path, "store.db")
-                if os.path.isfile(store):
+                if present(store):
                     units.setdefault(store, _store(store, top, workspace.name))
     return sorted(units.values(), key=lambda u: u.key)
 
@@ -52,7 +52,7 @@ def unit_for(path: str, roots: list[Path]) -> Unit | None:
     for top, rel in within(path, roots):
         if rel[0] == "chats" and len(rel) == 4 and rel[3].startswith("store.db"):
             store = os.path.join(top, *rel[:3], "store.db")
-            return _store(store, top, rel[1]) if os.path.isfile(store) else None
+            return _store(store, top, rel[1]) if present(store) else None
         if rel[0] == "projects" and len(rel) >= 4 and rel[2] == TRANSCRIPTS:
             folder = os.path.join(top, *rel[:3])
             head = os.path.join(folder, rel[3])

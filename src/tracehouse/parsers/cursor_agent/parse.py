@@ -31,7 +31,7 @@ from tracehouse.parsers.cursor_agent import store as store_db
 from tracehouse.parsers.cursor_agent import transcripts as tr
 from tracehouse.parsers.cursor_agent.builder import TranscriptBuilder
 from tracehouse.parsers.cursor_agent.discover import PROVIDER, members, subagents
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, signature, snapshot
+from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
 from tracehouse.state.watermark import Action
 
 
@@ -53,6 +53,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     if unit.info.get("kind") == "store":
         try:
             with snapshot(unit.key, options.scratch) as conn:
+                require_tables(conn, ("blobs",), "a Cursor agent store")
                 stored = store_db.load(conn)
         except (SnapshotError, sqlite3.DatabaseError, OSError) as exc:
             result.rejects.append(Reject(PROVIDER, unit.key, "database", f"cannot read: {exc}"))

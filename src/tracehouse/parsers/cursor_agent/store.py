@@ -21,6 +21,7 @@ import xxhash
 
 from tracehouse.parsers.cursor_agent.transcripts import Reply, Tool, Transcript
 from tracehouse.parsers.sqlite_snapshot import read
+from tracehouse.parsers.untrusted import blob, decode_json
 
 MESSAGE_IDS, PENDING = 1, 4
 
@@ -39,14 +40,20 @@ def load(conn: sqlite3.Connection) -> Store:
     problems: list[tuple[str, str]] = []
     meta: dict[str, Any] = {}
     for key, value in read(conn, "SELECT key, value FROM meta"):
-        try:
-            decoded = orjson.loads(bytes.fromhex(value) if isinstance(value, str) else value)
-        except (ValueError, TypeError, orjson.JSONDecodeError) as exc:
-            problems.append((f"meta {key}", f"not hex-encoded JSON ({exc})"))
+        decoded, problem = _meta_value(value)
+        if problem is not None:
+            problems.append((f"meta {key}", f"not hex-encoded JSON ({problem})"))
             continue
-        if isinstance(decoded, dict):
-            meta.update(decoded)
-    blobs = {str(i): bytes(d) for i, d in read(conn, "SELECT id, data FROM blobs ORDER BY rowid")}
+        meta.update(decoded)
+    blobs: dict[str, bytes] = {}
+    refused: set[str] = set()
+    for blob_id, cell in read(conn, "SELECT id, data FROM blobs ORDER BY rowid"):
+        data, problem = blob(cell)
+        if data is None:
+            problems.append((f"blob {blob_id}", str(problem)))
+            refused.add(f"blob {blob_id}")
+            continue
+        blobs[str(blob_id)] = data
     digest = xxhash.xxh3_128(orjson.dumps(meta, default=str))
     order = _walk(blobs.get(str(meta.get("latestRootBlobId") or "")), blobs)
     out = Store(meta, [], order is not None, "", problems)
@@ -55,20 +62,29 @@ def load(conn: sqlite3.Connection) -> Store:
         out.accounting["unordered"] += 1
     for where, data in order:
         if not data:
-            problems.append((where, "the root names this blob, which is not stored"))
+            if where not in refused:  # a blob of another type is its own reject already
+                problems.append((where, "the root names this blob, which is not stored"))
             continue
         digest.update(data)
-        try:
-            message = orjson.loads(data)
-            assert isinstance(message, dict), "not an object"
-        except (orjson.JSONDecodeError, AssertionError) as exc:
-            problems.append((where, f"not a message ({exc})"))
+        message, problem = decode_json(data)
+        if problem is not None:
+            problems.append((where, f"not a message ({problem})"))
             continue
         out.messages.append(message)
         out.accounting[f"message.{message.get('role')}"] += 1
     out.accounting["file-state node"] += sum(1 for d in blobs.values() if d[:1] != b"{") - 1
     out.digest = digest.hexdigest()
     return out
+
+
+def _meta_value(value: Any) -> tuple[Any, str | None]:
+    """A `meta` value: hex text of a JSON object (a BLOB of the JSON itself is read too)."""
+    if isinstance(value, str):
+        try:
+            value = bytes.fromhex(value)
+        except ValueError as exc:
+            return None, str(exc)
+    return decode_json(value)
 
 
 def _walk(root: bytes | None, blobs: dict[str, bytes]) -> list[tuple[str, bytes]] | None:

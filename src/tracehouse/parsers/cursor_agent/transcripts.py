@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from tracehouse.parsers.untrusted import items, mapping
+
 HEADER = re.compile(r"^(user|assistant|A|User|Assistant|Human):\s*$")
 TOOL_CALL = re.compile(r"^\[Tool call\] ([\w.:@/-]+)(.*)$")
 TOOL_RESULT = re.compile(r"^\[Tool result\] ([\w.:@/-]+)\s*$")
@@ -97,12 +99,12 @@ def read_json(data: bytes) -> Transcript:
             role = str(record["role"])
             out.accounting[f"record.{role}"] += 1
             if role == "tool":
-                result = record.get("toolResult") or {}
+                result = mapping(record.get("toolResult"))
                 _attach_result(out, str(result.get("toolName") or ""), result.get("result"))
                 continue
             reply = Reply(role)
             _add_text(reply, str(record.get("text") or ""))
-            for call in record.get("toolCalls") or []:
+            for call in items(record.get("toolCalls")):
                 reply.tools.append(Tool(str(call.get("toolName") or "tool"), call.get("args")))
             out.add(reply)
         except (TypeError, KeyError, AttributeError) as exc:

@@ -20,6 +20,7 @@ from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Conversation
+from tracehouse.parsers.untrusted import items
 
 TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",
                "scheduled": "pending", "validating": "pending", "awaiting_approval": "pending",
@@ -110,7 +111,7 @@ class ConversationBuilder:
         elif role == "assistant":
             self.turn["response_message_id"] = message_id
         self._tokens(message.get("tokens"))
-        for call in message.get("toolCalls") or []:
+        for call in items(message.get("toolCalls")):
             self._tool_call(call, message_id, at)
         if at:
             self.turn["completed_at"] = max(filter(None, (self.turn["completed_at"], at)))

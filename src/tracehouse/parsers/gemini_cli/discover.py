@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from tracehouse.parsers.base import Unit, entries
+from tracehouse.parsers.base import Unit, entries, present
 
 PROVIDER = "gemini-cli"
 SUFFIXES = (".json", ".jsonl")
@@ -71,7 +71,7 @@ def _project_units(
     workspace = _workspace(project, paths)
     out = []
     logs = os.path.join(project, "logs.json")
-    if os.path.isfile(logs):  # the project's prompt log (prompts.py)
+    if present(logs):  # the project's prompt log (prompts.py)
         out.append(Unit(PROVIDER, logs, root, {"workspace": workspace, "logs": True}))
     for entry in _list(chats, root, unreadable):
         if entry.name.endswith(SUFFIXES) and not entry.is_dir():

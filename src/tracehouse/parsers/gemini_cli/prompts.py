@@ -13,8 +13,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from tracehouse.model import ids
 from tracehouse.model.contract import Clear, ImportItem, Reject
 from tracehouse.model.fields import cap
@@ -22,9 +20,10 @@ from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
-from tracehouse.parsers.jsonl import blank
+from tracehouse.parsers.jsonl import LineError, blank, decode_line
 from tracehouse.parsers.jsonl_unit import read_whole, whole_cursor, wm
 from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
+from tracehouse.parsers.untrusted import decode_json
 from tracehouse.state.watermark import Action
 
 RECOVERED = "logs.json"
@@ -35,20 +34,17 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
     if isinstance(read, UnitResult):
         return read
     st, data = read
-    try:
-        entries = [] if blank(data) else orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if options.now - st.st_mtime_ns / 1e9 < options.quiet_seconds:  # mid-rewrite
-            return UnitResult(unit, Action.WAIT, bytes_read=len(data), mtime_ns=st.st_mtime_ns)
-        entries, problem = None, f"not valid JSON ({exc})"
+    entries, problem = ([], None) if blank(data) else decode_json(data, list)
+    if problem is not None and _mid_rewrite(data, st, options):
+        return UnitResult(unit, Action.WAIT, bytes_read=len(data), mtime_ns=st.st_mtime_ns)
     cursor = whole_cursor(st, data)
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
     result.watermark = wm(PROVIDER, unit, cursor)
     result.clear = Clear(PROVIDER, unit.key, keys=("document", "["))
-    if not isinstance(entries, list):
-        reason = problem if entries is None else "expected a list of prompts"
+    if problem is not None:
+        reason = f"not a list of prompts: {problem}"
         result.rejects.append(Reject(PROVIDER, unit.key, "document", reason))
         result.accounting["rejected"] += 1
         return result
@@ -70,6 +66,17 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         result.accounting["recovered"] += len(found)
     result.rows = {name: b.tuples() for name, b in tables.items() if len(b)}
     return result
+
+
+def _mid_rewrite(data: bytes, st: os.stat_result, options: ParseOptions) -> bool:
+    """A document cut short while the CLI rewrites it: read again once the file is quiet."""
+    if options.now - st.st_mtime_ns / 1e9 >= options.quiet_seconds:
+        return False
+    try:
+        decode_line(data)
+    except LineError:
+        return True
+    return False
 
 
 def _is_prompt(entry: Any) -> bool:

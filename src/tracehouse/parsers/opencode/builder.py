@@ -27,6 +27,7 @@ from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
+from tracehouse.parsers.untrusted import items
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "pending": "pending",
                "running": "running"}  # fmt: skip
@@ -76,7 +77,7 @@ class SessionBuilder:
         metadata = _message_metadata(message)
         message_id = ids.message_id(PROVIDER, self.sid, mid)
         step_tokens: list[dict[str, Any]] = []
-        for part in message.get("parts") or []:
+        for part in items(message.get("parts")):
             kind = str(part.get("type"))
             self.accounting[f"part.{kind}"] += 1
             text = part.get("text") if isinstance(part.get("text"), str) else None

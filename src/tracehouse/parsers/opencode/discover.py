@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from tracehouse.parsers.base import Unit, entries, within
+from tracehouse.parsers.base import Unit, entries, present, within
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")
@@ -42,7 +42,7 @@ def discover(roots: list[Path]) -> list[Unit]:
     for root in roots:
         top = os.path.abspath(root)
         for entry in _list(top, top, units):
-            if DATABASE.match(entry.name) and entry.is_file():
+            if DATABASE.match(entry.name) and present(entry.path):
                 units.setdefault(entry.path, Unit(PROVIDER, entry.path, top, {"kind": "db"}))
         sessions = os.path.join(top, "storage", "session")
         for project in _list(sessions, top, units):

@@ -29,7 +29,7 @@ from tracehouse.parsers.base import (
 from tracehouse.parsers.opencode import records
 from tracehouse.parsers.opencode.builder import SessionBuilder
 from tracehouse.parsers.opencode.discover import PROVIDER
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, signature, snapshot
+from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
 from tracehouse.state.watermark import Action
 
 
@@ -74,6 +74,7 @@ def _parse_database(
         known = {}
     try:
         with snapshot(unit.key, options.scratch) as conn:
+            require_tables(conn, ("session",), "an OpenCode database")
             rows = records.session_rows(conn)
             stamps = records.session_stamps(conn)
             changed = []
