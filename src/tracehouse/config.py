@@ -47,6 +47,7 @@ class Settings:
     workers_min_bytes: int = 16 * 1024 * 1024
     quiet_seconds: float = 2.0
     max_field_bytes: int = 1024 * 1024
+    max_line_bytes: int = 64 * 1024 * 1024
     progress: bool = True
     # Pushing to a gateway (`--store https://…`): the file holding the push token, and the name
     # the gateway keys this machine's cursors by.
@@ -73,6 +74,7 @@ DOCS: dict[str, str] = {
     "workers_min_bytes": "Below this much to parse, no worker processes are started.",
     "quiet_seconds": "A last line with no newline counts once the file has been quiet this long.",
     "max_field_bytes": "Longer text fields are cut to this size with a marker and the full hash.",
+    "max_line_bytes": "A longer line, or a document read whole, is skipped and rejected unread.",
     "progress": "Show a progress bar on stderr when it is a terminal.",
     "token_file": "With a gateway as the store: the file holding the push token.",
     "machine": "With a gateway as the store: this machine's name there (default: hostname).",
@@ -153,6 +155,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "workers_min_bytes": _int(0),
     "quiet_seconds": _float,
     "max_field_bytes": _int(1024),
+    "max_line_bytes": _int(1024),
     "progress": _bool,
     "token_file": lambda value: "" if value == "" else _str(value),  # "": not set
     "machine": _machine,

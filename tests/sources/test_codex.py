@@ -314,6 +314,7 @@ def _review_home(tmp_path: Path, children: int) -> Path:
 
 
 def test_each_rollout_is_read_once_for_every_review_child(tmp_path, monkeypatch):
+    from tracehouse.parsers import jsonl
     from tracehouse.parsers.codex import context
 
     home = _review_home(tmp_path, children=4)
@@ -323,7 +324,7 @@ def test_each_rollout_is_read_once_for_every_review_child(tmp_path, monkeypatch)
         opened.append(str(path))
         return open(path, *args, **kwargs)
 
-    monkeypatch.setattr(context, "open", counting_open, raising=False)
+    monkeypatch.setattr(jsonl, "open", counting_open, raising=False)  # where blocks() opens
     context._review_starts.cache_clear()
     linked = []
     for unit in codex.discover([home]):

@@ -17,6 +17,7 @@ from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint, tuples_to_frame, typed_row
 from tracehouse.model.tables import SESSIONS, TABLES_BY_NAME
+from tracehouse.parsers.jsonl import MAX_LINE
 from tracehouse.state.watermark import Action
 
 if TYPE_CHECKING:
@@ -106,8 +107,14 @@ def present(path: str) -> bool:
 
 def dangling(path: str) -> str | None:
     """Why a unit's path that stat cannot find is still a unit: a link to nothing."""
-    if os.path.islink(path) and not os.path.exists(path):
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+    except FileNotFoundError:
         return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    except OSError:
+        return None  # a loop: opening it says so
     return None
 
 
@@ -123,7 +130,7 @@ class ParseOptions:
     budget_bytes: int = 32 * 1024 * 1024
     max_field: int = 1024 * 1024
     # A line longer than this (or a document read whole) is skipped unread and rejected.
-    max_line: int = 64 * 1024 * 1024
+    max_line: int = MAX_LINE
     quiet_seconds: float = 2.0
     now: float = 0.0  # wall clock of the run (seconds), for the quiet-line rule
     # A private directory that outlives one parse (sync live): a parser may keep copies of what

@@ -96,8 +96,13 @@ def parse_jsonl(
                 action = Action.FULL
         start = cursor.offset if action is Action.APPEND and cursor else 0
         quiet = options.now - st.st_mtime_ns / 1e9 >= options.quiet_seconds
-        chunk = read_chunk(f, start, st.st_size, options.budget_bytes, final_line_complete=quiet)
+        chunk = read_chunk(
+            f, start, st.st_size, options.budget_bytes,
+            final_line_complete=quiet, max_line=options.max_line,
+        )  # fmt: skip
     base = cursor if action is Action.APPEND else None
+    if chunk.skipped:
+        return _skipped(provider, unit, action, st, chunk, base, head, options)
     if not chunk.data:
         # Nothing complete to read: a partial last line waits; a touched file gets a new stat.
         new = _cursor(st, chunk, base, head, base.state if base else {}, base.lines if base else 0)
@@ -111,7 +116,7 @@ def parse_jsonl(
     while True:
         builder = make_builder(dict(base.state) if base else None)
         result.rejects, result.accounting = [], Counter()
-        line_count = _feed_all(provider, unit, chunk, first_line, builder, skip, result)
+        line_count = _feed_all(provider, unit, chunk, first_line, builder, skip, result, options)
         try:
             state = builder.finish()
             new = _cursor(st, chunk, base, head, state, first_line + line_count)
@@ -137,6 +142,37 @@ def parse_jsonl(
     return result
 
 
+def _skipped(
+    provider: str,
+    unit: Unit,
+    action: Action,
+    st: os.stat_result,
+    chunk: Chunk,
+    base: FileCursor | None,
+    head: bytes,
+    options: ParseOptions,
+) -> UnitResult:
+    """A line over the size limit, skipped unread: its reject, and the cursor moved past it
+    with the builder's state as it was, so the lines after it are read as an append."""
+    line = (base.lines if base else 0) + 1
+    new = _cursor(st, chunk, base, head, base.state if base else {}, line)
+    result = UnitResult(
+        unit, action, bytes_read=chunk.skipped, done=chunk.eof, mtime_ns=st.st_mtime_ns
+    )
+    where = f"line {line} (byte {chunk.start})"
+    size = chunk.skipped - chunk.tail.endswith(b"\n")  # the line, without its newline
+    result.rejects.append(Reject(provider, unit.key, where, too_long(size, options)))
+    result.accounting["rejected"] += 1
+    result.watermark = wm(provider, unit, new)
+    result.cursor = new.to_json()
+    result.clear = Clear(provider, unit.key, from_line=line)
+    return result
+
+
+def too_long(size: int, options: ParseOptions) -> str:
+    return f"{size:,} bytes, over the {options.max_line:,}-byte limit (max_line_bytes): skipped"
+
+
 MAX_DEPTH = 200  # orjson writes at most 254 levels; the session row wraps a record in a few more
 MAX_INT = 2**63 - 1
 
@@ -149,6 +185,7 @@ def _feed_all(
     builder: Builder,
     skip: Mapping[int, str],
     result: UnitResult,
+    options: ParseOptions,
 ) -> int:
     """Feed every line of the chunk to the builder; returns how many lines it holds."""
     index = -1
@@ -157,6 +194,8 @@ def _feed_all(
             continue
         line = first_line + index + 1
         reason = skip.get(line)
+        if reason is None and len(raw) > options.max_line:  # a budget above the line limit
+            reason = too_long(len(raw), options)
         if reason is None:
             try:
                 record = decode_line(raw)
@@ -243,7 +282,9 @@ def _cursor(
     state: Mapping[str, Any],
     line_count: int,
 ) -> FileCursor:
-    if chunk.data:
+    if chunk.skipped:
+        tail_start, tail_hash = chunk.end - len(chunk.tail), hash_bytes(chunk.tail)
+    elif chunk.data:
         tail_start, tail = last_line_span(chunk.data, chunk.start)
         tail_hash = hash_bytes(tail)
     elif base is not None:
@@ -270,15 +311,29 @@ def read_whole(
     provider: str, unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions
 ) -> tuple[os.stat_result, bytes] | UnitResult:
     """A unit parsed whole whenever it changes: its stat and bytes, or the result to return
-    instead (unchanged, or unreadable)."""
+    instead (unchanged, unreadable, or larger than a line may be: rejected unread, with a
+    cursor that skips it until it changes)."""
     try:
         st = os.stat(unit.key)
         if not options.full and cursor_json and quick_plan(st, cursor_json) is Action.SKIP:
             return UnitResult(unit, Action.SKIP, cursor=cursor_json)
+        if st.st_size > options.max_line:
+            return _too_large(provider, unit, st, options)
         with open(unit.key, "rb") as f:
             return st, f.read()
     except OSError as exc:
         return unreadable(provider, unit, exc)
+
+
+def _too_large(provider: str, unit: Unit, st: os.stat_result, options: ParseOptions) -> UnitResult:
+    cursor = FileCursor(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_size, "", 0, "")
+    result = UnitResult(unit, Action.FULL, cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns)
+    result.watermark = wm(provider, unit, cursor)
+    reason = f"a document of {too_long(st.st_size, options)}"
+    result.rejects.append(Reject(provider, unit.key, "document", reason))
+    result.accounting["rejected"] += 1
+    result.clear = Clear(provider, unit.key, from_line=1, keys=("document",))
+    return result
 
 
 def whole_cursor(st: os.stat_result, data: bytes) -> FileCursor:

@@ -49,6 +49,7 @@ def parse_batches(
         full=options.full,
         budget_bytes=options.chunk_bytes,
         max_field=options.max_field,
+        max_line=options.max_line,
         quiet_seconds=options.quiet_seconds,
         now=time.time(),
         scratch=options.scratch,

@@ -56,6 +56,7 @@ def sync_options(
         batch_sessions=settings.batch_sessions,
         chunk_bytes=settings.batch_bytes,
         max_field=settings.max_field_bytes,
+        max_line=settings.max_line_bytes,
         quiet_seconds=settings.quiet_seconds,
         pool_min_bytes=settings.workers_min_bytes,
         **overrides,

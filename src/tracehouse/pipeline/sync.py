@@ -40,6 +40,7 @@ class SyncOptions:
     batch_sessions: int = 500
     chunk_bytes: int = 8 * 1024 * 1024
     max_field: int = 1024 * 1024
+    max_line: int = 64 * 1024 * 1024
     quiet_seconds: float = 2.0
     pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
     scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes

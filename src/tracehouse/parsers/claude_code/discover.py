@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from tracehouse.parsers.base import Unit, unreadable_directory
+from tracehouse.parsers.jsonl import read_file
 
 PROVIDER = "claude-code"
 
@@ -151,8 +152,7 @@ def read_meta(path: str | None) -> dict[str, Any]:
     if not path:
         return {}
     try:
-        with open(path, "rb") as f:
-            value = orjson.loads(f.read())
+        value = orjson.loads(read_file(path))
     except (OSError, orjson.JSONDecodeError):
         return {}
     return value if isinstance(value, dict) else {}

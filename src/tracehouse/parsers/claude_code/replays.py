@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import orjson
 
 from tracehouse.model import ids
+from tracehouse.parsers.jsonl import blocks
 
 HEAD_BYTES = 1024 * 1024  # a first line carrying an image can be this long
 HEAD_STEP = 16 * 1024
@@ -215,14 +217,15 @@ def _own_message_ids(path: str, size: int, _mtime: int) -> frozenset[str]:
     2.1.x parents mirror a running subagent's messages as `progress` records
     (`data.type: "agent_progress"`) with the subagent's own `message.id`: those copies are the
     subagent's, so they must not make the subagent's originals look like replays."""
-    data = _read(path, size)
-    if _MIRROR not in data:
-        return frozenset(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(data))
     found: set[str] = set()
-    for line in data.split(b"\n"):
-        if _MIRROR in line and is_agent_progress(line):
+    for data in _read(path, size):
+        if _MIRROR not in data:
+            found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(data))
             continue
-        found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(line))
+        for line in data.split(b"\n"):
+            if _MIRROR in line and is_agent_progress(line):
+                continue
+            found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(line))
     return frozenset(found)
 
 
@@ -249,15 +252,18 @@ def _stat(path: str) -> tuple[int, int]:
 
 @lru_cache(maxsize=32)
 def _scan(path: str, size: int, _mtime: int, pattern: re.Pattern[bytes]) -> frozenset[str]:
-    return frozenset(m.decode("utf-8", "replace") for m in pattern.findall(_read(path, size)))
+    return frozenset(
+        m.decode("utf-8", "replace") for data in _read(path, size) for m in pattern.findall(data)
+    )
 
 
-def _read(path: str, size: int) -> bytes:
-    """The file's bytes; nothing for a file that is gone (size -1) or unreadable."""
+def _read(path: str, size: int) -> Iterator[bytes]:
+    """The file's complete lines, a block at a time (none over the line limit); nothing for a
+    file that is gone (size -1), and no more once it cannot be read."""
     if size < 0:
-        return b""
+        return
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        for chunk in blocks(path):
+            yield chunk.data
     except OSError:
-        return b""
+        return

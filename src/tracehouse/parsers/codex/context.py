@@ -17,7 +17,7 @@ from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.parsers.codex import records as rec
-from tracehouse.parsers.jsonl import loads
+from tracehouse.parsers.jsonl import blocks, loads
 from tracehouse.state import scratch
 
 PROVIDER = rec.PROVIDER
@@ -101,16 +101,15 @@ def _signature(path: str) -> Signature:
 
 
 def _jsonl(path: str) -> list[dict[str, Any]]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return []
     found = []
-    for line in data.splitlines():
-        record = loads(line) if line.strip() else None
-        if isinstance(record, dict):
-            found.append(record)
+    try:
+        for chunk in blocks(path):
+            for line in chunk.data.splitlines():
+                record = loads(line) if line.strip() else None
+                if isinstance(record, dict):
+                    found.append(record)
+    except OSError:
+        pass  # what was read stands: these files only add titles and prompts
     return found
 
 
@@ -227,14 +226,18 @@ _TIMESTAMP = b'"timestamp":"'
 def _review_starts(path: str, size: int, _mtime: int) -> dict[str, int]:
     """For each `entered_review_mode` line of a rollout, each `"timestamp"` string it holds →
     the offset of the line (the first line, where two share one)."""
-    if size < 0:
-        return {}
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return {}
     found: dict[str, int] = {}
+    if size < 0:
+        return found
+    try:
+        for chunk in blocks(path):
+            _review_stamps(chunk.data, chunk.start, found)
+    except OSError:
+        pass  # what was read stands: a review's parent is then not found
+    return found
+
+
+def _review_stamps(data: bytes, offset: int, found: dict[str, int]) -> None:
     at = data.find(_REVIEW)
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1
@@ -246,10 +249,9 @@ def _review_starts(path: str, size: int, _mtime: int) -> dict[str, int]:
             close = data.find(b'"', value, end)
             if close < 0:
                 break
-            found.setdefault(data[value:close].decode("utf-8", "replace"), start)
+            found.setdefault(data[value:close].decode("utf-8", "replace"), offset + start)
             stamp = data.find(_TIMESTAMP, close, end)
         at = data.find(_REVIEW, end)
-    return found
 
 
 def rollout_paths(home: str) -> list[str]:

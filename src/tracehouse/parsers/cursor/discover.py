@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 import orjson
 
 from tracehouse.parsers.base import Unit, present, unreadable_directory
+from tracehouse.parsers.jsonl import read_file
 
 PROVIDER = "cursor"
 DB_NAME = "state.vscdb"
@@ -93,8 +94,7 @@ def unit_for(path: str, roots: list[Path]) -> Unit | None:
 def workspace_path(folder: str) -> str | None:
     """The folder (or `.code-workspace` file) a workspace DB belongs to, from `workspace.json`."""
     try:
-        with open(os.path.join(folder, "workspace.json"), "rb") as f:
-            data = orjson.loads(f.read())
+        data = orjson.loads(read_file(os.path.join(folder, "workspace.json")))
     except (OSError, orjson.JSONDecodeError):
         return None
     uri = data.get("folder") or data.get("workspace") if isinstance(data, dict) else None

@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from tracehouse.parsers.base import Unit, entries, present
+from tracehouse.parsers.jsonl import read_file
 
 PROVIDER = "gemini-cli"
 SUFFIXES = (".json", ".jsonl")
@@ -99,7 +100,7 @@ def _project_paths(root: str) -> dict[str, str]:
     """Project directory name → the project's path, from what Gemini CLI wrote down: the slug
     registry `projects.json` and, for the older hash directories, the hash of each path in it."""
     try:
-        registry = orjson.loads(Path(root, "projects.json").read_bytes())
+        registry = orjson.loads(read_file(os.path.join(root, "projects.json")))
     except (OSError, orjson.JSONDecodeError):
         return {}
     projects = registry.get("projects") if isinstance(registry, dict) else None

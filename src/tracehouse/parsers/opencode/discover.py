@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from tracehouse.parsers.base import Unit, entries, present, within
+from tracehouse.parsers.jsonl import read_file
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")
@@ -84,7 +85,7 @@ def _gen1_unit(top: str, rel: list[str], path: str) -> Unit | None:
         session = rel[1]
     elif rel[0] == "part" and len(rel) == 3:
         try:  # parts are filed by message only; the part names its session
-            session = str(orjson.loads(Path(path).read_bytes()).get("sessionID") or "")
+            session = str(orjson.loads(read_file(path)).get("sessionID") or "")
         except (OSError, orjson.JSONDecodeError, AttributeError):
             return None
     else:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
 import xxhash
 
+from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.sqlite_snapshot import read
 
 # Gen 2 session columns → the session JSON's keys (time and summary columns are nested there).
@@ -133,7 +133,7 @@ def _document(
 ) -> dict[str, Any] | None:
     where = os.path.relpath(path, os.path.dirname(session_path))
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path)
     except OSError as exc:
         problems.append((where, f"cannot read: {exc.strerror or exc}"))
         return None
