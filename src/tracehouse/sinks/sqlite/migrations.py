@@ -236,5 +236,16 @@ def upgrade(conn: sqlite3.Connection, path: Any) -> int:
         migrations = Migrations(SET_NAME)
         for name, step in STEPS:
             migrations(name=name)(step)
-        migrations.apply(Database(conn))
+        # Two first runs on a new ledger start at once: the write lock is taken before the
+        # pending list is read again, so one applies the migrations and the other finds none
+        # left (each migration runs in a savepoint of this transaction).
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if pending(conn, path):
+                migrations.apply(Database(conn))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
     return len(applied(conn))

@@ -351,8 +351,10 @@ def _create_private(path: Path) -> None:
     """The ledger holds whole conversations: 0600 file in a 0700 directory (DESIGN §9)."""
     try:
         if not path.parent.exists():
-            path.parent.mkdir(parents=True, mode=0o700)
+            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return  # another first run created it a moment ago: the migrations' lock orders the two
     except OSError as exc:
         raise StoreError(f"{path}: cannot create the ledger ({exc.strerror})") from None
     os.close(fd)
