@@ -4,6 +4,7 @@ its file and key, and everything else of the home is imported."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -201,3 +202,17 @@ def test_a_dangling_link_named_like_a_transcript_is_a_reject(tmp_path: Path) -> 
     report, _ledger = backfill(home, tmp_path / "ledger.db", "gemini-cli")
     assert [(r.unit_key, r.location) for r in report.rejects] == [(str(logs), "file")]
     assert "which does not exist" in report.rejects[0].reason
+
+
+def test_a_document_cut_short_is_placed_at_its_line(tmp_path: Path) -> None:
+    home = _home(tmp_path, "gemini")
+    chat = home / ".gemini" / "tmp" / "weather-app" / "chats"
+    chat = chat / "session-2026-03-10T09-15-aaaa1111.json"
+    text = chat.read_bytes()
+    chat.write_bytes(text[: len(text) // 2])
+    os.utime(chat, (1, 1))  # quiet long since: not a rewrite in progress
+    report, _ledger = backfill(home, tmp_path / "ledger.db", "gemini-cli")
+    [reject] = report.rejects
+    line = text[: len(text) // 2].count(b"\n") + 1
+    assert (reject.unit_key, reject.location) == (str(chat), f"line {line}")
+    assert LOCATED.match(reject.location)

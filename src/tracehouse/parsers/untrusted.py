@@ -9,12 +9,14 @@ with the rest of the unit. One way for every source, so that no parser grows its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from tracehouse.parsers.jsonl import LineError, decode_line
 
 BLOB = (bytes, bytearray, memoryview)
+_LINE = re.compile(r"\bline (\d+) column \d+")
 
 
 def json_type(value: Any) -> str:
@@ -62,6 +64,19 @@ def decode_json(raw: Any, expect: type | tuple[type, ...] = dict) -> tuple[Any, 
     if not isinstance(value, expect):
         return None, f"a JSON {json_type(value)}, not {_names(expect)}"
     return value, None
+
+
+def not_json(problem: str) -> bool:
+    """Whether `decode_json` found no JSON at all (cut short, say, as a file read while it is
+    rewritten is) rather than JSON of another type."""
+    return problem.startswith("invalid JSON")
+
+
+def place(problem: str, default: str) -> str:
+    """Where in a document a decoding problem is: `line N` when the decoder said so (a JSON
+    syntax error names its line), else `default` (the document, a cell's key)."""
+    found = _LINE.search(problem)
+    return f"line {found.group(1)}" if found else default
 
 
 def blob(raw: Any) -> tuple[bytes | None, str | None]:

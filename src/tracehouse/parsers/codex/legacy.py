@@ -16,7 +16,7 @@ from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.jsonl_unit import attach, read_whole, refused, whole_cursor, wm
-from tracehouse.parsers.untrusted import decode_json, items, mapping
+from tracehouse.parsers.untrusted import decode_json, items, mapping, place
 from tracehouse.state.watermark import Action
 
 PROVIDER = "codex"
@@ -34,13 +34,13 @@ def parse(
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
-    result.clear = Clear(PROVIDER, unit.key, from_line=1, keys=("items[",))
+    result.clear = Clear(PROVIDER, unit.key, from_line=1, keys=("items[", "document"))
     document, problem = decode_json(data)
     if problem is None and not isinstance(document.get("items"), list):
         problem = "`items` is not an array"
     if problem is not None:
         reason = f"not a {{session, items}} rollout: {problem}"
-        result.rejects.append(Reject(PROVIDER, unit.key, "document", reason))
+        result.rejects.append(Reject(PROVIDER, unit.key, place(problem, "document"), reason))
         result.accounting["rejected"] += 1
         result.watermark = wm(PROVIDER, unit, cursor)
         return result

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from tracehouse.parsers.untrusted import items, mapping
+from tracehouse.parsers.untrusted import decode_json, items, mapping, place
 
 HEADER = re.compile(r"^(user|assistant|A|User|Assistant|Human):\s*$")
 TOOL_CALL = re.compile(r"^\[Tool call\] ([\w.:@/-]+)(.*)$")
@@ -88,11 +88,9 @@ def read_jsonl(data: bytes, form: str) -> Transcript:
 
 def read_json(data: bytes) -> Transcript:
     out = Transcript("json")
-    try:
-        records = orjson.loads(data)
-        assert isinstance(records, list), "not a JSON array"
-    except (orjson.JSONDecodeError, AssertionError) as exc:
-        out.problems.append(("document", f"not a transcript ({exc})"))
+    records, problem = decode_json(data, list)
+    if problem is not None:
+        out.problems.append((place(problem, "document"), f"not a transcript ({problem})"))
         return out
     for index, record in enumerate(records):
         try:

@@ -20,10 +20,10 @@ from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
-from tracehouse.parsers.jsonl import LineError, blank, decode_line
+from tracehouse.parsers.jsonl import blank
 from tracehouse.parsers.jsonl_unit import read_whole, whole_cursor, wm
 from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
-from tracehouse.parsers.untrusted import decode_json
+from tracehouse.parsers.untrusted import decode_json, not_json, place
 from tracehouse.state.watermark import Action
 
 RECOVERED = "logs.json"
@@ -35,17 +35,18 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         return read
     st, data = read
     entries, problem = ([], None) if blank(data) else decode_json(data, list)
-    if problem is not None and _mid_rewrite(data, st, options):
+    recent = options.now - st.st_mtime_ns / 1e9 < options.quiet_seconds
+    if problem is not None and recent and not_json(problem):  # perhaps read mid-rewrite
         return UnitResult(unit, Action.WAIT, bytes_read=len(data), mtime_ns=st.st_mtime_ns)
     cursor = whole_cursor(st, data)
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
     result.watermark = wm(PROVIDER, unit, cursor)
-    result.clear = Clear(PROVIDER, unit.key, keys=("document", "["))
+    result.clear = Clear(PROVIDER, unit.key, from_line=1, keys=("document", "["))
     if problem is not None:
-        reason = f"not a list of prompts: {problem}"
-        result.rejects.append(Reject(PROVIDER, unit.key, "document", reason))
+        where, reason = place(problem, "document"), f"not a list of prompts: {problem}"
+        result.rejects.append(Reject(PROVIDER, unit.key, where, reason))
         result.accounting["rejected"] += 1
         return result
     prompts: dict[str, list[dict[str, Any]]] = {}
@@ -66,17 +67,6 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         result.accounting["recovered"] += len(found)
     result.rows = {name: b.tuples() for name, b in tables.items() if len(b)}
     return result
-
-
-def _mid_rewrite(data: bytes, st: os.stat_result, options: ParseOptions) -> bool:
-    """A document cut short while the CLI rewrites it: read again once the file is quiet."""
-    if options.now - st.st_mtime_ns / 1e9 >= options.quiet_seconds:
-        return False
-    try:
-        decode_line(data)
-    except LineError:
-        return True
-    return False
 
 
 def _is_prompt(entry: Any) -> bool:

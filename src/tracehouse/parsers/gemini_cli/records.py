@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from tracehouse.parsers.jsonl import blank
+from tracehouse.parsers.untrusted import decode_json, not_json, place
 
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
 
@@ -41,14 +42,10 @@ def load_document(data: bytes) -> Conversation:
     if blank(data):  # not strip(): it copies a file that ends in a newline
         conv.accounting["empty file"] += 1
         return conv
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        conv.incomplete = True  # rewritten in place: perhaps read mid-write
-        conv.problems.append(("document", f"not valid JSON ({exc})"))
-        return conv
-    if not isinstance(document, dict):
-        conv.problems.append(("document", "expected an object with `messages`"))
+    document, problem = decode_json(data)
+    if problem is not None:
+        conv.incomplete = not_json(problem)  # rewritten in place: perhaps read mid-write
+        conv.problems.append((place(problem, "document"), f"not a chat: {problem}"))
         return conv
     messages = document.get("messages")
     conv.meta = {k: v for k, v in document.items() if k != "messages"}

@@ -18,6 +18,7 @@ import xxhash
 
 from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.sqlite_snapshot import read
+from tracehouse.parsers.untrusted import decode_json, place
 
 # Gen 2 session columns → the session JSON's keys (time and summary columns are nested there).
 SESSION_COLUMNS = {"id": "id", "slug": "slug", "version": "version", "project_id": "projectID",
@@ -116,15 +117,15 @@ def load_db_session(conn: sqlite3.Connection, row: dict[str, Any], path: str) ->
     return RawSession(info, messages, location, digest.hexdigest(), problems, rollup)
 
 
-def _row_data(data: Any, where: str, problems: list[tuple[str, str]]) -> dict[str, Any] | None:
-    try:
-        value = orjson.loads(data)
-    except (orjson.JSONDecodeError, TypeError) as exc:
-        problems.append((where, f"data is not JSON ({exc})"))
-        return None
-    if not isinstance(value, dict):
-        problems.append((where, f"data is a JSON {type(value).__name__}, not an object"))
-        return None
+def _row_data(
+    data: Any, where: str, problems: list[tuple[str, str]], *, document: bool = False
+) -> dict[str, Any] | None:
+    """A row's `data` cell, or a JSON file (`document`: a syntax error names its line)."""
+    value: dict[str, Any] | None
+    value, problem = decode_json(data)
+    if problem is not None:
+        spot = f"{where} {place(problem, '')}".strip() if document else where
+        problems.append((spot, f"data is not a JSON object: {problem}"))
     return value
 
 
@@ -139,7 +140,7 @@ def _document(
         return None
     digest.update(os.path.basename(path).encode())
     digest.update(data)
-    return _row_data(data, where, problems)
+    return _row_data(data, where, problems, document=True)
 
 
 def _json_names(directory: str) -> list[str]:
