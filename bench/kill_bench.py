@@ -2,8 +2,8 @@
 
     uv run python bench/kill_bench.py [--kills 40] [--modes sqlite,postgresql,live] [--seed 1]
 
-The corpus is every fixture home (Claude Code, Codex, Cursor), copied once into bench/out/kill
-and named to the CLI with one `--source` per home. For each mode, a clean run gives the
+The corpus is every fixture home, copied once into bench/out/kill and named to the CLI with one
+`--source` per home and source (all six: each source's own default places under the home). For each mode, a clean run gives the
 reference ledger; then, `--kills` times, a fresh ledger is filled by a run that is killed
 (SIGKILL to its whole process group: main process and workers) at a random moment, and by a
 second run to completion. The ledger must equal the reference row for row (content tables,
@@ -36,12 +36,12 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out" / "kill"
 sys.path.insert(0, str(HERE.parent))
 
+from tracehouse.parsers.registry import PARSERS  # noqa: E402
 from tracehouse.sinks import open_store  # noqa: E402
 
 DSN = os.environ.get("TRACEHOUSE_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
-TABLES = ("sessions", "turns", "messages", "tool_calls", "message_sources")
+TABLES = ("sessions", "turns", "messages", "tool_calls", "message_sources", "threads")
 WHEN = {"first_imported_at", "last_imported_at", "host", "importer_version", "source_missing_at"}
-SOURCES = {"claude-code": ".claude", "codex": ".codex", "cursor": ".config/Cursor/User"}
 APPENDS = 40
 
 
@@ -54,9 +54,10 @@ def build_home(corpus: Path) -> tuple[Path, list[str]]:
         (target / ".complete").write_text("ok")
     flags = []
     for home in sorted(p for p in target.iterdir() if p.is_dir()):
-        for provider, sub in SOURCES.items():
-            if (home / sub).is_dir():
-                flags += ["--source", f"{provider}={home / sub}"]
+        for provider, parser in PARSERS.items():
+            for root in parser.default_roots(home, {}):
+                if root.is_dir():
+                    flags += ["--source", f"{provider}={root}"]
     return target, flags
 
 

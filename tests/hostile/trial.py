@@ -19,6 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.hostile.damage import (
+    DATABASE_DAMAGE,
+    TEXT_DAMAGE,
+    TRIAL_MAX_LINE,
+    damage_database,
+    damage_text,
+)
 from tests.hostile.mutations import LINE_MUTATIONS, Mutation, mutate_file, mutate_line
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, sync
@@ -58,6 +65,9 @@ LOCATED = re.compile(
 )
 
 
+COARSE = ("file", "database", "directory", "document")
+
+
 @dataclass
 class Outcome:
     target: str  # the file (and key) mutated
@@ -67,6 +77,9 @@ class Outcome:
     unlocated: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # sessions of other files that changed
     rejects: int = 0
+    family: str = ""  # which kind of damage: a line's value, a whole file, a database…
+    reimported: bool = False  # read over a ledger that already held the clean file
+    coarse: int = 0  # rejects placed at a whole file, database or document, not a line or key
 
 
 class Hang(Exception):
@@ -102,7 +115,7 @@ def backfill(
     store = open_store(str(ledger))
     try:
         roots = PARSERS[provider].default_roots(home, {})
-        report = sync(store, SyncOptions(sources={provider: roots}))
+        report = sync(store, SyncOptions(sources={provider: roots}, max_line=TRIAL_MAX_LINE))
         return report, ledger_by_source(store, home, leave_out)
     finally:
         store.close()
@@ -220,25 +233,53 @@ def mutate_database(db: Path, rng: random.Random) -> tuple[str, bytes]:
 
 
 def run_trial(
-    home: Path, work: Path, provider: str, target: Path, rng: random.Random, baseline: Any
+    home: Path,
+    work: Path,
+    provider: str,
+    target: Path,
+    rng: random.Random,
+    baseline: Any,
+    *,
+    reimport: bool | None = None,
 ) -> Outcome:
-    """Mutate `target` (a file under `home`) in a copy of the home, backfill, judge."""
+    """Damage `target` (a file under `home`) in a copy of the home, backfill, judge. With
+    `reimport` (drawn when None) the copy is backfilled clean first, so the damaged file is read
+    again over a ledger that already holds it."""
     trial_home = work / "home"
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(home / SOURCES[provider], trial_home / SOURCES[provider], symlinks=True)
     copy = trial_home / target.relative_to(home)
+    reimported = reimport if reimport is not None else rng.random() < 0.25
+    if reimported:
+        backfill(trial_home, work / "ledger.db", provider)
     # What names the sessions the mutation may touch, beyond its own file's: a session spread
     # over files (OpenCode's messages and parts, a Cursor agent's twins and subagents) or rows.
     scope = str(copy.relative_to(trial_home)).encode()
-    if provider == "cursor":
+    whole_file = False  # the damage may change every session the file holds
+    if copy.suffix in DATABASES and rng.random() < 0.4:
+        for suffix in ("-wal", "-shm"):
+            if provider == "cursor":  # as mutate_cursor does: the damage is to the main file
+                Path(str(copy) + suffix).unlink(missing_ok=True)
+        family = f"database {rng.choice(DATABASE_DAMAGE)}"
+        what = damage_database(copy, family.split()[1], rng)
+        whole_file = True
+    elif provider == "cursor":
         for suffix in ("-wal", "-shm"):
             Path(str(copy) + suffix).unlink(missing_ok=True)
+        family = "cursor value"
         what = mutate_cursor(copy, rng)
         if Path(str(target) + "-wal").exists():
             what += " (WAL dropped)"
     elif copy.suffix in DATABASES:
+        family = "database value"
         what, row = mutate_database(copy, rng)
         scope += b" " + row
+    elif rng.random() < 0.4:
+        kinds = [k for k in TEXT_DAMAGE if k != "document-value" or copy.suffix == ".json"]
+        scope += b" " + copy.read_bytes()
+        family = f"text {rng.choice(kinds)}"
+        what = damage_text(copy, family.split()[1], rng)
+        whole_file = True
     else:
         m = Mutation(rng.choice(LINE_MUTATIONS), rng.randrange(1 << 16), rng.randrange(64))
         original = copy.read_bytes()
@@ -246,7 +287,8 @@ def run_trial(
         copy.write_bytes(data)
         what = f"line {line}: {m.describe()}"
         scope += b" " + original
-    outcome = Outcome(str(target.relative_to(home)), what)
+        family = f"line {m.kind}"
+    outcome = Outcome(str(target.relative_to(home)), what, family=family, reimported=reimported)
     leave_out = DERIVED + ANNOTATING.get(target.name, ())
     baseline = {
         p: sorted(((t, [kv for kv in row if kv[0] not in leave_out]) for t, row in rows), key=repr)
@@ -263,11 +305,12 @@ def run_trial(
         return outcome
     outcome.rejects = len(report.rejects)
     outcome.unlocated = [r.location for r in report.rejects if not LOCATED.match(r.location)]
+    outcome.coarse = sum(r.location in COARSE for r in report.rejects)
     mutated = "~" + str(copy)[len(str(trial_home)) :]
     composer = _composer_of(what) if provider == "cursor" else None
     # Rows of an OpenCode database belong to the sessions they name; any other file or database
     # holds its own sessions whole.
-    whole = provider != "opencode" or copy.suffix not in DATABASES
+    whole = whole_file or provider != "opencode" or copy.suffix not in DATABASES
     for (path, sid), rows in baseline.items():
         named = bool(sid) and str(sid).encode() in scope
         touched = (path == mutated and whole and (composer is None or composer == sid)) or named
