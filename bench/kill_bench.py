@@ -3,12 +3,12 @@
     uv run python bench/kill_bench.py [--kills 40] [--modes sqlite,postgresql,live] [--seed 1]
 
 The corpus is every fixture home, copied once into bench/out/kill and named to the CLI with one
-`--source` per home and source (all six: each source's own default places under the home). For each mode, a clean run gives the
-reference ledger; then, `--kills` times, a fresh ledger is filled by a run that is killed
-(SIGKILL to its whole process group: main process and workers) at a random moment, and by a
-second run to completion. The ledger must equal the reference row for row (content tables,
-session rows without their import times, cursors, unresolved rejects), and no scratch copy may
-be left in TMPDIR (the second run removes what the killed one left).
+`--source` per home and source (all six: each source's own default places under the home). For
+each mode, a clean run gives the reference ledger; then, `--kills` times, a fresh ledger is
+filled by a run that is killed (SIGKILL to its whole process group: main process and workers) at
+a random moment, and by a second run to completion. The ledger must equal the reference row for
+row (content tables, session rows without their import times, cursors, unresolved rejects), and
+no scratch copy may be left in TMPDIR (the second run removes what the killed one left).
 
   sqlite       `sync backfill` into a SQLite file
   postgresql   `sync backfill` into a fresh schema (TRACEHOUSE_PG_DSN, default the local server)
