@@ -352,3 +352,37 @@ def test_workspace_dbs_are_looked_up_once_per_composer(tmp_path, monkeypatch):
     )
     assert row == {"title": "Renamed", "workspace_path": "/home/dev/my project"}
     store.close()
+
+
+def test_a_composer_read_between_its_headers_and_its_rows_gets_no_extra_turn(tmp_path):
+    """Cursor lists a bubble in the composer's headers before it writes the bubble's row; `sync
+    live` can read in between. The turns follow the headers, so the ledger that read the answer
+    before its question equals the one a later, whole read gives (issue #40: a phantom turn)."""
+    from tests.sources.cursor_dbs import composer, new_db
+
+    user = tmp_path / "home" / "User"
+    path = user / "globalStorage" / "state.vscdb"
+    conn = new_db(path)
+    put(conn, "cursorDiskKV", "composerData:c1", composer("c1", 10, ["u1", "a1"]))
+    put(conn, "cursorDiskKV", "bubbleId:c1:a1", bubble("a1", 2, "the answer"))
+    conn.close()
+    store = SqliteStore(tmp_path / "live.db")
+    early = sync(store, SyncOptions(sources={"cursor": [user]}))
+    assert [r.location for r in early.rejects] == ["bubbleId:c1:u1"]  # no row yet
+    conn = sqlite3.connect(path)
+    put(conn, "cursorDiskKV", "bubbleId:c1:u1", bubble("u1", 1, "the question"))
+    conn.commit()
+    conn.close()
+    assert sync(store, SyncOptions(sources={"cursor": [user]})).rejects == []
+    whole = SqliteStore(tmp_path / "whole.db")
+    sync(whole, SyncOptions(sources={"cursor": [user]}))
+    for table in ("turns", "messages", "threads"):
+        assert _content(store, table) == _content(whole, table), table
+    store.close()
+    whole.close()
+
+
+def _content(store: SqliteStore, table: str) -> list[str]:
+    """A table's rows without the times of their import."""
+    return sorted(repr({k: v for k, v in r.items() if not k.endswith("imported_at")})
+                  for r in store.rows(table))  # fmt: skip

@@ -153,7 +153,11 @@ def _split_bubbles(raw: RawComposer, conv: Conversation) -> None:
         bubble = stored.pop(bid, None) or inline.get(bid)
         if bubble is None:
             conv.problems.append((f"{prefix}{bid}", "listed in the composer's headers, no row"))
-            continue
+            # Cursor writes the headers before the rows: a composer read in between (sync
+            # live) must still shape its turns as the headers do, or a turn keyed by the answer
+            # would outlive the question's row arriving. A placeholder holds the place.
+            kind = header.get("type") if isinstance(header, dict) else None
+            bubble = {"bubbleId": bid, "type": kind, "_missing": True}
         ordered.append(bubble)
     for bubble in sorted(stored.values(), key=lambda b: str(b.get("createdAt") or "")):
         at = str(bubble.get("createdAt") or "")
