@@ -216,3 +216,28 @@ def test_a_document_cut_short_is_placed_at_its_line(tmp_path: Path) -> None:
     line = text[: len(text) // 2].count(b"\n") + 1
     assert (reject.unit_key, reject.location) == (str(chat), f"line {line}")
     assert LOCATED.match(reject.location)
+
+
+def test_a_parser_that_still_raises_is_a_reject_for_its_unit_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shape no parser foresaw, and a bug in reading it: the unit is a reject that says so
+    and keeps its cursor (the next run reads it again); the other units import."""
+    from tracehouse.parsers import gemini_cli
+
+    home = _home(tmp_path, "gemini")
+    _report, clean = backfill(home, tmp_path / "clean.db", "gemini-cli")
+    real = gemini_cli.parse
+
+    def parse(unit: Any, cursor: Any, options: Any) -> Any:
+        if unit.key.endswith("logs.json"):
+            raise RuntimeError("a bug")
+        return real(unit, cursor, options)
+
+    monkeypatch.setattr(gemini_cli, "parse", parse)
+    report, ledger = backfill(home, tmp_path / "ledger.db", "gemini-cli")
+    [reject] = report.rejects
+    assert reject.unit_key.endswith("logs.json") and reject.location == "file"
+    assert "RuntimeError: a bug" in reject.reason
+    recovered = {sid for sid in _sessions(clean) if str(sid).endswith("@logs")}
+    assert _sessions(ledger) == _sessions(clean) - recovered
