@@ -181,12 +181,17 @@ def test_the_gateway_reconnects_after_its_database_drops_the_connections(
         assert client.get("/v1/health").status_code == 200
         listed = client.get("/v1/sessions", headers=auth(client, "read"))
         assert listed.status_code == 200
-        pids = [s.conn.info.backend_pid for s in client.app.state.pool.opened]
+        state = client.app.state  # the health check's store too
+        pids = [s.conn.info.backend_pid for s in (*state.pool.opened, *state.probe.opened)]
         with psycopg.connect(pg_server.dsn, autocommit=True) as admin:  # a database restart
             admin.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))
         first = client.get("/v1/health")
         assert first.status_code == 503 and first.headers["Retry-After"] == "1"
         assert "did not answer" in first.json()["detail"]
         assert client.get("/v1/health").status_code == 200  # a new connection
+        # The requests' own store died too: its next request is a 503 the pusher retries, and
+        # the one after gets a new connection.
+        pushed = client.post("/v1/sessions.import", content=draft(), headers=auth(client, "push"))
+        assert pushed.status_code == 503 and "did not answer" in pushed.json()["detail"]
         pushed = client.post("/v1/sessions.import", content=draft(), headers=auth(client, "push"))
         assert pushed.status_code == 200, pushed.text

@@ -16,7 +16,7 @@ from tracehouse import __version__
 from tracehouse.config import MACHINE
 from tracehouse.errors import RequestError
 from tracehouse.gateway import openapi
-from tracehouse.gateway.app import Ledger, Pusher, Reader
+from tracehouse.gateway.app import Ledger, Probe, Pusher, Reader
 from tracehouse.gateway.views import session_document, session_summaries, sessions_holding
 from tracehouse.model import codec, push_wire
 from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
@@ -33,7 +33,7 @@ def _json(value: Any, status: int = 200) -> Response:
 
 
 @router.get("/health", responses=openapi.responses("Health"), tags=["gateway"])
-def health(request: Request, store: Ledger) -> Response:
+def health(request: Request, store: Probe) -> Response:
     """Whether the gateway can reach its store; no token needed."""
     config = request.app.state.config
     store.query("SELECT 1 AS ok")  # a database that went away is a 503, not a stale "ok"

@@ -2,18 +2,17 @@
 
 FastAPI serves the routes and the OpenAPI document that is the HTTP contract; every route is as
 thin as a CLI command and calls the library. Handlers are plain functions, run on the server's
-thread pool, each holding one store from a small pool for the length of a request: a store is a
-connection, and a gateway holds no state of its own besides them, so several gateways can stand
-in front of one PostgreSQL ledger.
+thread pool, each holding one store from a small pool (`pool.py`) for the length of a request:
+a store is a connection, and a gateway holds no state of its own besides them, so several
+gateways can stand in front of one PostgreSQL ledger. `/v1/health` has a store of its own, so
+that it answers while every other one is in use.
 """
 
 from __future__ import annotations
 
-import queue
 import re
-import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -31,6 +30,7 @@ from tracehouse.errors import (
     TracehouseError,
 )
 from tracehouse.gateway.access_log import AccessLog
+from tracehouse.gateway.pool import GatewayBusy, StorePool
 from tracehouse.gateway.tokens import Grant, grant_for
 from tracehouse.search.query import QueryError
 from tracehouse.sinks import open_store
@@ -47,72 +47,23 @@ class GatewayConfig:
     store: str  # what `--store` names: a SQLite path or a PostgreSQL DSN
     max_request_bytes: int = MAX_REQUEST_BYTES
     connections: int = 4  # stores held open at most (SQLite serialises writes anyway)
+    wait_seconds: float = 10.0  # how long a request waits for a store before a 503
+    queue_limit: int = 200  # requests waiting at most; more are answered 503 at once
     poll_seconds: float = 1.0  # how often an open session page asks whether it changed
-
-
-class StorePool:
-    """At most `size` stores, opened when first needed and reused."""
-
-    def __init__(self, address: str, size: int) -> None:
-        self.address = address
-        self.idle: queue.LifoQueue[SessionStore] = queue.LifoQueue()
-        self.slots = threading.BoundedSemaphore(size)
-        self.lock = threading.Lock()
-        self.opened: list[SessionStore] = []
-
-    @contextmanager
-    def store(self) -> Iterator[SessionStore]:
-        with self.slots:
-            try:
-                store = self.idle.get_nowait()
-            except queue.Empty:
-                store = open_store(self.address, create=False, migrate=False)
-                with self.lock:
-                    self.opened.append(store)
-            try:
-                yield store
-            except (HTTPException, TracehouseError) as exc:
-                if isinstance(exc, StoreUnavailableError):
-                    self._discard(store)
-                else:  # the request was at fault, not the connection
-                    self.idle.put(store)
-                raise
-            except BaseException:
-                # Anything else may have left the connection broken (a database restarted
-                # under it): the next request gets a new one rather than the same error.
-                self._discard(store)
-                raise
-            else:
-                self.idle.put(store)
-
-    def _discard(self, store: SessionStore) -> None:
-        with self.lock:
-            if store in self.opened:
-                self.opened.remove(store)
-        with suppress(Exception):  # closing a broken connection may fail too; it is gone
-            store.close()
-
-    def close(self) -> None:
-        """Close every store; the pool opens new ones if it is used again (an app whose
-        lifespan ends and starts again, as a test client's does)."""
-        with self.lock:
-            while not self.idle.empty():
-                self.idle.get_nowait()
-            for store in self.opened:
-                store.close()
-            self.opened.clear()
 
 
 def create_app(config: GatewayConfig) -> FastAPI:
     """The app for `config`; the store is opened (and migrated) once here, so a bad store
     fails at start-up, not on the first request."""
     open_store(config.store).close()
-    pool = StorePool(config.store, config.connections)
+    pool = StorePool(config.store, config.connections, config.wait_seconds, config.queue_limit)
+    probe = StorePool(config.store, 1, wait_seconds=1.0, queue_limit=50)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         pool.close()
+        probe.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -124,12 +75,14 @@ def create_app(config: GatewayConfig) -> FastAPI:
     )
     app.state.config = config
     app.state.pool = pool
+    app.state.probe = probe
 
     for error, status in (
         (RequestError, 400),
         (ConfigError, 400),
         (IdempotencyConflict, 409),
         (StoreLockedError, 503),
+        (GatewayBusy, 503),
         (StoreUnavailableError, 503),
         (SessionNotFound, 404),
         (QueryError, 400),
@@ -162,13 +115,20 @@ def _answer(status: int) -> Any:
     return handle
 
 
-def ledger(request: Request) -> Iterator[SessionStore]:
-    """A store from the pool for the length of the request."""
-    with request.app.state.pool.store() as store:
+async def ledger(request: Request) -> AsyncIterator[SessionStore]:
+    """A store from the pool for the length of the request, waited for on the event loop."""
+    async with request.app.state.pool.store() as store:
+        yield store
+
+
+async def probe(request: Request) -> AsyncIterator[SessionStore]:
+    """The health check's own store."""
+    async with request.app.state.probe.store() as store:
         yield store
 
 
 Ledger = Annotated[SessionStore, Depends(ledger)]
+Probe = Annotated[SessionStore, Depends(probe)]
 
 
 def presented_token(request: Request) -> str | None:
