@@ -104,16 +104,22 @@ def test_malformed_and_oversized_requests_are_named(gateway: Any) -> None:
 
 
 def test_each_machine_keeps_its_own_cursors(gateway: Any) -> None:
+    store = open_store(gateway.store_path)
+    try:
+        gateway.tokens.update({m: add_token(store, m, "push") for m in ("alice", "bob")})
+    finally:
+        store.close()
+
     def push(machine: str, offset: int) -> None:
         cursor = {"sourceProvider": "codex", "unitKey": "/home/dev/a.jsonl",
                   "cursor": {"offset": offset}}  # fmt: skip
         request = {"runId": "r", "mode": "backfill", "items": [], "cursors": [cursor]}
-        headers = auth(gateway, "push", **{"X-Tracehouse-Machine": machine})
+        headers = auth(gateway, machine, **{"X-Tracehouse-Machine": machine})
         answer = gateway.post("/v1/sessions.import", content=json.dumps(request), headers=headers)
         assert answer.status_code == 200, answer.text
 
     def cursors(machine: str) -> dict[str, Any]:
-        headers = auth(gateway, "push", **{"X-Tracehouse-Machine": machine})
+        headers = auth(gateway, machine)  # the token says which machine
         body = {"sourceProvider": "codex"}
         answer = gateway.post("/v1/cursors", content=json.dumps(body), headers=headers)
         return answer.json()["cursors"]  # type: ignore[no-any-return]
@@ -122,7 +128,7 @@ def test_each_machine_keeps_its_own_cursors(gateway: Any) -> None:
     push("bob", 99)
     assert cursors("alice") == {"/home/dev/a.jsonl": {"offset": 10}}
     assert cursors("bob") == {"/home/dev/a.jsonl": {"offset": 99}}
-    assert cursors("carol") == {}
+    assert cursors("push") == {}  # the fixture's token, machine "laptop"
     headers = auth(gateway, "push", **{"X-Tracehouse-Machine": "../etc"})
     assert gateway.post("/v1/cursors", content=b'{"sourceProvider": "codex"}',
                         headers=headers).status_code == 422  # fmt: skip

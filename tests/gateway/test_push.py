@@ -59,7 +59,7 @@ def test_two_machines_push_at_once_and_the_ledger_equals_a_local_backfill(
         gateway.stop()
     assert ledger(store) == local_ledger(corpus, tmp_path)
     hosts = {r["host"] for r in open_store(store).query("SELECT DISTINCT host FROM sessions")}
-    assert hosts == {"machine-0", "machine-1"}
+    assert hosts == {"laptop-0", "laptop-1"}  # the machines the tokens were issued for
 
 
 def test_a_killed_gateway_and_a_killed_pusher_lose_and_duplicate_nothing(

@@ -16,6 +16,8 @@ app = typer.Typer(
 )
 tokens_app = typer.Typer(help="The bearer tokens the gateway accepts.", no_args_is_help=True)
 app.add_typer(tokens_app, name="tokens")
+sessions_app = typer.Typer(help="Which machine owns which sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
 
 
 @app.callback(invoke_without_command=True)
@@ -75,18 +77,27 @@ def serve(
 def tokens_add(
     ctx: Context,
     name: Annotated[str, typer.Argument(help="Who or what it is for (a laptop, a person).")],
-    scope: Annotated[str, typer.Option("--scope", help="push (sync) or read (API, web view).")],
+    scope: Annotated[
+        str, typer.Option("--scope", help="push (sync), read (API, web view) or admin.")
+    ],
+    machine: Annotated[
+        str | None,
+        typer.Option(
+            "--machine", help="A push token's machine, the only one it writes as (default: NAME)."
+        ),
+    ] = None,
 ) -> None:
     """Make a token; it is printed once, and only its hash is kept."""
     from tracehouse.gateway.tokens import add_token
 
     ledger = ctx.store()
     try:
-        token = add_token(ledger, name, scope)
+        token = add_token(ledger, name, scope, machine)
     finally:
         ledger.close()
     if ctx.json:
-        ctx.print_json({"name": name, "scope": scope, "token": token})
+        bound = machine or name if scope == "push" else None
+        ctx.print_json({"name": name, "scope": scope, "machine": bound, "token": token})
         return
     print(token)
     ctx.err.print(f"token {name!r} ({scope}): shown once; keep it in a file only you can read")
@@ -104,7 +115,13 @@ def tokens_list(ctx: Context) -> None:
         return
     for row in rows:
         used = row["last_used_at"] or "never used"
-        ctx.out.print(f"{row['name']:<24} {row['scope']:<5} made {row['created_at']} · {used}")
+        if row["machine"]:
+            machine = f"as {row['machine']}"
+        else:
+            machine = "unbound" if row["scope"] == "push" else "-"
+        ctx.out.print(
+            f"{row['name']:<24} {row['scope']:<5} {machine:<20} made {row['created_at']} · {used}"
+        )
     if not rows:
         ctx.err.print("no tokens: tracehouse serve tokens add NAME --scope push|read")
 
@@ -125,3 +142,28 @@ def tokens_revoke(
     if not removed:
         raise ConfigError(f"no token named {name!r} (tracehouse serve tokens list)")
     ctx.err.print(f"token {name!r} revoked")
+
+
+@sessions_app.command("move")
+@command
+def sessions_move(
+    ctx: Context,
+    source: Annotated[str, typer.Option("--from", help="The machine that owns them now.")],
+    target: Annotated[str, typer.Option("--to", help="The machine that will own them.")],
+) -> None:
+    """Give every session of one machine, and its cursors, to another (a laptop replaced)."""
+    from tracehouse.config import MACHINE
+    from tracehouse.gateway.ownership import move_sessions
+
+    for flag, name in (("--from", source), ("--to", target)):
+        if not MACHINE.fullmatch(name):
+            raise ConfigError(f"{flag} {name!r}: 1–64 letters, digits, '.', '_' or '-'")
+    ledger = ctx.store()
+    try:
+        moved = move_sessions(ledger, source, target)
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json({"from": source, "to": target, "moved": moved})
+        return
+    ctx.err.print(f"{moved:,} session(s) of {source} now belong to {target}")

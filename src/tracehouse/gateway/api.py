@@ -15,8 +15,9 @@ from fastapi.responses import Response
 from tracehouse import __version__
 from tracehouse.config import MACHINE
 from tracehouse.errors import RequestError
-from tracehouse.gateway import openapi
-from tracehouse.gateway.app import Ledger, Probe, Pusher, Reader
+from tracehouse.gateway import openapi, ownership
+from tracehouse.gateway.app import Admin, Anyone, Ledger, Probe, Pusher, Reader
+from tracehouse.gateway.tokens import Grant
 from tracehouse.gateway.views import session_document, session_summaries, sessions_holding
 from tracehouse.model import codec, push_wire
 from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
@@ -63,25 +64,40 @@ async def sessions_import(
 ) -> Response:
     """Apply a `sessions.import` request: each item on its own, results in request order. A
     pusher (`sync --store https://…`, with X-Tracehouse-Machine) may add its cursors, rejects
-    and clears, committed with the rows and keyed by its machine."""
+    and clears, committed with the rows and keyed by its machine. A push token writes as its
+    own machine only: an item naming another machine's session or rows is refused alone."""
     from starlette.concurrency import run_in_threadpool
 
     data = await _body(request, request.app.state.config.max_request_bytes)
     if machine is not None and not MACHINE.fullmatch(machine):
         raise RequestError("X-Tracehouse-Machine: 1–64 letters, digits, '.', '_' or '-'")
+    own = ownership.machine_of(grant, machine)
     if machine is None:  # a producer of its own: the token names where the sessions came from
-        batch = _keyed(codec.decode_request(data), idempotency_key)
-        stamped = tuple(replace(i, session={**i.session, "host": grant.name}) for i in batch.items)
-        batch = replace(batch, items=stamped)
-        response = await run_in_threadpool(apply_request, store, batch, len(data))
+        batch = _keyed(codec.decode_request(data), idempotency_key, grant)
+        stamped = tuple(replace(i, session={**i.session, "host": own}) for i in batch.items)
+        batch = replace(batch, items=stamped, run_id=ownership.scoped_run(own, batch.run_id))
+        response = await run_in_threadpool(_apply_plain, store, batch, len(data), own)
     else:  # a sync's run spans many requests: it starts and finishes the run itself
-        response = await run_in_threadpool(_apply_push, store, data, machine, idempotency_key)
+        response = await run_in_threadpool(_apply_push, store, data, own, idempotency_key, grant)
     return _json({**response.to_json(), "replayed": response.replayed})
 
 
-def _apply_push(store: SessionStore, data: bytes, machine: str, key: str | None) -> ImportResponse:
+def _apply_plain(
+    store: SessionStore, batch: ImportBatch, size: int, machine: str
+) -> ImportResponse:
+    return apply_request(store, _owned(store, batch, machine), size)
+
+
+def _apply_push(
+    store: SessionStore, data: bytes, machine: str, key: str | None, grant: Grant
+) -> ImportResponse:
     batch = push_wire.decode_push(data, machine, partial(sessions_holding, store))
-    return store.import_batch(_keyed(batch, key))
+    batch = replace(_keyed(batch, key, grant), run_id=ownership.scoped_run(machine, batch.run_id))
+    return store.import_batch(_owned(store, batch, machine))
+
+
+def _owned(store: SessionStore, batch: ImportBatch, machine: str) -> ImportBatch:
+    return ownership.without(batch, ownership.foreign(store, batch, machine))
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -97,12 +113,12 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _keyed(batch: ImportBatch, header: str | None) -> ImportBatch:
-    if header is None:
-        return batch
-    if batch.idempotency_key not in (None, header):
+def _keyed(batch: ImportBatch, header: str | None, grant: Grant) -> ImportBatch:
+    """The request's idempotency key (header or field), kept per token."""
+    if header is not None and batch.idempotency_key not in (None, header):
         raise RequestError("Idempotency-Key header and idempotencyKey field differ")
-    return replace(batch, idempotency_key=header)
+    key = header if header is not None else batch.idempotency_key
+    return replace(batch, idempotency_key=ownership.scoped_key(grant, key))
 
 
 @router.post("/cursors", responses=openapi.responses("Cursors", 400, 401, 403), tags=["push"])
@@ -110,10 +126,12 @@ def cursors(
     body: openapi.CursorsRequest,
     grant: Pusher,
     store: Ledger,
-    machine: Annotated[str, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)],
+    machine: Annotated[
+        str | None, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)
+    ] = None,
 ) -> Response:
     """The cursors (or resume states) this machine has pushed, by unit key."""
-    prefix = pushed_key(machine, "")
+    prefix = pushed_key(ownership.machine_of(grant, machine), "")
     keys = None if body.unitKeys is None else [prefix + k for k in body.unitKeys]
     if body.states:
         found = store.watermark_states(body.sourceProvider, keys or [])
@@ -129,10 +147,14 @@ def units_missing(
     body: openapi.MissingRequest,
     grant: Pusher,
     store: Ledger,
-    machine: Annotated[str, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)],
+    machine: Annotated[
+        str | None, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)
+    ] = None,
 ) -> Response:
     """Flag the sessions of units gone from this machine (nothing is deleted)."""
-    flagged = store.mark_missing(body.sourceProvider, body.unitKeys, body.at, body.runId, machine)
+    own = ownership.machine_of(grant, machine)
+    run_id = ownership.scoped_run(own, body.runId)
+    flagged = store.mark_missing(body.sourceProvider, body.unitKeys, body.at, run_id, own)
     return _json({"flagged": flagged})
 
 
@@ -143,18 +165,34 @@ def unresolved_rejects(
     body: openapi.RejectsRequest,
     grant: Pusher,
     store: Ledger,
-    machine: Annotated[str, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)],
+    machine: Annotated[
+        str | None, Header(alias="X-Tracehouse-Machine", pattern=MACHINE_PATTERN)
+    ] = None,
 ) -> Response:
     """This machine's units with an unresolved reject at a location (sync resolves them)."""
-    prefix = pushed_key(machine, "")
+    prefix = pushed_key(ownership.machine_of(grant, machine), "")
     keys = store.unresolved_rejects(body.sourceProvider, body.location)
     return _json({"unitKeys": [k[len(prefix) :] for k in keys if k.startswith(prefix)]})
 
 
+@router.get("/whoami", responses=openapi.responses("Whoami", 401), tags=["gateway"])
+def whoami(grant: Anyone) -> Response:
+    """The token's name, scope and, for a push token, the machine it writes as: a pusher takes
+    its machine from here."""
+    return _json({"name": grant.name, "scope": grant.scope, "machine": grant.machine})
+
+
+@router.post("/sessions.move", responses=openapi.responses("Moved", 400, 401, 403), tags=["admin"])
+def sessions_move(body: openapi.MoveRequest, grant: Admin, store: Ledger) -> Response:
+    """Give every session of one machine, and its cursors, to another (a laptop replaced)."""
+    moved = ownership.move_sessions(store, body.fromMachine, body.toMachine)
+    return _json({"moved": moved})
+
+
 @router.post("/runs", responses=openapi.responses("Done", 400, 401, 403), tags=["push"])
 def start_run(body: openapi.RunStart, grant: Pusher, store: Ledger) -> Response:
-    """Open a sync's run in the gateway's run log (`tracehouse runs`)."""
-    store.start_run(body.runId, body.mode)
+    """Open a sync's run in the gateway's run log (`tracehouse runs`), under its machine."""
+    store.start_run(ownership.scoped_run(ownership.machine_of(grant, None), body.runId), body.mode)
     return _json({"ok": True})
 
 
@@ -162,7 +200,7 @@ def start_run(body: openapi.RunStart, grant: Pusher, store: Ledger) -> Response:
     "/runs/{run_id}/finish", responses=openapi.responses("Done", 400, 401, 403), tags=["push"]
 )
 def finish_run(run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledger) -> Response:
-    """Close a sync's run with the totals its pusher counted."""
+    """Close a sync's run with the totals its pusher counted (only its own machine's)."""
     totals = RunTotals(
         bytes_read=body.bytesRead,
         rejects=body.rejects,
@@ -172,7 +210,7 @@ def finish_run(run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledge
         tail_lag_p50_ms=body.tailLagP50Ms,
         error=body.error,
     )
-    store.finish_run(run_id, totals)
+    store.finish_run(ownership.scoped_run(ownership.machine_of(grant, None), run_id), totals)
     return _json({"ok": True})
 
 

@@ -141,7 +141,8 @@ def presented_token(request: Request) -> str | None:
     return request.cookies.get(COOKIE)
 
 
-def grant(request: Request, store: SessionStore, scope: str) -> Grant:
+def grant(request: Request, store: SessionStore, scope: str | None) -> Grant:
+    """The request's grant, of `scope` (None: any)."""
     token = presented_token(request)
     found = grant_for(store, token) if token else None
     if found is None:
@@ -150,7 +151,7 @@ def grant(request: Request, store: SessionStore, scope: str) -> Grant:
             "a valid bearer token is needed (tracehouse serve tokens add NAME --scope …)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    if found.scope != scope:
+    if scope is not None and found.scope != scope:
         raise HTTPException(403, f"token {found.name!r} has scope {found.scope}, not {scope}")
     return found
 
@@ -163,5 +164,15 @@ def read_grant(request: Request, store: Ledger) -> Grant:
     return grant(request, store, "read")
 
 
+def admin_grant(request: Request, store: Ledger) -> Grant:
+    return grant(request, store, "admin")
+
+
+def any_grant(request: Request, store: Ledger) -> Grant:
+    return grant(request, store, None)
+
+
 Pusher = Annotated[Grant, Depends(push_grant)]
 Reader = Annotated[Grant, Depends(read_grant)]
+Admin = Annotated[Grant, Depends(admin_grant)]
+Anyone = Annotated[Grant, Depends(any_grant)]

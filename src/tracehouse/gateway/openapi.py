@@ -43,6 +43,11 @@ class RejectsRequest(_Body):
     location: str = Field(min_length=1, max_length=200)
 
 
+class MoveRequest(_Body):
+    fromMachine: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    toMachine: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
+
+
 class RunStart(_Body):
     runId: str = Field(min_length=1, max_length=200)
     mode: str = Field(pattern="^(" + "|".join(MODES) + ")$")
@@ -96,6 +101,10 @@ RESPONSES: dict[str, dict[str, Any]] = {
     ),
     "Cursors": _object({"cursors": {"type": "object"}}, ["cursors"]),
     "Flagged": _object({"flagged": _INT}, ["flagged"]),
+    "Moved": _object({"moved": _INT}, ["moved"]),
+    "Whoami": _object(
+        {"name": _STR, "scope": _STR, "machine": _NULL_STR}, ["name", "scope", "machine"]
+    ),
     "UnitKeys": _object({"unitKeys": {"type": "array", "items": _STR}}, ["unitKeys"]),
     "Done": _object({"ok": _BOOL}, ["ok"]),
     "SessionSummary": _SUMMARY,

@@ -15,41 +15,55 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from tracehouse.config import MACHINE
 from tracehouse.errors import ConfigError
 from tracehouse.model.contract import now_iso
 from tracehouse.sinks.protocol import SessionStore, Tx
 
-SCOPES = ("push", "read")
+SCOPES = ("push", "read", "admin")  # admin: move sessions between machines
 PREFIX = "thk_"  # recognisable in a leaked config or a secret scanner's rules
 NAME = re.compile(r"[A-Za-z0-9._@-]{1,64}")
 
 
 @dataclass(frozen=True)
 class Grant:
-    """Who a request's token was made for, and what it may do."""
+    """Who a request's token was made for, and what it may do: a push token writes as its
+    `machine` only (None for a read token)."""
 
     name: str
     scope: str
+    machine: str | None = None
 
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def add_token(store: SessionStore, name: str, scope: str) -> str:
-    """A new token for `name` with `scope`; the only time the token itself exists in clear."""
+def add_token(store: SessionStore, name: str, scope: str, machine: str | None = None) -> str:
+    """A new token for `name` with `scope`; the only time the token itself exists in clear. A
+    push token is bound to `machine` (by default its name): it writes as that machine only."""
     if not NAME.fullmatch(name):
         raise ConfigError(f"token name {name!r}: 1–64 letters, digits, '.', '_', '@' or '-'")
     if scope not in SCOPES:
         raise ConfigError(f"--scope {scope!r}: one of {', '.join(SCOPES)}")
+    if scope == "push":
+        machine = machine or name
+        if not MACHINE.fullmatch(machine):
+            raise ConfigError(
+                f"--machine {machine!r}: a push token is bound to a machine name of 1–64"
+                " letters, digits, '.', '_' or '-' (give --machine)"
+            )
+    elif machine is not None:
+        raise ConfigError("--machine: only a push token is bound to a machine")
     token = PREFIX + secrets.token_urlsafe(32)
 
     def add(tx: Tx) -> None:
         if tx.query("SELECT 1 FROM api_tokens WHERE name = ?", [name]):
             raise ConfigError(f"a token named {name!r} exists; revoke it first or pick a name")
         tx.execute(
-            "INSERT INTO api_tokens (name, scope, token_hash, created_at) VALUES (?, ?, ?, ?)",
-            [name, scope, hash_token(token), now_iso()],
+            "INSERT INTO api_tokens (name, scope, token_hash, created_at, machine)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [name, scope, hash_token(token), now_iso(), machine],
         )
 
     store.write(add)
@@ -57,7 +71,9 @@ def add_token(store: SessionStore, name: str, scope: str) -> str:
 
 
 def list_tokens(store: SessionStore) -> list[dict[str, Any]]:
-    return store.query("SELECT name, scope, created_at, last_used_at FROM api_tokens ORDER BY name")
+    return store.query(
+        "SELECT name, scope, machine, created_at, last_used_at FROM api_tokens ORDER BY name"
+    )
 
 
 def revoke_token(store: SessionStore, name: str) -> bool:
@@ -72,7 +88,8 @@ def grant_for(store: SessionStore, token: str) -> Grant | None:
         return None
     digest = hash_token(token)
     rows = store.query(
-        "SELECT name, scope, token_hash, last_used_at FROM api_tokens WHERE token_hash = ?",
+        "SELECT name, scope, token_hash, last_used_at, machine FROM api_tokens"
+        " WHERE token_hash = ?",
         [digest],
     )
     if not rows or not hmac.compare_digest(rows[0]["token_hash"], digest):
@@ -85,4 +102,4 @@ def grant_for(store: SessionStore, token: str) -> Grant | None:
                 "UPDATE api_tokens SET last_used_at = ? WHERE name = ?", [now, row["name"]]
             )
         )
-    return Grant(row["name"], row["scope"])
+    return Grant(row["name"], row["scope"], row["machine"])

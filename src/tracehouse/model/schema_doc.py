@@ -190,6 +190,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "name": "Who or what the token was made for (`serve tokens add NAME`).",
         "scope": "push (send sessions.import) or read (list, show, search).",
         "token_hash": "sha256 of the token, hex; the token itself is shown once and never kept.",
+        "machine": "A push token's machine: the only one it writes as (its sessions, cursors,"
+        " runs); NULL for a read token.",
         "created_at": "When it was made.",
         "last_used_at": "When a request last carried it (to the minute).",
     },

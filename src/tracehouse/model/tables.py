@@ -259,6 +259,8 @@ API_TOKENS = Table(
         Column("token_hash", required=True),  # sha256 of the token: it is 256 random bits
         Column("created_at"),
         Column("last_used_at"),
+        # A push token writes as this machine only: its sessions, its cursors, its runs.
+        Column("machine"),
     ),
     ("name",),
 )

@@ -94,6 +94,12 @@ class GatewayStore:
         health = self.gateway.call("GET", "/v1/health")
         self.schema_version = int(health.get("schemaVersion", 0))
         self.max_request_bytes = int(health.get("maxRequestBytes", 32 * 2**20))
+        # A push token writes as the machine it was issued for: that name, not this host's,
+        # keys the cursors and owns the sessions.
+        bound = self.gateway.call("GET", "/v1/whoami").get("machine")
+        if isinstance(bound, str) and MACHINE.fullmatch(bound) and bound != machine:
+            self.machine = bound
+            self.gateway.client.headers["X-Tracehouse-Machine"] = bound
 
     # -- what sync writes -------------------------------------------------------------------
 

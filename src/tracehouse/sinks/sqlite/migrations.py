@@ -158,6 +158,19 @@ def m012_api_tokens(db: Database) -> None:
     db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_api_tokens_hash ON api_tokens (token_hash)")
 
 
+def m013_token_machines(db: Database) -> None:
+    # A push token is bound to the machine it was issued for (a token named after a machine
+    # name keeps that name; any other must be issued again with --machine).
+    _add_column(db, "api_tokens", "machine TEXT")
+    db.execute(TOKEN_MACHINES_BACKFILL)
+
+
+TOKEN_MACHINES_BACKFILL = (
+    "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
+    " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
+)
+
+
 # The links stored before m008, spelled by the source ids of the rows they point at (a link to a
 # row this ledger lacks stays without one; the next sync of its session fills it).
 SOURCE_LINKS_BACKFILL = (
@@ -197,6 +210,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m010_session_aliases", m010_session_aliases),
     ("m011_threads", m011_threads),
     ("m012_api_tokens", m012_api_tokens),
+    ("m013_token_machines", m013_token_machines),
 ]
 
 
