@@ -95,3 +95,57 @@ def test_a_line_appended_during_sync_live_appears_on_the_open_page(
     finally:
         live.terminate()
         assert live.wait(timeout=30) == 0, live.stderr.read() if live.stderr else ""
+
+
+PLANTED = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+IN_PATH = '<img src=x onerror="window.pwned=3">'  # a label: one path segment
+
+
+def test_script_planted_in_a_label_a_query_or_a_transcript_never_runs(
+    page: Any, site: dict[str, Any]
+) -> None:
+    """What a user typed, an agent wrote or a link carries is shown as text (issue #38: the
+    session page reflected a label into HTML)."""
+    from urllib.parse import quote, urlencode
+
+    import httpx
+    import orjson
+
+    with main_file(site["home"]).open("ab") as out:
+        out.write(claude_line("user", "x1", "u7", 30, {"role": "user", "content": PLANTED}))
+    done = push(site["home"], site["url"], site["pusher"], "laptop")
+    assert done.wait(timeout=60) == 0
+    missing = page.goto(site["url"] + "/s/" + IN_PATH)
+    assert missing is not None and missing.status == 404
+    assert page.evaluate("window.pwned") is None
+    page.goto(site["url"] + "/?" + urlencode({"q": PLANTED}))
+    assert page.evaluate("window.pwned") is None
+    page.goto(site["url"] + "/")
+    page.locator('#rows a[href*="11111111"]').first.click()
+    page.wait_for_selector("main")
+    assert PLANTED in page.inner_text("main")  # shown, as text
+    assert page.evaluate("window.pwned") is None
+    answer = httpx.get(site["url"] + "/s/" + quote(IN_PATH, safe=""),
+                       cookies={"tracehouse_token": site["reader"]})  # fmt: skip
+    assert answer.status_code == 404 and answer.headers["content-type"].startswith("text/html")
+    assert "<img" not in answer.text and "&lt;img" in answer.text
+    headers = answer.headers
+    assert "script-src 'nonce-" in headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "same-origin"
+    assert orjson.loads(httpx.get(site["url"] + "/v1/health").content)["ok"]
+
+
+def test_sign_in_needs_its_form_and_stops_guessing(site: dict[str, Any]) -> None:
+    import httpx
+
+    with httpx.Client(base_url=site["url"]) as client:
+        forged = client.post("/login", data={"token": site["reader"]})  # no form token
+        assert forged.status_code == 403
+        for _ in range(12):
+            client.get("/login")
+            wrong = client.post(
+                "/login", data={"token": "thk_wrong", "csrf": client.cookies["tracehouse_csrf"]}
+            )
+        assert wrong.status_code == 429 and int(wrong.headers["retry-after"]) > 0

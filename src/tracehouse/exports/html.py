@@ -46,6 +46,7 @@ class Pages:
         href: Callable[[str], str] = lambda stem: f"{stem}.html",
         home: str = "index.html",
         live: str | None = None,
+        nonce: str | None = None,
     ) -> None:
         self.stems = stems
         self.when = when
@@ -56,6 +57,7 @@ class Pages:
         self.href = href
         self.home = home
         self.live = live
+        self.nonce = nonce  # the page's one script runs under the gateway's CSP with it
 
     @cached_property
     def templates(self) -> jinja2.Environment:
@@ -81,6 +83,7 @@ class Pages:
             unplaced=[self._child(c) for c in unplaced_children(detail)],
             home=self.home,
             live=self.live,
+            nonce=self.nonce,
             fingerprint=s.get("fingerprint") or "",
         )
 

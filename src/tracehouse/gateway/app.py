@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from psycopg import OperationalError
+from starlette.requests import ClientDisconnect
 
 from tracehouse import __version__
 from tracehouse.errors import (
@@ -31,6 +32,7 @@ from tracehouse.errors import (
 )
 from tracehouse.gateway.access_log import AccessLog
 from tracehouse.gateway.pool import GatewayBusy, StorePool
+from tracehouse.gateway.security import Failures, SecurityHeaders
 from tracehouse.gateway.tokens import Grant, grant_for
 from tracehouse.search.query import QueryError
 from tracehouse.sinks import open_store
@@ -102,9 +104,17 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog)
+    app.state.failures = Failures()
+    app.add_exception_handler(ClientDisconnect, _gone)
     openapi.install(app)
     return app
+
+
+def _gone(request: Request, exc: Exception) -> Response:
+    """A client that went away mid-upload: one access-log line, no traceback, nothing stored."""
+    return Response(status_code=400)
 
 
 def _answer(status: int) -> Any:

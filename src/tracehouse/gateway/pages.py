@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from tracehouse.errors import TracehouseError
 from tracehouse.exports.html import Pages
 from tracehouse.exports.timeline import session_title
+from tracehouse.gateway import security
 from tracehouse.gateway.app import COOKIE, Ledger, grant
 from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import session_filters
@@ -74,21 +75,45 @@ def _when(iso: str | None) -> str:
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_page() -> HTMLResponse:
-    return _page("login.html.j2", error=None)
+def login_page(request: Request) -> HTMLResponse:
+    return _login(request, 200, None)
+
+
+def _login(request: Request, status: int, error: str | None) -> HTMLResponse:
+    """The sign-in form with a fresh CSRF token, in its field and in a cookie to match."""
+    csrf = security.csrf_token()
+    answer = _page("login.html.j2", status, error=error, csrf=csrf)
+    secure = request.url.scheme == "https"
+    answer.set_cookie(security.CSRF_COOKIE, csrf, httponly=True, samesite="strict",
+                      secure=secure, path="/login")  # fmt: skip
+    return answer
 
 
 @router.post("/login")
 async def login(request: Request, store: Ledger) -> Response:
+    failures = request.app.state.failures
+    address = request.client.host if request.client else "-"
+    wait = failures.blocked_for(address)
+    if wait:
+        answer = _page("error.html.j2", 429, error="Too many failed sign-ins; try again soon.")
+        answer.headers["Retry-After"] = str(int(wait) + 1)
+        return answer
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    if not security.csrf_matches(
+        request.cookies.get(security.CSRF_COOKIE), (form.get("csrf") or [""])[0]
+    ):
+        failures.add(address)
+        return _login(request, 403, "The form expired; sign in again.")
     token = (form.get("token") or [""])[0].strip()
     found = grant_for(store, token) if token else None
     if found is None or found.scope != "read":
-        return _page("login.html.j2", 401, error="That is not a read token of this gateway.")
-    answer = RedirectResponse("/", status_code=303)
+        failures.add(address)
+        return _login(request, 401, "That is not a read token of this gateway.")
+    signed_in = RedirectResponse("/", status_code=303)
     secure = request.url.scheme == "https"
-    answer.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=secure)
-    return answer
+    signed_in.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=secure)
+    signed_in.delete_cookie(security.CSRF_COOKIE, path="/login")
+    return signed_in
 
 
 @router.get("/", response_model=None)
@@ -175,7 +200,7 @@ def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | 
     try:
         session_id = find_session(store, label)["session_id"]
     except TracehouseError as exc:
-        return HTMLResponse(f"<p>{exc}</p>", status_code=404)
+        return _page("error.html.j2", 404, error=str(exc))
     detail = session_detail(store, session_id)
     names = {c["session_id"]: c["label"] for c in detail["children"]}
     names.update(detail.get("labels", {}))
@@ -186,6 +211,7 @@ def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | 
         href=_href,
         home="/",
         live=f"/s/{quote(label, safe='')}/version",
+        nonce=request.state.nonce,
     )
     return HTMLResponse(pages.session(detail))
 

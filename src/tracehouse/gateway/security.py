@@ -1,0 +1,101 @@
+"""What every gateway response carries for the browser, and the guards of the sign-in form.
+
+* Headers on every response: a Content-Security-Policy that lets a page run only the script it
+  was rendered with (a nonce per request) and load nothing from elsewhere, no framing
+  (`frame-ancestors`, `X-Frame-Options`), no MIME sniffing, no referrer across origins.
+* Sign-in: the form carries a token that must match a cookie set with it (a page of another
+  site cannot post it), and an address that fails ten times in a minute waits (`429`).
+
+The failure counts are per process and kept for a minute: they are a brake on guessing, not
+state of the ledger, so a gateway still holds nothing that another needs.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections import deque
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CSRF_COOKIE = "tracehouse_csrf"
+# /docs is FastAPI's Swagger page, whose script and styles come from a CDN.
+UNGUARDED = ("/docs", "/docs/oauth2-redirect")
+
+
+def policy(nonce: str) -> str:
+    return (
+        "default-src 'none'; "
+        f"script-src 'nonce-{nonce}'; "
+        "style-src 'unsafe-inline'; "
+        "img-src 'self' data:; "
+        "connect-src 'self'; "
+        "form-action 'self'; "
+        "frame-ancestors 'none'; "
+        "base-uri 'none'"
+    )
+
+
+class SecurityHeaders:
+    """ASGI middleware: the headers above, and `request.state.nonce` for the templates."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        nonce = secrets.token_urlsafe(16)
+        scope.setdefault("state", {})["nonce"] = nonce
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if scope["path"] not in UNGUARDED:
+                    headers["Content-Security-Policy"] = policy(nonce)
+                headers["X-Frame-Options"] = "DENY"
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "same-origin"
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def csrf_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def csrf_matches(cookie: str | None, field: str | None) -> bool:
+    return bool(cookie) and bool(field) and hmac.compare_digest(str(cookie), str(field))
+
+
+class Failures:
+    """Failed sign-ins per address over the last `window` seconds."""
+
+    def __init__(self, most: int = 10, window: float = 60.0) -> None:
+        self.most = most
+        self.window = window
+        self.seen: dict[str, deque[float]] = {}
+
+    def _recent(self, address: str, now: float) -> deque[float]:
+        times = self.seen.setdefault(address, deque())
+        while times and now - times[0] > self.window:
+            times.popleft()
+        if not times:
+            del self.seen[address]
+            return deque()
+        return times
+
+    def blocked_for(self, address: str) -> float:
+        """Seconds until `address` may try again; 0 when it may now."""
+        now = time.monotonic()
+        times = self._recent(address, now)
+        if len(times) < self.most:
+            return 0.0
+        return max(0.0, self.window - (now - times[0]))
+
+    def add(self, address: str) -> None:
+        self.seen.setdefault(address, deque()).append(time.monotonic())
