@@ -9,7 +9,7 @@ from functools import partial
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import Response
 
 from tracehouse import __version__
@@ -25,7 +25,18 @@ from tracehouse.pipeline.requests import apply_request
 from tracehouse.search.options import build_filters
 from tracehouse.sinks.protocol import RunTotals, SessionStore
 
-router = APIRouter(prefix="/v1")
+
+def known_query(request: Request) -> None:
+    """A query parameter the route does not declare is a 400, not ignored: a typo in a filter
+    would otherwise answer as if there were none."""
+    route = request.scope.get("route")
+    allowed = {p.alias for p in getattr(getattr(route, "dependant", None), "query_params", [])}
+    for name in request.query_params:
+        if name not in allowed:
+            raise RequestError(f"unknown query parameter {name!r}")
+
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(known_query)])
 MACHINE_PATTERN = f"^{MACHINE.pattern}$"  # pydantic searches; a machine name is the whole value
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
-from psycopg import OperationalError
+from psycopg import DataError, OperationalError
 from starlette.requests import ClientDisconnect
 
 from tracehouse import __version__
@@ -104,6 +104,14 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    # A value PostgreSQL cannot hold (a NUL in a key, a number past its type) came from the
+    # request: a 400 that says so, not a 500.
+    app.add_exception_handler(
+        DataError,
+        lambda request, exc: _answer(400)(
+            request, RequestError(f"a value the ledger cannot hold: {str(exc).splitlines()[0]}")
+        ),
+    )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog)
     app.state.failures = Failures()

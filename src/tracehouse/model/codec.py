@@ -199,8 +199,12 @@ def _decode_item(
         raise ValidationError("sourceSessionFingerprint: expected a string")
     session["fingerprint"] = fingerprint
     imported_at = raw.get("importedAtMs", 0)
-    if not isinstance(imported_at, int) or isinstance(imported_at, bool):
-        raise ValidationError("importedAtMs: expected an integer")
+    if (
+        not isinstance(imported_at, int)
+        or isinstance(imported_at, bool)
+        or not 0 <= imported_at <= wire.MAX_MS
+    ):
+        raise ValidationError(f"importedAtMs: expected epoch milliseconds, 0 to {wire.MAX_MS}")
     item = ImportItem(
         source_provider=provider,
         source_session_id=source_session_id,
