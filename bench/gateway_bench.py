@@ -19,7 +19,12 @@ For each: wall time until every session is stored, sessions/s and MB/s, the rati
 for the gateway, p50/p99 of the `sessions.import` request durations (from its access log) and
 the gateway's peak memory (its process tree's summed PSS). Each push is checked: as many
 sessions and rows as the direct backfill stored. Medians and ranges over `--runs`.
-Target (issue #18): each gateway run ≥ 70% of direct.
+Target (issue #18): each gateway run ≥ 70% of direct. `--workers 1,4` sets the gateway runs.
+
+    uv run python bench/gateway_bench.py --load 60 [--readers 500] [--load-pushers 20]
+
+runs the gateway under a crowd instead (`gateway_load.py`): readers and pushers at once, each
+route's latencies, the 503 share, health, and how soon it serves at full speed again.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import psutil
 import xxhash
 from backfill_bench import HERE, OUT, build_corpus, files_of
 from corpus import sources_toml
+from gateway_load import load
 from postgres_bench import DEFAULT_DSN, schema
 
 from tracehouse.gateway.tokens import add_token
@@ -204,6 +210,46 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):7.2f}  ({min(values):.2f}–{max(values):.2f})"
 
 
+def crowd(args: argparse.Namespace) -> bool:
+    """The load run: a gateway over a fresh schema holding the test homes, then the crowd."""
+    data = HERE.parent / "tests" / "data"
+    with schema(args.dsn) as dsn, tempfile.TemporaryDirectory(prefix="gateway-load-") as tmp:
+        work = Path(tmp)
+        store = open_store(dsn)
+        read = add_token(store, "viewer", "read")
+        pushes = [(f"load-{i}", add_token(store, f"load-{i}", "push"))
+                  for i in range(args.load_pushers)]  # fmt: skip
+        seed = work / "seed.token"
+        seed.write_text(add_token(store, "seed", "push") + "\n")
+        seed.chmod(0o600)
+        store.close()
+        workers = int(args.workers.split(",")[0])
+        port = _free_port()
+        log = work / "gateway.log"
+        with log.open("wb") as out:
+            gateway = subprocess.Popen(
+                [*CLI, "serve", "--store", dsn, "--port", str(port), "--workers", str(workers)],
+                stdout=out, stderr=out, env=_env(),
+            )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(url, gateway, log)
+            for home in ("claude/home", "codex/home"):
+                subprocess.run([*CLI, "sync", "backfill", "--home", str(data / home), "--store",
+                                url, "--token-file", str(seed), "-q"], check=False,
+                               env=_env())  # fmt: skip
+            print(f"gateway ×{workers} on PostgreSQL, {counts(dsn)[0]} sessions to read")
+            return load(url, read, pushes, args.load, args.readers)
+        finally:
+            gateway.terminate()
+            gateway.wait(timeout=30)
+            other = [line for line in log.read_text().splitlines() if '" ' not in line]
+            if other:  # anything but the access lines: warnings, errors
+                print(
+                    f"the gateway's log holds {len(other)} other lines:", *other[-10:], sep="\n  "
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=16)
@@ -211,7 +257,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dsn", default=os.environ.get("TRACEHOUSE_PG_DSN", DEFAULT_DSN))
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
+    parser.add_argument("--workers", default="1,2", help="gateway processes of each gateway run")
+    parser.add_argument("--load", type=float, default=0, help="seconds of the crowd; 0: off")
+    parser.add_argument("--readers", type=int, default=500)
+    parser.add_argument("--load-pushers", type=int, default=20)
     args = parser.parse_args()
+    if args.load:
+        raise SystemExit(0 if crowd(args) else 1)
     for name in ("copies", "pushers", "runs"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
@@ -222,8 +274,9 @@ def main() -> None:
     homes = deal(corpus, args.pushers)
     mb = sum(p.stat().st_size for p in files_of(corpus)) / 1e6
     print(f"corpus: {mb:,.0f} MB in {corpus}, dealt to {args.pushers} machines")
-    walls: dict[str, list[float]] = {"direct": [], "gateway ×1": [], "gateway ×2": []}
-    gateway_runs: dict[str, list[dict[str, float]]] = {"gateway ×1": [], "gateway ×2": []}
+    counts_of = [int(w) for w in args.workers.split(",")]
+    walls: dict[str, list[float]] = {"direct": [], **{f"gateway ×{w}": [] for w in counts_of}}
+    gateway_runs: dict[str, list[dict[str, float]]] = {f"gateway ×{w}": [] for w in counts_of}
     expected: tuple[int, int] | None = None
     with tempfile.TemporaryDirectory(prefix="gateway-bench-") as scratch:
         for run in range(args.runs):
@@ -232,7 +285,7 @@ def main() -> None:
                     if mode == "direct":
                         walls[mode].append(direct(corpus, dsn))
                     else:
-                        workers = int(mode[-1])
+                        workers = int(mode.rsplit("×", 1)[1])
                         figures = through_gateway(homes, dsn, workers, Path(scratch))
                         walls[mode].append(figures["wall"])
                         gateway_runs[mode].append(figures)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -57,6 +58,12 @@ def serve(
                                ("--max-request-mb", max_request_mb, 1024)):  # fmt: skip
         if not 1 <= value <= top:
             raise ConfigError(f"{option} {value}: expected 1–{top}")
+    if _password_in_arguments(sys.argv):
+        ctx.err.print(
+            "note: the --store DSN holds a password, which every local user sees in `ps`; put"
+            " the DSN in the config file (store = …) or TRACEHOUSE_STORE, or the password in"
+            " ~/.pgpass"
+        )
     run(
         ServeOptions(
             store=ctx.settings.store,
@@ -70,6 +77,20 @@ def serve(
         ),
         say=ctx.err.print,
     )
+
+
+def _password_in_arguments(argv: list[str]) -> bool:
+    from urllib.parse import urlsplit
+
+    for arg in argv:
+        value = arg.partition("=")[2] if arg.startswith("--store=") else arg
+        if value.startswith(("postgresql://", "postgres://")):
+            try:
+                if urlsplit(value).password:
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 @tokens_app.command("add")
@@ -86,18 +107,35 @@ def tokens_add(
             "--machine", help="A push token's machine, the only one it writes as (default: NAME)."
         ),
     ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the token to this new file (mode 0600).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Make a token; it is printed once, and only its hash is kept."""
-    from tracehouse.gateway.tokens import add_token
+    """Make a token; it is printed once (or written to --output), and only its hash is kept."""
+    from tracehouse.gateway.tokens import add_token, write_token_file
 
+    if output is not None and output.exists():
+        raise ConfigError(f"--output {output}: exists already; tokens are never overwritten")
     ledger = ctx.store()
     try:
         token = add_token(ledger, name, scope, machine)
     finally:
         ledger.close()
+    if output is not None:
+        write_token_file(output, token)
     if ctx.json:
         bound = machine or name if scope == "push" else None
-        ctx.print_json({"name": name, "scope": scope, "machine": bound, "token": token})
+        shown = None if output is not None else token
+        ctx.print_json({"name": name, "scope": scope, "machine": bound, "token": shown})
+        return
+    if output is not None:
+        ctx.err.print(f"token {name!r} ({scope}) written to {output} (mode 0600)")
         return
     print(token)
     ctx.err.print(f"token {name!r} ({scope}): shown once; keep it in a file only you can read")

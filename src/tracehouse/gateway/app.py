@@ -32,7 +32,7 @@ from tracehouse.errors import (
 )
 from tracehouse.gateway.access_log import AccessLog
 from tracehouse.gateway.pool import GatewayBusy, StorePool
-from tracehouse.gateway.security import Failures, SecurityHeaders
+from tracehouse.gateway.security import Admission, Failures, SecurityHeaders
 from tracehouse.gateway.tokens import Grant, grant_for
 from tracehouse.search.query import QueryError
 from tracehouse.sinks import open_store
@@ -50,7 +50,8 @@ class GatewayConfig:
     max_request_bytes: int = MAX_REQUEST_BYTES
     connections: int = 4  # stores held open at most (SQLite serialises writes anyway)
     wait_seconds: float = 10.0  # how long a request waits for a store before a 503
-    queue_limit: int = 200  # requests waiting at most; more are answered 503 at once
+    queue_limit: int = 64  # requests waiting for a store at most; more are answered 503
+    admitted: int = 96  # requests inside the app at once; one more is a 503 before any work
     poll_seconds: float = 1.0  # how often an open session page asks whether it changed
 
 
@@ -113,6 +114,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
         ),
     )
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(Admission, limit=config.admitted, exempt=("/v1/health",))
     app.add_middleware(AccessLog)
     app.state.failures = Failures()
     app.add_exception_handler(ClientDisconnect, _gone)

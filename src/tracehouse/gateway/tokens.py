@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tracehouse.config import MACHINE
@@ -68,6 +70,16 @@ def add_token(store: SessionStore, name: str, scope: str, machine: str | None = 
 
     store.write(add)
     return token
+
+
+def write_token_file(path: Path, token: str) -> None:
+    """A new file only its owner can read, holding the token: never a file that exists."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise ConfigError(f"--output {path}: cannot create it ({exc.strerror})") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(token + "\n")
 
 
 def list_tokens(store: SessionStore) -> list[dict[str, Any]]:

@@ -48,8 +48,15 @@ def gateway_address(url: str, token_file: str, machine: str) -> str:
             f"--store {without_token(url)}: a gateway needs a push token: --token-file F"
             " (or token_file in the config); `tracehouse serve tokens add` makes one"
         )
+    path = os.path.expanduser(token_file)
     try:
-        with open(os.path.expanduser(token_file), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if mode & 0o077 and os.name == "posix":  # a token others can read is a leaked one
+                raise ConfigError(
+                    f"--token-file {token_file}: readable by others (mode {mode & 0o777:04o});"
+                    f" make it yours alone: chmod 600 {token_file}"
+                )
             token = f.read().strip()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--token-file {token_file}: cannot be read: {exc}") from None
