@@ -239,15 +239,33 @@ def crowd(args: argparse.Namespace) -> bool:
                                 url, "--token-file", str(seed), "-q"], check=False,
                                env=_env())  # fmt: skip
             print(f"gateway ×{workers} on PostgreSQL, {counts(dsn)[0]} sessions to read")
-            return load(url, read, pushes, args.load, args.readers)
+            met = load(url, read, pushes, args.load, args.readers)
         finally:
             gateway.terminate()
             gateway.wait(timeout=30)
-            other = [line for line in log.read_text().splitlines() if '" ' not in line]
-            if other:  # anything but the access lines: warnings, errors
-                print(
-                    f"the gateway's log holds {len(other)} other lines:", *other[-10:], sep="\n  "
-                )
+        text = log.read_bytes()
+        print("inside the gateway (its access log: from a request's arrival to its answer):")
+        for route, took in sorted(_served(text).items()):
+            print(f"  {route:<34} {len(took):7,}  p50 {_percentile(took, 0.5):6.0f} ms"
+                  f"  p99 {_percentile(took, 0.99):6.0f} ms  max {took[-1]:6.0f} ms")  # fmt: skip
+        other = [line for line in text.decode("utf-8", "replace").splitlines()
+                 if '" ' not in line and "INFO:" not in line]  # fmt: skip
+        if other:  # anything but the access lines and uvicorn's start and stop: errors
+            print(f"the gateway's log holds {len(other)} other lines:", *other[-10:], sep="\n  ")
+        return met
+
+
+_ACCESS = re.compile(rb'"(GET|POST) ([^" ]+)" (\d+) ([0-9.]+) ms')
+
+
+def _served(log: bytes) -> dict[str, list[float]]:
+    """Route and status → the durations the gateway's access log gives, sorted."""
+    found: dict[str, list[float]] = {}
+    for method, path, status, ms in _ACCESS.findall(log):
+        route = re.sub(rb"/v1/sessions/[^/]+$", b"/v1/sessions/{label}", path)
+        route = re.sub(rb"/v1/runs/[^/]+/finish$", b"/v1/runs/{id}/finish", route).decode()
+        found.setdefault(f"{method.decode()} {route} {status.decode()}", []).append(float(ms))
+    return {k: sorted(v) for k, v in found.items()}
 
 
 def main() -> None:

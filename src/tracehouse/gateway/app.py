@@ -51,7 +51,7 @@ class GatewayConfig:
     connections: int = 4  # stores held open at most (SQLite serialises writes anyway)
     wait_seconds: float = 10.0  # how long a request waits for a store before a 503
     queue_limit: int = 64  # requests waiting for a store at most; more are answered 503
-    admitted: int = 96  # requests inside the app at once; one more is a 503 before any work
+    admitted: int = 32  # requests inside the app at once; one more is a 503 before any work
     poll_seconds: float = 1.0  # how often an open session page asks whether it changed
 
 
