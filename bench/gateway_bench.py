@@ -120,6 +120,7 @@ def through_gateway(homes: list[Path], dsn: str, workers: int, work: Path) -> di
     for i in range(len(homes)):
         token = work / f"machine-{i}.token"
         token.write_text(add_token(store, f"machine-{i}", "push") + "\n")
+        token.chmod(0o600)  # a laptop refuses a token file others can read
         tokens.append(token)
     store.close()
     port = _free_port()

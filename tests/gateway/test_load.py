@@ -63,3 +63,34 @@ def test_many_readers_at_once_are_answered_and_health_stays_up(tmp_path: Path) -
         assert after.status_code == 200
     finally:
         gateway.stop()
+
+
+def test_slow_uploads_hold_no_store(tmp_path: Path) -> None:
+    """Ten pushers trickling their requests: the gateway's four stores stay free for the rest
+    (a request is read before its route takes a store)."""
+    import socket
+
+    ledger = str(tmp_path / "ledger.db")
+    store = open_store(ledger)
+    push, read = add_token(store, "laptop", "push"), add_token(store, "viewer", "read")
+    store.close()
+    gateway = Gateway(ledger, tmp_path / "gateway.log").start()
+    slow = []
+    try:
+        for _ in range(10):
+            raw = socket.create_connection(("127.0.0.1", gateway.port))
+            raw.sendall(b"POST /v1/sessions.import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                        + push.encode() + b"\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 5000\r\n\r\n{")  # fmt: skip
+            slow.append(raw)
+        time.sleep(0.5)
+        started = time.perf_counter()
+        headers = {"Authorization": f"Bearer {read}"}
+        assert (
+            httpx.get(gateway.url + "/v1/sessions", headers=headers, timeout=15).status_code == 200
+        )
+        assert time.perf_counter() - started < 2
+    finally:
+        for raw in slow:
+            raw.close()
+        gateway.stop()

@@ -61,11 +61,11 @@ def served() -> tuple[Any, dict[str, str]]:
 
 def refused_unless_applied(ctx: Any, response: Any, case: Any) -> bool | None:
     """A request outside the document must be refused. `sessions.import` refuses a bad item
-    alone, with HTTP 200 and the item `failed` (the contract): a request none of whose items
-    was applied is refused too."""
+    alone, with HTTP 200 and the item `failed`, and applies the others (the contract): there,
+    a request outside the document must have an item refused."""
     if case.path == "/v1/sessions.import" and response.status_code == 200:
         results = response.json().get("results") or []
-        if results and all(r["status"] == "failed" for r in results):
+        if any(r["status"] == "failed" for r in results):
             return None
     return negative_data_rejection(ctx, response, case)
 
@@ -80,7 +80,9 @@ def call(case: Any, served: Any, scope: str) -> None:
     case.call_and_validate(headers={"Authorization": f"Bearer {served[1][scope]}"}, checks=CHECKS)
 
 
-BOUNDED = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+BOUNDED = settings(
+    max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)  # the same cases every run: CI is not a lottery
 
 
 @schema.parametrize()

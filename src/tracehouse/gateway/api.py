@@ -45,6 +45,14 @@ def _json(value: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(value), status_code=status, media_type="application/json")
 
 
+async def upload(request: Request) -> bytes:
+    """The request's body, read (within the size limit) before the route takes its store."""
+    return await _body(request, request.app.state.config.max_request_bytes)
+
+
+Upload = Annotated[bytes, Depends(upload)]
+
+
 @router.get("/health", responses=openapi.responses("Health"), tags=["gateway"])
 async def health(request: Request, store: Probe) -> Response:
     """Whether the gateway can reach its store; no token needed."""
@@ -72,6 +80,7 @@ async def health(request: Request, store: Probe) -> Response:
 async def sessions_import(
     request: Request,
     grant: Pusher,
+    data: Upload,
     store: Ledger,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
     machine: Annotated[str | None, Header(alias="X-Tracehouse-Machine")] = None,
@@ -82,7 +91,6 @@ async def sessions_import(
     own machine only: an item naming another machine's session or rows is refused alone."""
     from starlette.concurrency import run_in_threadpool
 
-    data = await _body(request, request.app.state.config.max_request_bytes)
     if machine is not None and not MACHINE.fullmatch(machine):
         raise RequestError("X-Tracehouse-Machine: 1–64 letters, digits, '.', '_' or '-'")
     own = ownership.machine_of(grant, machine)

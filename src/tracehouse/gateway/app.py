@@ -10,6 +10,7 @@ that it answers while every other one is in use.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -176,20 +177,28 @@ def grant(request: Request, store: SessionStore, scope: str | None) -> Grant:
     return found
 
 
-def push_grant(request: Request, store: Ledger) -> Grant:
-    return grant(request, store, "push")
+async def _granted(request: Request, scope: str | None) -> Grant:
+    """The token's grant, looked up with a store taken for that alone: a route then takes its
+    own only once its request is read (a slow upload holds no store)."""
+    async with request.app.state.pool.store() as store:
+        found: Grant = await asyncio.to_thread(grant, request, store, scope)
+    return found
 
 
-def read_grant(request: Request, store: Ledger) -> Grant:
-    return grant(request, store, "read")
+async def push_grant(request: Request) -> Grant:
+    return await _granted(request, "push")
 
 
-def admin_grant(request: Request, store: Ledger) -> Grant:
-    return grant(request, store, "admin")
+async def read_grant(request: Request) -> Grant:
+    return await _granted(request, "read")
 
 
-def any_grant(request: Request, store: Ledger) -> Grant:
-    return grant(request, store, None)
+async def admin_grant(request: Request) -> Grant:
+    return await _granted(request, "admin")
+
+
+async def any_grant(request: Request) -> Grant:
+    return await _granted(request, None)
 
 
 Pusher = Annotated[Grant, Depends(push_grant)]

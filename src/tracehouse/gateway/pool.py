@@ -21,6 +21,8 @@ from tracehouse.errors import StoreUnavailableError, TracehouseError
 from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
 
+STATEMENT_TIMEOUT_MS = 120_000
+
 
 class GatewayBusy(TracehouseError):
     """Every store is in use and the wait is over, or too many requests wait already."""
@@ -94,6 +96,13 @@ class StorePool:
 
     def _open(self) -> SessionStore:
         store = open_store(self.address, create=False, migrate=False)
+        if store.backend == "postgresql":
+            from tracehouse.sinks.postgres.store import PostgresStore
+
+            assert isinstance(store, PostgresStore)
+            # No request holds a store for ever: a statement past this is cancelled, the
+            # request answered with its error, and the store goes back to the pool.
+            store.conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         with self.lock:
             self.opened.append(store)
         return store
