@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -118,20 +119,10 @@ def through_gateway(homes: list[Path], dsn: str, workers: int, work: Path) -> di
     store = open_store(dsn)  # migrated here: the gateway's start-up is not what is timed
     tokens = []
     for i in range(len(homes)):
-        token = work / f"machine-{i}.token"
-        token.write_text(add_token(store, f"machine-{i}", "push") + "\n")
-        token.chmod(0o600)  # a laptop refuses a token file others can read
-        tokens.append(token)
+        tokens.append(_token_file(work / f"machine-{i}.token", store, f"machine-{i}"))
     store.close()
-    port = _free_port()
     log = work / f"gateway-{workers}.log"
-    with log.open("wb") as out:
-        gateway = subprocess.Popen(
-            [*CLI, "serve", "--store", dsn, "--port", str(port), "--workers", str(workers)],
-            stdout=out, stderr=out, env=_env(),
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    _wait_healthy(url, gateway, log)
+    gateway, url = _serve(dsn, workers, log)
     sampler = Sampler(gateway.pid)
     sampler.start()
     start = time.perf_counter()
@@ -174,6 +165,25 @@ def through_gateway(homes: list[Path], dsn: str, workers: int, work: Path) -> di
         "requests": len(durations),
         "pss": sampler.peak,
     }
+
+
+def _token_file(path: Path, store: Any, name: str) -> Path:
+    path.write_text(add_token(store, name, "push") + "\n")
+    path.chmod(0o600)  # a laptop refuses a token file others can read
+    return path
+
+
+def _serve(dsn: str, workers: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`tracehouse serve` on a free port, answering its health check; its log in `log`."""
+    port = _free_port()
+    with log.open("wb") as out:
+        gateway = subprocess.Popen(
+            [*CLI, "serve", "--store", dsn, "--port", str(port), "--workers", str(workers)],
+            stdout=out, stderr=out, env=_env(),
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    _wait_healthy(url, gateway, log)
+    return gateway, url
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -220,21 +230,12 @@ def crowd(args: argparse.Namespace) -> bool:
         read = add_token(store, "viewer", "read")
         pushes = [(f"load-{i}", add_token(store, f"load-{i}", "push"))
                   for i in range(args.load_pushers)]  # fmt: skip
-        seed = work / "seed.token"
-        seed.write_text(add_token(store, "seed", "push") + "\n")
-        seed.chmod(0o600)
+        seed = _token_file(work / "seed.token", store, "seed")
         store.close()
         workers = int(args.workers.split(",")[0])
-        port = _free_port()
         log = work / "gateway.log"
-        with log.open("wb") as out:
-            gateway = subprocess.Popen(
-                [*CLI, "serve", "--store", dsn, "--port", str(port), "--workers", str(workers)],
-                stdout=out, stderr=out, env=_env(),
-            )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
+        gateway, url = _serve(dsn, workers, log)
         try:
-            _wait_healthy(url, gateway, log)
             for home in ("claude/home", "codex/home"):
                 subprocess.run([*CLI, "sync", "backfill", "--home", str(data / home), "--store",
                                 url, "--token-file", str(seed), "-q"], check=False,

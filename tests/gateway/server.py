@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -22,6 +23,22 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def ledger_with_tokens(address: str, tokens: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """A ledger at `address` holding tokens, {key: (name, scope)}; returns {key: token}."""
+    store = open_store(address)
+    try:
+        return {key: add_token(store, name, scope) for key, (name, scope) in tokens.items()}
+    finally:
+        store.close()
+
+
+def ledger_address(request: Any, tmp_path: Path) -> str:
+    """Where a test parametrized over the two stores keeps its ledger (`request.param`)."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_schemas")())
+    return str(tmp_path / "gateway.db")
 
 
 def make_token(store_address: str, directory: Path, name: str, scope: str) -> Path:

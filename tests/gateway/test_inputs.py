@@ -13,24 +13,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import DATA
-from tests.gateway.server import Gateway
+from tests.gateway.server import Gateway, ledger_address, ledger_with_tokens
 from tracehouse.gateway.app import GatewayConfig, create_app
-from tracehouse.gateway.tokens import add_token
-from tracehouse.sinks import open_store
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def client(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "postgresql":
-        address = request.getfixturevalue("pg_schemas")()
-    else:
-        address = str(tmp_path / "gateway.db")
-    store = open_store(address)
-    tokens = {
-        "push": add_token(store, "laptop", "push"),
-        "read": add_token(store, "viewer", "read"),
-    }
-    store.close()
+    address = ledger_address(request, tmp_path)
+    tokens = ledger_with_tokens(address, {"push": ("laptop", "push"), "read": ("viewer", "read")})
     with TestClient(create_app(GatewayConfig(address)), raise_server_exceptions=False) as c:
         c.tokens = tokens
         yield c
@@ -69,9 +59,7 @@ def test_numbers_past_the_contracts_limits_are_refused(client: Any) -> None:
 
 def test_a_client_that_goes_away_mid_upload_leaves_one_log_line(tmp_path: Path) -> None:
     ledger = str(tmp_path / "ledger.db")
-    store = open_store(ledger)
-    token = add_token(store, "laptop", "push")
-    store.close()
+    token = ledger_with_tokens(ledger, {"push": ("laptop", "push")})["push"]
     gateway = Gateway(ledger, tmp_path / "gateway.log").start()
     try:
         with socket.create_connection(("127.0.0.1", gateway.port)) as raw:

@@ -12,9 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway.server import Gateway
-from tracehouse.gateway.tokens import add_token
-from tracehouse.sinks import open_store
+from tests.gateway.server import Gateway, ledger_with_tokens
 
 pytestmark = pytest.mark.slow
 
@@ -48,9 +46,7 @@ async def _load(url: str, token: str, count: int) -> tuple[Counter[int], float, 
 
 def test_many_readers_at_once_are_answered_and_health_stays_up(tmp_path: Path) -> None:
     ledger = str(tmp_path / "ledger.db")
-    store = open_store(ledger)
-    token = add_token(store, "viewer", "read")
-    store.close()
+    token = ledger_with_tokens(ledger, {"read": ("viewer", "read")})["read"]
     gateway = Gateway(ledger, tmp_path / "gateway.log").start()
     try:
         statuses, slowest, health = asyncio.run(_load(gateway.url, token, 150))
@@ -71,9 +67,8 @@ def test_slow_uploads_hold_no_store(tmp_path: Path) -> None:
     import socket
 
     ledger = str(tmp_path / "ledger.db")
-    store = open_store(ledger)
-    push, read = add_token(store, "laptop", "push"), add_token(store, "viewer", "read")
-    store.close()
+    tokens = ledger_with_tokens(ledger, {"push": ("laptop", "push"), "read": ("viewer", "read")})
+    push, read = tokens["push"], tokens["read"]
     gateway = Gateway(ledger, tmp_path / "gateway.log").start()
     slow = []
     try:

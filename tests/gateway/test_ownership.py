@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.gateway.server import ledger_address, ledger_with_tokens
 from tests.gateway.test_api import draft
 from tracehouse.gateway.app import GatewayConfig, create_app
-from tracehouse.gateway.tokens import add_token
 from tracehouse.sinks import open_store
 
 MACHINES = ("alice-laptop", "bob-laptop")
@@ -22,15 +22,10 @@ MACHINES = ("alice-laptop", "bob-laptop")
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "postgresql":
-        address = request.getfixturevalue("pg_schemas")()
-    else:
-        address = str(tmp_path / "gateway.db")
-    store = open_store(address)
-    tokens = {m: add_token(store, m, "push") for m in MACHINES}
-    tokens["admin"] = add_token(store, "ops", "admin")
-    tokens["viewer"] = add_token(store, "viewer", "read")
-    store.close()
+    address = ledger_address(request, tmp_path)
+    tokens = ledger_with_tokens(address, {**{m: (m, "push") for m in MACHINES},
+                                          "admin": ("ops", "admin"),
+                                          "viewer": ("viewer", "read")})  # fmt: skip
     with TestClient(create_app(GatewayConfig(address))) as client:
         client.tokens = tokens
         client.address = address
