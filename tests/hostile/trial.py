@@ -31,23 +31,10 @@ from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.sinks import open_store
 
-SOURCES = {
-    "claude-code": ".claude",
-    "codex": ".codex",
-    "cursor": ".config/Cursor",
-    "gemini-cli": ".gemini",
-    "opencode": ".local/share/opencode",
-    "cursor-agent": ".cursor",
-}
-# What a trial mutates, per source: its transcripts, documents and databases.
-PATTERNS = {
-    "claude-code": ("*.jsonl",),
-    "codex": ("*.jsonl",),
-    "cursor": ("*.vscdb",),
-    "gemini-cli": ("*.json", "*.jsonl"),
-    "opencode": ("*.json", "*.db"),
-    "cursor-agent": ("*.jsonl", "*.json", "*.txt", "store.db"),
-}
+# What a trial mutates: every source of the registry (a source added later is fuzzed too), at
+# its default places under a home; the files that hold its records, by name.
+SOURCES = tuple(PARSERS)
+PATTERNS = ("*.jsonl", "*.json", "*.txt", "*.db", "*.vscdb")
 DATABASES = (".vscdb", ".db")
 CONTENT = ("turns", "messages", "tool_calls", "message_sources")
 # Where a reject can point: a line of a JSONL file, a whole file, database or directory, an item
@@ -103,10 +90,24 @@ def deadline(seconds: int) -> Iterator[None]:
 def targets(home: Path) -> list[tuple[str, Path]]:
     """(provider, file) for every transcript, document and database of a home."""
     found = []
-    for provider, sub in SOURCES.items():
-        paths = {p for pattern in PATTERNS[provider] for p in (home / sub).rglob(pattern)}
+    for provider in SOURCES:
+        paths = {p for root in roots_of(home, provider) for pattern in PATTERNS
+                 for p in root.rglob(pattern)}  # fmt: skip
         found += [(provider, p) for p in sorted(paths) if p.is_file() and not p.is_symlink()]
     return found
+
+
+def roots_of(home: Path, provider: str) -> list[Path]:
+    """The source's default places under `home` that exist."""
+    return [r for r in PARSERS[provider].default_roots(home, {}) if r.is_dir()]
+
+
+def copy_source(home: Path, trial_home: Path, provider: str) -> None:
+    """The source's places under `home`, copied to the same places under `trial_home`."""
+    for root in roots_of(home, provider):
+        target = trial_home / root.relative_to(home)
+        if not target.exists():
+            shutil.copytree(root, target, symlinks=True)
 
 
 def backfill(
@@ -247,7 +248,7 @@ def run_trial(
     again over a ledger that already holds it."""
     trial_home = work / "home"
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(home / SOURCES[provider], trial_home / SOURCES[provider], symlinks=True)
+    copy_source(home, trial_home, provider)
     copy = trial_home / target.relative_to(home)
     reimported = reimport if reimport is not None else rng.random() < 0.25
     if reimported:
@@ -263,7 +264,7 @@ def run_trial(
         family = f"database {rng.choice(DATABASE_DAMAGE)}"
         what = damage_database(copy, family.split()[1], rng)
         whole_file = True
-    elif provider == "cursor":
+    elif provider == "cursor" and copy.suffix == ".vscdb":
         for suffix in ("-wal", "-shm"):
             Path(str(copy) + suffix).unlink(missing_ok=True)
         family = "cursor value"
@@ -330,6 +331,6 @@ def _composer_of(what: str) -> str | None:
 def baseline_of(home: Path, work: Path, provider: str) -> dict[Any, Any]:
     shutil.rmtree(work, ignore_errors=True)
     trial_home = work / "home"
-    shutil.copytree(home / SOURCES[provider], trial_home / SOURCES[provider], symlinks=True)
+    copy_source(home, trial_home, provider)
     _report, ledger = backfill(trial_home, work / "ledger.db", provider)
     return ledger
