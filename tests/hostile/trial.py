@@ -128,6 +128,8 @@ def backfill(
 # transcripts' own prompts (`meta.history_ts`).
 DERIVED = ("spawned_session_id", "spawned_source_session_id", "fingerprint")
 ANNOTATING = {"history.jsonl": ("meta",), "logs.json": ("meta",)}
+# Any Codex rollout may be a review's parent: the review child's prompt names it (`meta.source`).
+ANNOTATING_ANY = {"codex": ("meta",)}
 
 
 def ledger_by_source(store: Any, home: Path, leave_out: tuple[str, ...] = ()) -> dict[Any, Any]:
@@ -290,7 +292,7 @@ def run_trial(
         scope += b" " + original
         family = f"line {m.kind}"
     outcome = Outcome(str(target.relative_to(home)), what, family=family, reimported=reimported)
-    leave_out = DERIVED + ANNOTATING.get(target.name, ())
+    leave_out = DERIVED + ANNOTATING.get(target.name, ()) + ANNOTATING_ANY.get(provider, ())
     baseline = {
         p: sorted(((t, [kv for kv in row if kv[0] not in leave_out]) for t, row in rows), key=repr)
         for p, rows in baseline.items()

@@ -17,6 +17,7 @@ import orjson
 
 from tracehouse.parsers.base import Unit, unreadable_directory
 from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.untrusted import mapping
 
 PROVIDER = "claude-code"
 
@@ -147,15 +148,21 @@ def _subagent_units(
     return out
 
 
+META_KEYS = ("agentType", "description", "worktreePath")
+
+
 def read_meta(path: str | None) -> dict[str, Any]:
-    """`agent-<id>.meta.json` (agentType, description, worktreePath), read at parse time."""
+    """`agent-<id>.meta.json` (agentType, description, worktreePath), read at parse time: the
+    three texts it names, and nothing of another type (a sidecar annotates its session; a
+    damaged one must not keep the session from being stored)."""
     if not path:
         return {}
     try:
         value = orjson.loads(read_file(path))
     except (OSError, orjson.JSONDecodeError):
         return {}
-    return value if isinstance(value, dict) else {}
+    found = mapping(value)
+    return {k: found[k] for k in META_KEYS if isinstance(found.get(k), str)}
 
 
 def _unit(path: str, root: str, project: str, **info: Any) -> Unit:
