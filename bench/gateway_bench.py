@@ -241,7 +241,8 @@ def crowd(args: argparse.Namespace) -> bool:
                                 url, "--token-file", str(seed), "-q"], check=False,
                                env=_env())  # fmt: skip
             print(f"gateway ×{workers} on PostgreSQL, {counts(dsn)[0]} sessions to read")
-            met = load(url, read, pushes, args.load, args.readers)
+            with_wrk = None if args.readers_with is None else args.readers_with == "wrk"
+            met = load(url, read, pushes, args.load, args.readers, with_wrk=with_wrk)
         finally:
             gateway.terminate()
             gateway.wait(timeout=30)
@@ -281,6 +282,12 @@ def main() -> None:
     parser.add_argument("--load", type=float, default=0, help="seconds of the crowd; 0: off")
     parser.add_argument("--readers", type=int, default=500)
     parser.add_argument("--load-pushers", type=int, default=20)
+    parser.add_argument(
+        "--readers-with",
+        choices=("wrk", "python"),
+        default=None,
+        help="what drives the readers (default: wrk where it is installed)",
+    )
     args = parser.parse_args()
     if args.load:
         raise SystemExit(0 if crowd(args) else 1)

@@ -8,7 +8,10 @@ For `--load` seconds, against a PostgreSQL-backed gateway on loopback holding th
             `sessions.import` of a session of its own in a loop
   health    `GET /v1/health` every 250 ms
 
-Every request has a 15 s client timeout: one that runs out is a hang. After the load, the same
+Every request has a 15 s client timeout: one that runs out is a hang. Where `wrk` is installed
+(Debian: `apt-get install wrk`), it drives the readers: one Python process cannot keep 500
+clients busy without its own queue inflating every figure (`--readers-with python` forces the
+Python clients). After the load, the same
 list request is timed until it is as fast as before the load. Printed: per route p50/p95/p99,
 the slowest, requests/s and the 503 share; health's slowest; the recovery time; and whether
 the targets hold (issue #38: no hang, every answer within 10 s with 200 or 503, health within
@@ -18,7 +21,11 @@ the targets hold (issue #38: no hang, every answer within 10 s with 200 or 503, 
 from __future__ import annotations
 
 import asyncio
+import re
+import shutil
 import statistics
+import subprocess
+import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -136,8 +143,44 @@ def _recovery(client: httpx.Client, headers: dict[str, str], before: float) -> f
     return float("inf")
 
 
+WRK_SCRIPT = """
+local paths = {"/v1/sessions?limit=50", "/v1/sessions/%s", "/v1/search?q=test"}
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", paths[n %% 3 + 1])
+end
+"""
+
+
+def _wrk(url: str, read: str, seconds: float, readers: int, label: str) -> subprocess.Popen[str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT % label)  # wrk reads it at start; the OS's tmp cleaning removes it
+    return subprocess.Popen(
+        ["wrk", "-t2", f"-c{readers}", f"-d{int(seconds)}s", "--timeout", f"{int(TIMEOUT)}s",
+         "--latency", "-s", script.name, "-H", f"Authorization: Bearer {read}", url],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def _wrk_report(output: str) -> tuple[bool, float]:
+    """Print wrk's figures; (no socket errors and no timeouts, the slowest in seconds)."""
+    print("readers (wrk, all three routes together, as the clients saw them):")
+    for line in output.splitlines():
+        if line.strip().startswith(("Latency", "50%", "90%", "99%", "Requests/sec", "Non-2xx",
+                                    "Socket errors")) or "requests in" in line:  # fmt: skip
+            print("  " + line.strip())
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                       output)  # fmt: skip
+    found = re.search(r"Latency\s+\S+\s+\S+\s+([0-9.]+)(us|ms|s)", output)
+    slowest = float(found.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[found.group(2)] if (
+        found) else float("inf")  # fmt: skip
+    clean = errors is None or not any(int(g) for g in errors.groups())
+    return clean, slowest
+
+
 def load(url: str, read: str, pushes: list[tuple[str, str]], seconds: float, readers: int,
-         processes: int = 2) -> bool:  # fmt: skip
+         processes: int = 2, with_wrk: bool | None = None) -> bool:  # fmt: skip
     """The crowd from `processes` client processes (one asyncio loop cannot keep 500 clients
     busy), health from one more; then the recovery."""
     import multiprocessing
@@ -147,12 +190,20 @@ def load(url: str, read: str, pushes: list[tuple[str, str]], seconds: float, rea
         listed = client.get("/v1/sessions", headers=reading).json()["sessions"]
         label = listed[0]["label"] if listed else "x"
         before = _list_time(client, reading, 20)
-    parts = [(url, read, pushes[i::processes], seconds, len(range(i, readers, processes)), label)
+    with_wrk = shutil.which("wrk") is not None if with_wrk is None else with_wrk
+    wrk = _wrk(url, read, seconds, readers, label) if with_wrk else None
+    python_readers = 0 if wrk else readers
+    parts = [(url, read, pushes[i::processes], seconds,
+              len(range(i, python_readers, processes)), label)
              for i in range(processes)]  # fmt: skip
     with multiprocessing.get_context("spawn").Pool(processes + 1) as pool:
         probing = pool.apply_async(_probe, (url, seconds))
         tallies = pool.map(_crowd_part, parts)
         health = probing.get()
+    wrk_clean, wrk_slowest = True, 0.0
+    if wrk is not None:
+        output, _ = wrk.communicate(timeout=seconds + 60)
+        wrk_clean, wrk_slowest = _wrk_report(output)
     tally = Tally()
     for part in tallies:
         for route, took in part.latencies.items():
@@ -176,6 +227,8 @@ def load(url: str, read: str, pushes: list[tuple[str, str]], seconds: float, rea
               f"  {dict(statuses)}")  # fmt: skip
     print(f"health   {len(health)} checks, slowest {max(health) * 1000:.0f} ms")
     print(f"recovery {recovered:.2f} s after the load to list at the speed it had before")
+    answered &= wrk_clean
+    worst = max(worst, wrk_slowest)
     ok = answered and worst <= 10 and max(health) <= 1.0 and recovered <= 5
     print(
         "target: every request answered (200 or 503) within 10 s, health within 1 s,"
