@@ -87,3 +87,14 @@ def test_a_query_of_only_exclusions_says_why(ledger):
 def test_at_an_unknown_row_is_one_line(ledger):
     result = run("sessions", "show", "cc-11111111", "--at", "msg_nope", "--store", ledger)
     assert result.exit_code == 2 and "no such message or tool call" in result.stderr
+
+
+def test_a_query_of_several_words_needs_no_quotes(ledger):
+    """`search by zero` is the query `by zero`, as `search "by zero"` is (issue #44: the README's
+    `search -- -foo bar` exited 2); an exclusion may lead after `--`."""
+    quoted = run("search", "--store", ledger, "--json", "division by zero")
+    unquoted = run("search", "--store", ledger, "--json", "division", "by", "zero")
+    assert unquoted.exit_code == 0, unquoted.output
+    assert unquoted.stdout == quoted.stdout
+    excluded = run("search", "--store", ledger, "--json", "--", "-nothingsuch", "division")
+    assert excluded.exit_code == 0 and json.loads(excluded.stdout)["hits"]

@@ -16,6 +16,7 @@ import typer
 
 from tracehouse.config import Settings, load_settings
 from tracehouse.errors import TracehouseError
+from tracehouse.model.tables import PROVIDERS
 from tracehouse.sinks import SessionStore, open_store
 from tracehouse.sinks.location import GATEWAY_SCHEMES
 
@@ -58,9 +59,11 @@ TokenFileOpt = Annotated[
     ),
 ]
 VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")]
+# Every source the registry reads, for the help of each --provider.
+PROVIDER_NAMES = ", ".join(PROVIDERS[:-1]) + " or " + PROVIDERS[-1]
 ProviderOpt = Annotated[
     str | None,
-    typer.Option("--provider", help="claude-code, codex or cursor.", show_default=False),
+    typer.Option("--provider", help=f"{PROVIDER_NAMES}.", show_default=False),
 ]
 LimitOpt = Annotated[int, typer.Option("--limit", help="At most this many, newest first.")]
 T = TypeVar("T")

@@ -6,13 +6,13 @@ from typing import Annotated
 
 import typer
 
+from tracehouse.cli.common import PROVIDER_NAMES
 from tracehouse.reports.filters import SessionFilters, build_session_filters
 from tracehouse.sinks.protocol import SessionStore
 
 ProvidersOpt = Annotated[
     list[str] | None,
-    typer.Option("--provider", help="claude-code, codex or cursor (repeatable).",
-                 show_default=False),
+    typer.Option("--provider", help=f"{PROVIDER_NAMES} (repeatable).", show_default=False),
 ]  # fmt: skip
 ProjectOpt = Annotated[
     str | None,

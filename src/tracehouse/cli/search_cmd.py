@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import PROVIDER_NAMES, Context, command
 from tracehouse.cli.filter_opts import ModelOpt
 from tracehouse.search.hits import MARK, Hit
 from tracehouse.search.options import build_filters
@@ -24,11 +24,11 @@ SYNTAX = (
 @command
 def search(
     ctx: Context,
-    query: Annotated[str, typer.Argument(help=SYNTAX, show_default=False)],
+    words: Annotated[list[str], typer.Argument(help=SYNTAX, show_default=False,
+                                               metavar="QUERY…")],
     provider: Annotated[
         list[str] | None,
-        typer.Option("--provider", help="claude-code, codex or cursor (repeatable).",
-                     show_default=False),
+        typer.Option("--provider", help=f"{PROVIDER_NAMES} (repeatable).", show_default=False),
     ] = None,
     project: Annotated[
         str | None,
@@ -64,6 +64,7 @@ def search(
     limit: Annotated[int, typer.Option("--limit", help="At most this many hits.")] = 20,
 ) -> None:  # fmt: skip
     """Find anything said, run or read: ranked hits with the matched words highlighted."""
+    query = " ".join(words)  # `search rotate key` as `search "rotate key"`
     ledger = ctx.store(create=False)
     try:
         filters = build_filters(
