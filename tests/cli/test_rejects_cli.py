@@ -120,3 +120,17 @@ def test_a_reject_acknowledged_by_hand_stays_resolved_until_reread(tmp_path: Pat
     # Read from the start again, the same line is refused again.
     assert cli("sync", "backfill", "--full", "--home", home, "--store", ledger, "-q").exit_code == 1
     assert "NaN is not a JSON number" in cli("rejects", "--store", ledger).stdout
+
+
+def test_a_file_to_acknowledge_may_be_named_relative_to_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    main = next((home / ".claude" / "projects" / "-tmp-demo").glob("1111*.jsonl"))
+    main.write_bytes(main.read_bytes() + b'{"type":"user","n":NaN}\n')
+    ledger = tmp_path / "ledger.db"
+    assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 1
+    monkeypatch.chdir(main.parent)
+    done = cli("rejects", "--acknowledge", main.name, "--store", ledger)
+    assert done.exit_code == 0 and "1 reject(s)" in done.stdout

@@ -3,8 +3,10 @@ applied and logged as a run of its own, with its size and end time."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
+from typing import Any
 
 import orjson
 
@@ -135,11 +137,18 @@ def acknowledge(store: SessionStore, unit_key: str) -> int:
     """Resolve every unresolved reject of one file (or database) by hand: for input that will
     never read cleanly and that the operator has looked at. It stays resolved until the file is
     read from its start again and the same input is refused again. Returns the rejects resolved."""
-    rows = store.query(
-        "SELECT source_provider, count(*) AS n FROM rejects WHERE resolved_at IS NULL"
-        " AND unit_key = ? GROUP BY 1",
-        [unit_key],
-    )
+
+    def pending(key: str) -> list[dict[str, Any]]:
+        return store.query(
+            "SELECT source_provider, count(*) AS n FROM rejects WHERE resolved_at IS NULL"
+            " AND unit_key = ? GROUP BY 1",
+            [key],
+        )
+
+    rows = pending(unit_key)
+    if not rows and not os.path.isabs(unit_key):  # a path relative to here, as a shell gives it
+        unit_key = os.path.abspath(unit_key)
+        rows = pending(unit_key)
     if not rows:
         raise ConfigError(
             f"--acknowledge {unit_key}: no unresolved rejects there (`tracehouse rejects` lists"
