@@ -147,16 +147,18 @@ def through_gateway(homes: list[Path], dsn: str, workers: int, work: Path) -> di
         )
         for i, (home, token) in enumerate(zip(homes, tokens, strict=True))
     ]
-    for pusher in pushers:
-        _, err = pusher.communicate()
-        if pusher.returncode != 0:
-            tail = log.read_text()[-3000:]
-            raise SystemExit(f"a pusher failed ({pusher.returncode}): {err.decode()[-2000:]}\n"
-                             f"gateway log:\n{tail}")  # fmt: skip
-    wall = time.perf_counter() - start
-    sampler.done.set()
-    gateway.terminate()
-    gateway.wait(timeout=30)
+    try:
+        for pusher in pushers:
+            _, err = pusher.communicate()
+            if pusher.returncode != 0:
+                tail = log.read_text()[-3000:]
+                raise SystemExit(f"a pusher failed ({pusher.returncode}): {err.decode()[-2000:]}"
+                                 f"\ngateway log:\n{tail}")  # fmt: skip
+        wall = time.perf_counter() - start
+    finally:  # a failed run leaves no gateway (or its workers) behind
+        sampler.done.set()
+        gateway.terminate()
+        gateway.wait(timeout=30)
     durations = sorted(float(m) for m in _DURATION.findall(log.read_bytes()))
     return {
         "wall": wall,

@@ -82,6 +82,9 @@ def test_sessions_list_and_show(home, ledger):
     assert set(labels) == {"cc-11111111", "cc-a0fix000", "cc-7e57ab1e"}
     human = run("sessions", "list", "--store", ledger, "--provider", "claude-code")
     assert "Fix division by zero in app.py" in human.stdout
+    assert " of " not in human.stderr  # nothing was cut
+    cut = run("sessions", "list", "--store", ledger, "--limit", "2")
+    assert cut.stderr.strip() == "2 of 3 sessions, most recent first; --limit N for more"
     show = run("sessions", "show", "cc-11111111", "--store", ledger)
     assert show.exit_code == 0, show.output
     text = show.stdout

@@ -23,7 +23,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.exports.transcript import focus, render
 from tracehouse.model.stored_json import for_json
 from tracehouse.model.threads import active_view
-from tracehouse.reports.filters import list_sessions
+from tracehouse.reports.filters import count_sessions, list_sessions
 from tracehouse.sinks.deletion import HasSubagents, delete_sessions, restore_sessions
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail, session_history
@@ -48,14 +48,15 @@ def list_(
 ) -> None:
     """Sessions, most recently active first."""
 
-    def read(ledger: SessionStore) -> list[dict[str, Any]]:
+    def read(ledger: SessionStore) -> tuple[list[dict[str, Any]], int]:
         found = session_filters(
             ledger, provider=provider, project=project, model=model, since=since, until=until,
             subagents=subagents, label=label, utc=utc,
         )  # fmt: skip
-        return list_sessions(ledger, found, limit)
+        rows = list_sessions(ledger, found, limit)
+        return rows, (count_sessions(ledger, found) if len(rows) == limit else len(rows))
 
-    rows = ctx.read(read)
+    rows, total = ctx.read(read)
     if ctx.json:
         ctx.print_json(rows)
         return
@@ -88,6 +89,8 @@ def list_(
             title,
         )
     ctx.out.print(table)
+    if total > len(rows) and not ctx.quiet:  # a cut list says so, and how to see the rest
+        ctx.err.print(f"{len(rows):,} of {total:,} sessions, most recent first; --limit N for more")
 
 
 @app.command("show")

@@ -97,6 +97,13 @@ def session_sql(
     return "".join(f" AND {s}" for s in sql), params
 
 
+def count_sessions(store: SessionStore, filters: SessionFilters | None = None) -> int:
+    """How many sessions the filters select, beyond any limit."""
+    where, params = session_sql(filters or SessionFilters())
+    rows = store.query(f"SELECT count(*) AS n FROM sessions s WHERE 1 = 1{where}", params)
+    return int(rows[0]["n"])
+
+
 def list_sessions(
     store: SessionStore, filters: SessionFilters | None = None, limit: int = 50
 ) -> list[dict[str, Any]]:
