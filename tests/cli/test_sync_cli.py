@@ -134,3 +134,12 @@ def test_an_uncreatable_ledger_is_a_user_error(home, tmp_path):
     result = run("sync", "backfill", "--home", home, "--store", blocker / "sub" / "l.db")
     assert result.exit_code == 2 and "cannot create the ledger" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_backfill_that_finds_nothing_says_where_it_looked(tmp_path, ledger):
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    result = run("sync", "backfill", "--home", empty, "--store", ledger)
+    assert result.exit_code == 0
+    assert "no agent logs found; looked in:" in result.stderr
+    assert f"{empty}/.claude" in result.stderr and f"{empty}/.codex" in result.stderr

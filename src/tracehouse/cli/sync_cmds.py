@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -50,8 +52,19 @@ def backfill(
     finally:
         ledger.close()
     render_report(ctx, report)
+    if report.units == 0 and not ctx.quiet and not ctx.json:
+        say_where_it_looked(ctx, options.sources)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def say_where_it_looked(ctx: Context, sources: Mapping[str, list[Path]]) -> None:
+    """A backfill that found nothing names the places it read, so a wrong home shows."""
+    ctx.err.print("no agent logs found; looked in:")
+    for provider, roots in sources.items():
+        places = ", ".join(str(r) for r in roots) or "(none)"
+        ctx.err.print(f"  {provider:<13} {places}", markup=False)
+    ctx.err.print("--home DIR or --source NAME=PATH reads logs kept elsewhere")
 
 
 def render_report(ctx: Context, report: SyncReport) -> None:
