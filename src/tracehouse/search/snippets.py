@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+import orjson
+
 from tracehouse.search.hits import MARK
 from tracehouse.search.query import Query, Term, folded
 
@@ -87,7 +89,7 @@ def first_snippet(
     a term is found this way; None when none has one. `spelled`: where no term is found as
     folded or typed, look for any spelling that folds to it, as an engine that cannot mark such
     a hit itself needs (PostgreSQL's `ts_headline` sees `café`, not `cafe`)."""
-    texts = list(texts)
+    texts = [readable(t) for t in texts]
     for text in texts:
         cut = snippet(text, query, words)
         if cut is not None:
@@ -98,6 +100,30 @@ def first_snippet(
             if cut is not None:
                 return cut
     return None
+
+
+def readable(text: str | None) -> str | None:
+    """A JSON text (a tool call's parameters, a structured result) as its keys and values, so
+    that its snippet reads `command: echo "hi"` rather than escaped JSON; any other text as it
+    is. The words are the same either way: what matched still matches."""
+    if not text or text[:1] not in "{[":
+        return text
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    parts: list[str] = []
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        key, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((str(k), v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((key, v) for v in reversed(node))
+        elif node is not None:
+            shown = node if isinstance(node, str) else orjson.dumps(node).decode()
+            parts.append(f"{key}: {shown}" if key else shown)
+    return " ".join(parts)
 
 
 def snippet(text: str | None, query: Query, words: int, *, spelled: bool = False) -> str | None:
