@@ -87,6 +87,8 @@ def search(
             x for x in (hit.label, hit.provider, hit.project, local_time(hit.created_at)) if x
         )
         what = f"{hit.kind} {hit.tool_name}" if hit.tool_name else hit.kind
+        if hit.repeats > 1:
+            what += f" ×{hit.repeats}"
         ctx.out.print(Text.assemble((where, "bold"), " · ", (what, "cyan")))
         ctx.out.print(Text("  ").append_text(_highlighted(hit.snippet)))
         ctx.out.print(Text(f"  → {open_command(hit)}", style="dim"))

@@ -9,7 +9,7 @@ SQL that applies them is written once (`filter_sql`) with `?` placeholders, whic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 MARK = ("\x02", "\x03")  # snippet highlight markers: never in stored text that is shown
@@ -65,6 +65,7 @@ class Hit:
     snippet: str  # the matched words between MARK[0] and MARK[1]
     score: float  # higher is better (BM25 on SQLite, ts_rank on PostgreSQL)
     tool_name: str | None = None
+    repeats: int = 1  # identical hits of the session it stands for (the same call made twice)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -183,4 +184,15 @@ def merge(hits: list[Hit], limit: int) -> list[Hit]:
     hits.sort(key=lambda h: (h.kind, h.id))
     hits.sort(key=lambda h: h.created_at or "", reverse=True)
     hits.sort(key=lambda h: h.score, reverse=True)
-    return hits[:limit]
+    return collapse(hits)[:limit]
+
+
+def collapse(hits: list[Hit]) -> list[Hit]:
+    """Identical hits of one session (the same call run twice, a prompt sent again) as the
+    first of them, counting the others in its `repeats`."""
+    kept: dict[tuple[Any, ...], Hit] = {}
+    for hit in hits:
+        key = (hit.session_id, hit.kind, hit.tool_name, hit.snippet)
+        first = kept.get(key)
+        kept[key] = hit if first is None else replace(first, repeats=first.repeats + 1)
+    return list(kept.values())
