@@ -99,3 +99,15 @@ def test_verbose_shows_each_turns_tokens_and_duration(tmp_path):
     ).fetchone()
     assert first.split()[0] == str(seq)
     assert first.rstrip().endswith(f"{total:,}" if total is not None else "—")
+
+
+def test_verbose_shows_long_parameters_and_results_uncut() -> None:
+    from tracehouse.exports.transcript import _call
+
+    command = "echo " + "x" * 500
+    call = {"tool_name": "Bash", "params": json.dumps({"command": command}), "status": "ok",
+            "result": "\n".join(f"line {n}" for n in range(30)), "tool_call_id": "t"}  # fmt: skip
+    brief = list(_call(call, None, 600))
+    assert command not in brief[0] and len(brief) == 13  # the call, 12 lines of its result
+    full = list(_call(call, None, 100_000))
+    assert command in full[0] and len(full) == 31

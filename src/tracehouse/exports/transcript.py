@@ -188,12 +188,14 @@ def _heading(m: dict[str, Any], labels: dict[str, str]) -> str:
 
 
 def _call(call: dict[str, Any], child: dict[str, Any] | None, cut: int) -> Iterator[str]:
-    params = _cut(call.get("params") or "", 200).replace("\n", " ")
+    brief = cut <= CUT  # `-v` asks for long text uncut: parameters and every line of a result
+    params = _cut(call.get("params") or "", 200 if brief else cut).replace("\n", " ")
     yield f"  → {call['tool_name']} {params}  [{call['status']}]"
     if call.get("error"):
         yield f"    ✗ {_cut(call['error'], cut // 2)}"
     elif call.get("result"):
-        for line in _cut(call["result"], cut // 2).splitlines()[:12]:
+        lines = _cut(call["result"], cut // 2).splitlines()
+        for line in lines[:12] if brief else lines:
             yield f"    │ {line}"
     if child is not None:
         yield f"    ⇢ subagent {child['label']} ({child['message_count']} messages)"
