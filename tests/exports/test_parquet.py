@@ -13,7 +13,9 @@ from tracehouse.exports.parquet import EXPORTED, export_parquet, schema, session
 from tracehouse.model.columns import Kind
 from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.reports.filters import build_session_filters, session_sql
+from tracehouse.timespec import parse_stored
 
+TIME = pa.timestamp("us", tz="UTC")
 ARROW = {
     Kind.TEXT: pa.string(),
     Kind.INT: pa.int64(),
@@ -34,7 +36,10 @@ def test_every_table_round_trips(store, tmp_path: Path) -> None:  # type: ignore
         spec = TABLES_BY_NAME[w.table]
         assert table.num_rows == w.rows == counts.get(w.table, 0), w.table
         assert table.schema.names == list(spec.names)
-        assert [f.type for f in table.schema] == [ARROW[c.kind] for c in spec.columns]
+        assert [f.type for f in table.schema] == [
+            TIME if c.name.endswith("_at") and c.kind is Kind.TEXT else ARROW[c.kind]
+            for c in spec.columns
+        ]
         assert table.schema == schema(spec)
     sessions = pq.read_table(tmp_path / "out" / "sessions.parquet").to_pylist()
     assert [s["is_subagent"] for s in sessions].count(True) == 1
@@ -43,6 +48,8 @@ def test_every_table_round_trips(store, tmp_path: Path) -> None:  # type: ignore
     for row in messages:  # JSON columns as the JSON text of the ledger's values
         assert row["content"] == by_id[row["message_id"]]["content"]
         assert row["meta"] is not None and row["meta"].startswith("{")
+        stored = parse_stored(by_id[row["message_id"]]["created_at"], utc=True)
+        assert row["created_at"] == stored  # a time, not its text (issue #44)
 
 
 def test_a_filter_keeps_its_sessions_rows(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

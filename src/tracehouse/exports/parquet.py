@@ -1,6 +1,7 @@
 """The ledger as Parquet: one file per table, typed by `model/tables.py`, for DuckDB, polars or
 pandas. Written through Arrow in row groups as the rows stream from the store, so memory stays
-flat whatever the ledger's size. JSON columns stay JSON text, as the ledger keeps them.
+flat whatever the ledger's size. JSON columns stay JSON text, as the ledger keeps them; the times
+(`*_at`), ISO text in the ledger, are UTC timestamps, so a reader can compare and bucket them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tracehouse.exports.selection import whole_file
 from tracehouse.model.columns import Kind, Table
 from tracehouse.model.tables import ALL_TABLES, SESSIONS
 from tracehouse.sinks.protocol import SessionStore
+from tracehouse.timespec import parse_stored
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -46,10 +48,16 @@ def schema(table: Table) -> pa.Schema:
 
     types = {Kind.TEXT: pa.string(), Kind.INT: pa.int64(), Kind.BOOL: pa.bool_(),
              Kind.JSON: pa.string()}  # fmt: skip
+    time = pa.timestamp("us", tz="UTC")
     return pa.schema(
-        [pa.field(c.name, types[c.kind], nullable=c.name not in table.primary_key)
+        [pa.field(c.name, time if is_time(c) else types[c.kind],
+                  nullable=c.name not in table.primary_key)
          for c in table.columns]
     )  # fmt: skip
+
+
+def is_time(column: Any) -> bool:
+    return bool(column.kind is Kind.TEXT and column.name.endswith("_at"))
 
 
 def export_parquet(
@@ -136,6 +144,9 @@ def _batch(
     arrays = []
     for column, values, field in zip(table.columns, zip(*rows, strict=True), arrow, strict=True):
         data: Sequence[Any] = values
+        if is_time(column):
+            arrays.append(_times(values, field.type, memory))
+            continue
         if column.kind is Kind.BOOL:  # SQLite keeps 0 and 1, PostgreSQL booleans
             data = [None if v is None else bool(v) for v in values]
         elif column.kind is not Kind.INT and isinstance(
@@ -150,6 +161,18 @@ def _batch(
             data = [_json_text(v) for v in values]
         arrays.append(pa.array(data, field.type, memory_pool=memory))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow)
+
+
+def _times(values: Sequence[Any], kind: pa.DataType, memory: pa.MemoryPool | None) -> pa.Array:
+    """Stored ISO times as timestamps: Arrow parses them at once; a batch holding one it cannot
+    read (a time an agent wrote in another form) is parsed value by value, unreadable as null."""
+    import pyarrow as pa
+
+    texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]
+    try:
+        return pa.array(texts, pa.string(), memory_pool=memory).cast(kind, memory_pool=memory)
+    except pa.ArrowInvalid:
+        return pa.array([parse_stored(t, utc=True) for t in texts], kind, memory_pool=memory)
 
 
 def _json_text(value: Any) -> str | bytes | None:
