@@ -103,13 +103,19 @@ def test_an_idempotency_replay_is_a_run_of_its_own(tmp_path: Path) -> None:
     assert replay["bytes_read"] == request.stat().st_size
 
 
-def test_a_reject_acknowledged_by_hand_stays_resolved_until_reread(tmp_path: Path) -> None:
+def _home_with_a_reject(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The test home with one line no store can hold, backfilled: (home, its file, ledger)."""
     home = tmp_path / "home"
     shutil.copytree(DATA / "claude" / "home", home)
     main = next((home / ".claude" / "projects" / "-tmp-demo").glob("1111*.jsonl"))
     main.write_bytes(main.read_bytes() + b'{"type":"user","n":NaN}\n')
     ledger = tmp_path / "ledger.db"
     assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 1
+    return home, main, ledger
+
+
+def test_a_reject_acknowledged_by_hand_stays_resolved_until_reread(tmp_path: Path) -> None:
+    home, main, ledger = _home_with_a_reject(tmp_path)
 
     done = cli("rejects", "--acknowledge", main, "--store", ledger)
     assert done.exit_code == 0 and "1 reject(s)" in done.stdout
@@ -125,12 +131,7 @@ def test_a_reject_acknowledged_by_hand_stays_resolved_until_reread(tmp_path: Pat
 def test_a_file_to_acknowledge_may_be_named_relative_to_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path / "home"
-    shutil.copytree(DATA / "claude" / "home", home)
-    main = next((home / ".claude" / "projects" / "-tmp-demo").glob("1111*.jsonl"))
-    main.write_bytes(main.read_bytes() + b'{"type":"user","n":NaN}\n')
-    ledger = tmp_path / "ledger.db"
-    assert cli("sync", "backfill", "--home", home, "--store", ledger, "-q").exit_code == 1
+    _home, main, ledger = _home_with_a_reject(tmp_path)
     monkeypatch.chdir(main.parent)
     done = cli("rejects", "--acknowledge", main.name, "--store", ledger)
     assert done.exit_code == 0 and "1 reject(s)" in done.stdout
