@@ -31,7 +31,7 @@ from tracehouse.parsers.cursor_agent import store as store_db
 from tracehouse.parsers.cursor_agent import transcripts as tr
 from tracehouse.parsers.cursor_agent.builder import TranscriptBuilder
 from tracehouse.parsers.cursor_agent.discover import PROVIDER, members, subagents
-from tracehouse.parsers.jsonl_unit import too_long
+from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
 from tracehouse.state.watermark import Action
 
@@ -102,26 +102,17 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     return result
 
 
-class FileTooLarge(Exception):
-    """A transcript file larger than a line may be: left unread."""
-
-
 def _read_transcripts(unit: Unit, options: ParseOptions) -> tuple[tr.Transcript, str] | None:
     paths = [unit.key] if unit.info.get("kind") == "subagent" else members(unit.key)
     digest = xxhash.xxh3_128()
     read: list[tr.Transcript] = []
     for path in paths:
         try:
-            st = os.stat(path)
-            if st.st_size > options.max_line:  # read whole: never past the line limit
-                raise FileTooLarge(f"a file of {too_long(st.st_size, options)}")
-            with open(path, "rb") as f:
-                data = f.read()
-            fresh = options.now - st.st_mtime
-        except (OSError, FileTooLarge) as exc:
-            why = str(exc) if isinstance(exc, FileTooLarge) else f"cannot read: {exc.strerror}"
+            data = read_file(path, options.max_line)  # read whole: never past the line limit
+            fresh = options.now - os.stat(path).st_mtime
+        except OSError as exc:
             failed = tr.Transcript("txt")
-            failed.problems.append((os.path.basename(path), why))
+            failed.problems.append((os.path.basename(path), f"cannot read: {exc.strerror or exc}"))
             read.append(failed)
             continue
         digest.update(os.path.basename(path).encode() + b"\0" + data)
