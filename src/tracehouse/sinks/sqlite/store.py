@@ -332,7 +332,11 @@ def apply_pragmas(conn: sqlite3.Connection, busy_timeout_ms: int = BUSY_TIMEOUT_
     # transcripts run to kilobytes: at 8 KiB pages a backfill's writer spent 7% less time than
     # at 4 KiB (fewer overflow chains and page splits); 16 KiB was no faster.
     conn.execute(f"PRAGMA page_size = {PAGE_BYTES}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    # Turning a new file to WAL takes an exclusive lock and is refused at once, without the busy
+    # timeout, while a second first run holds the file: retried as a locked transaction is.
+    retrying.call(
+        lambda: conn.execute("PRAGMA journal_mode = WAL"), reason=_lock_reason, backoff=LOCK_BACKOFF
+    )
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")
     # Ids are hashes, so inserts land all over each B-tree: a larger page cache keeps the hot
