@@ -93,6 +93,10 @@ class ImportItem:
     imported_at_ms: int
     session: Mapping[str, Any]
     watermarks: tuple[WatermarkUpdate, ...] = ()
+    # What the fingerprint covers beside the session row (where the source's content ends, or
+    # its digest): kept so that redaction can fingerprint a changed row as its parser would.
+    # Never stored nor sent.
+    salt: tuple[str, ...] = ()
 
     @property
     def session_id(self) -> str:
@@ -153,6 +157,8 @@ class ImportBatch:
     request_hash: str | None = None
     # Units read again: their old rejects that were not raised again are resolved.
     clears: tuple[Clear, ...] = ()
+    # What the receiving end redacted of this batch (a gateway's, of a push): added to the run.
+    redactions: Mapping[str, int] = field(default_factory=dict)
 
     def frame(self, table: str) -> pl.DataFrame:
         frame = self.frames.get(table)

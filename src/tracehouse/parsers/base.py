@@ -23,6 +23,8 @@ from tracehouse.state.watermark import Action
 if TYPE_CHECKING:
     import polars as pl
 
+    from tracehouse.redaction.redactor import Redactor
+
 
 # What a parser raises on a record of an unexpected shape (a list where a dict was, a number
 # too large, nesting too deep): the record becomes a reject naming where it is, never a crash.
@@ -55,7 +57,9 @@ def session_item(
     session = typed_row(SESSIONS, session_row)
     fingerprint = combine([row_fingerprint(SESSIONS, session), *salt])
     row = {**session, "fingerprint": fingerprint}
-    return ImportItem(provider, source_session_id, fingerprint, int(now * 1000), row, watermarks)
+    return ImportItem(
+        provider, source_session_id, fingerprint, int(now * 1000), row, watermarks, tuple(salt)
+    )
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,9 @@ class ParseOptions:
     # A private directory that outlives one parse (sync live): a parser may keep copies of what
     # it reads there between runs, as Cursor keeps its database snapshots. None: keep nothing.
     scratch: str | None = None
+    # Replaces secrets in what the parse produced before it is stored (`pipeline/ingest.py`);
+    # None: stored verbatim (`redact = false`).
+    redactor: Redactor | None = None
 
 
 @dataclass
@@ -154,6 +161,7 @@ class UnitResult:
     cursor: Mapping[str, Any] | None = None  # the new cursor, for the next chunk
     mtime_ns: int = 0  # when the unit was last written, as stat saw it (for the tail lag)
     clear: Clear | None = None  # what this parse read again: its old rejects there may resolve
+    redacted: Counter[str] = field(default_factory=Counter)  # kind → secrets replaced
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {

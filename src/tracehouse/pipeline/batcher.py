@@ -6,6 +6,7 @@ row and watermark win, and rows re-emitted by the later chunk replace the earlie
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,14 +45,7 @@ class PendingBatch:
         elif result.watermark is not None:
             if key in self.items:  # an earlier chunk's item carries the unit's cursor
                 item = self.items[key]
-                self.items[key] = ImportItem(
-                    item.source_provider,
-                    item.source_session_id,
-                    item.fingerprint,
-                    item.imported_at_ms,
-                    item.session,
-                    (result.watermark,),
-                )
+                self.items[key] = dataclasses.replace(item, watermarks=(result.watermark,))
             else:
                 self.watermarks[key] = result.watermark
 

@@ -1,0 +1,32 @@
+"""Redaction: secrets replaced by typed markers before anything is fingerprinted or stored.
+
+`detect.py` finds them (a maintained library's rules, ours, the user's), `redactor.py` replaces
+them, `rows.py` says which columns are free text, `key.py` keeps the markers' key, `ledger.py`
+scans and rewrites a ledger stored before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tracehouse.config import Settings
+    from tracehouse.redaction.redactor import Redactor
+
+
+def redactor_for(settings: Settings, *, force: bool = False) -> Redactor | None:
+    """The redactor the settings ask for; None when `redact = false` (unless `force`)."""
+    if not settings.redact and not force:
+        return None
+    from tracehouse.redaction.detect import Detector
+    from tracehouse.redaction.key import default_key_path, load_key
+    from tracehouse.redaction.redactor import Redactor
+
+    path = (
+        Path(settings.redact_key_file).expanduser()
+        if settings.redact_key_file
+        else default_key_path()
+    )
+    detector = Detector(settings.redact_patterns, frozenset(settings.redact_allow))
+    return Redactor(load_key(path), detector)
