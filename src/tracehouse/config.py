@@ -53,6 +53,11 @@ class Settings:
     # the gateway keys this machine's cursors by.
     token_file: str = ""
     machine: str = field(default_factory=lambda: socket.gethostname() or "localhost")
+    # Secrets found in what is read are replaced by markers before anything is stored.
+    redact: bool = True
+    redact_patterns: Mapping[str, str] = field(default_factory=dict)  # kind → regex
+    redact_allow: tuple[str, ...] = ()  # values never redacted
+    redact_key_file: str = ""  # "": redaction.key in the data directory
 
     def with_flags(self, **flags: Any) -> Settings:
         """Flags win over everything; a flag left at None changes nothing."""
@@ -78,6 +83,10 @@ DOCS: dict[str, str] = {
     "progress": "Show a progress bar on stderr when it is a terminal.",
     "token_file": "With a gateway as the store: the file holding the push token.",
     "machine": "With a gateway as the store: this machine's name there (default: hostname).",
+    "redact": "Replace secrets (keys, tokens, passwords) with markers before storing anything.",
+    "redact_patterns": "Your own secret shapes: kind = regular expression (its group, or all).",
+    "redact_allow": "Values never redacted (a test key that looks real).",
+    "redact_key_file": "The key of the markers' hashes (default: redaction.key, data directory).",
 }
 
 
@@ -145,6 +154,30 @@ def _machine(value: Any) -> str:
     return text
 
 
+def _patterns(value: Any) -> dict[str, str]:
+    if isinstance(value, str):  # environment: a TOML inline table
+        try:
+            value = tomllib.loads(f"patterns = {value}")["patterns"]
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"expected an inline table {{ kind = \"regex\" }}: {exc}") from None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError('expected a table of kind = "regular expression"')
+    from tracehouse.redaction.detect import compile_patterns
+
+    compile_patterns(value)  # a bad expression is refused here, naming its kind
+    return dict(value)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):  # environment: comma-separated
+        value = [part for part in value.split(",") if part]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError("expected a list of non-empty strings")
+    return tuple(value)
+
+
 CONVERT: dict[str, Callable[[Any], Any]] = {
     "store": _str,
     "home": _str,
@@ -159,6 +192,10 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "progress": _bool,
     "token_file": lambda value: "" if value == "" else _str(value),  # "": not set
     "machine": _machine,
+    "redact": _bool,
+    "redact_patterns": _patterns,
+    "redact_allow": _strings,
+    "redact_key_file": lambda value: "" if value == "" else _str(value),
 }
 
 

@@ -58,6 +58,13 @@ TokenFileOpt = Annotated[
         show_default=False,
     ),
 ]
+NoRedactOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-redact",
+        help="Store secrets verbatim (config: redact = false); a gateway refuses such pushes.",
+    ),
+]
 VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")]
 # Every source the registry reads, for the help of each --provider.
 PROVIDER_NAMES = ", ".join(PROVIDERS[:-1]) + " or " + PROVIDERS[-1]
@@ -95,12 +102,19 @@ class Context:
         if token_file is not None:
             self.settings = self.settings.with_flags(token_file=str(token_file))
 
+    def verbatim(self, no_redact: bool) -> None:
+        """`--no-redact`: secrets are stored as they are, here and in what is pushed."""
+        if no_redact:
+            self.settings = self.settings.with_flags(redact=False)
+
     def store(self, *, create: bool = True, migrate: bool = True) -> SessionStore:
         location = self.settings.store
         if location.startswith(GATEWAY_SCHEMES):
-            from tracehouse.sinks.remote.store import gateway_address
+            from tracehouse.sinks.remote.store import gateway_address, unredacted
 
             location = gateway_address(location, self.settings.token_file, self.settings.machine)
+            if not self.settings.redact:
+                location = unredacted(location)
         return open_store(location, create=create, migrate=migrate)
 
     def read(self, query: Callable[[SessionStore], T]) -> T:

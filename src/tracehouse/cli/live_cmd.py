@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, HomeOpt, SourceOpt, TokenFileOpt
+from tracehouse.cli.common import Context, HomeOpt, NoRedactOpt, SourceOpt, TokenFileOpt
 from tracehouse.config import parse_source_flags
 from tracehouse.pipeline.sources import sync_options
 
@@ -27,9 +27,11 @@ def live(
         float, typer.Option("--full-scan-interval", help="Seconds between full scans.")
     ] = 300.0,
     token_file: TokenFileOpt = None,
+    no_redact: NoRedactOpt = False,
 ) -> None:
     """Catch up, then import new lines as they are written, until SIGINT or SIGTERM."""
     ctx.pushing_with(token_file)
+    ctx.verbatim(no_redact)
     # watchdog and the live loop load only for this command: every other start stays lean.
     from tracehouse.pipeline.live import LiveOptions, run_live
 

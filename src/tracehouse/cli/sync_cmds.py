@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, HomeOpt, SourceOpt, TokenFileOpt, command
+from tracehouse.cli.common import Context, HomeOpt, NoRedactOpt, SourceOpt, TokenFileOpt, command
 from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
 from tracehouse.humanize import size
@@ -33,9 +33,11 @@ def backfill(
         bool, typer.Option("--dry-run", help="Parse and report; write nothing.")
     ] = False,
     token_file: TokenFileOpt = None,
+    no_redact: NoRedactOpt = False,
 ) -> None:
     """Import everything new or changed since the last run (reads only appended bytes)."""
     ctx.pushing_with(token_file)
+    ctx.verbatim(no_redact)
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     options = sync_options(
         settings,
@@ -94,3 +96,6 @@ def render_report(ctx: Context, report: SyncReport) -> None:
         f"rows      {report.rows_written:,} written · {size(report.bytes_read)} read"
         f" · {len(report.rejects)} rejects · {report.seconds:.2f} s"
     )
+    if report.redactions:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in report.redactions.most_common())
+        ctx.out.print(f"secrets   {report.redactions.total()} redacted: {kinds}", markup=False)

@@ -16,6 +16,7 @@ from tracehouse.model.contract import ImportBatch, ImportResponse, Reject
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, dangling
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
+from tracehouse.redaction.rows import redact_result
 from tracehouse.state.watermark import Action
 
 if TYPE_CHECKING:  # sync imports this module
@@ -53,6 +54,7 @@ def parse_batches(
         quiet_seconds=options.quiet_seconds,
         now=time.time(),
         scratch=options.scratch,
+        redactor=options.redactor,
     )
     pending = PendingBatch()
     written: list[int] = []
@@ -66,6 +68,7 @@ def parse_batches(
                 written.append(result.mtime_ns)
             report.bytes_read += result.bytes_read
             report.accounting.update(result.accounting)
+            report.redactions.update(result.redacted)
             advance(result.bytes_read)
             if result.action is Action.WAIT:
                 report.waiting += 1
@@ -95,14 +98,18 @@ def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) 
         reject = Reject(unit.provider, unit.key, "file", f"cannot read: {problem}")
         return UnitResult(unit, Action.SKIP, rejects=[reject])
     try:
-        return PARSERS[unit.provider].parse(unit, cursor, options)
+        result = PARSERS[unit.provider].parse(unit, cursor, options)
+        if options.redactor is not None:
+            result = redact_result(options.redactor, result)
     except Exception as exc:
         # Every parser turns what it reads into rejects itself; reaching here is a tracehouse
         # bug on an input nobody foresaw. The unit is a reject and keeps its old cursor, so the
         # next run (a fixed tracehouse) reads it again; the run goes on with the other units.
+        # Nothing of a unit whose redaction failed is stored: it would be stored verbatim.
         reason = f"tracehouse could not parse it ({type(exc).__name__}: {exc}); please report"
         reject = Reject(unit.provider, unit.key, "file", reason[:1000])
         return UnitResult(unit, Action.SKIP, rejects=[reject])
+    return result
 
 
 def commit(

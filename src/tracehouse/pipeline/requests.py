@@ -6,29 +6,44 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tracehouse.errors import ConfigError, RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import Clear, ImportBatch, ImportResponse, ItemResult, new_run_id
+from tracehouse.redaction.rows import redact_batch
 from tracehouse.sinks.protocol import RunTotals, SessionStore
+
+if TYPE_CHECKING:
+    from tracehouse.redaction.redactor import Redactor
 
 ITEMS_PER_REQUEST = 100  # JSONL lines applied per transaction
 _ITEM_INDEX = re.compile(r"^items\[(\d+)\]")
 
 
-def apply_request(store: SessionStore, batch: ImportBatch, size: int) -> ImportResponse:
+def _import(store: SessionStore, batch: ImportBatch, redactor: Redactor | None) -> ImportResponse:
+    """A received batch stored, redacted first unless redaction is off."""
+    if redactor is not None:
+        batch = redact_batch(redactor, batch)
+    return store.import_batch(batch)
+
+
+def apply_request(
+    store: SessionStore, batch: ImportBatch, size: int, redactor: Redactor | None = None
+) -> ImportResponse:
     """`batch` as `decode_request` made it from `size` bytes; a bad item is a failed result."""
-    response = store.import_batch(batch)
+    response = _import(store, batch, redactor)
     failed = response.count("failed")
     error = f"{failed} item(s) failed" if failed else None
     store.finish_run(batch.run_id, RunTotals(bytes_read=size, error=error))
     return response
 
 
-def apply_item_lines(store: SessionStore, data: bytes) -> ImportResponse:
+def apply_item_lines(
+    store: SessionStore, data: bytes, redactor: Redactor | None = None
+) -> ImportResponse:
     """A JSONL file of `sessions.import` items (what `export --format jsonl` writes), one per
     line, applied as one run in requests of `ITEMS_PER_REQUEST`. A line that is not JSON, or
     not a valid item, fails alone, named by its line number; the other lines are imported."""
@@ -43,7 +58,7 @@ def apply_item_lines(store: SessionStore, data: bytes) -> ImportResponse:
             run_id.encode(),
             b",".join(line for _, line in chunk),
         )
-        response = store.import_batch(decode_request(request))
+        response = _import(store, decode_request(request), redactor)
         for result in response.results:
             results.append(_with_line(result, [number for number, _ in chunk]))
         chunk.clear()
@@ -63,7 +78,9 @@ def apply_item_lines(store: SessionStore, data: bytes) -> ImportResponse:
     return _finished(store, run_id, results, len(data), "items")
 
 
-def apply_request_lines(store: SessionStore, data: bytes) -> ImportResponse:
+def apply_request_lines(
+    store: SessionStore, data: bytes, redactor: Redactor | None = None
+) -> ImportResponse:
     """`sessions.import` requests, one per line (what `export --format sessions-import`
     writes), applied in order as one run. Each keeps its idempotency key, so a stream imported
     again replays every request and writes nothing. A line that is not a request fails alone."""
@@ -79,7 +96,7 @@ def apply_request_lines(store: SessionStore, data: bytes) -> ImportResponse:
             results.append(ItemResult("?", "?", None, "failed", f"line {number}: {exc}"))
             replayed = False
             continue
-        response = store.import_batch(replace(batch, run_id=run_id))
+        response = _import(store, replace(batch, run_id=run_id), redactor)
         replayed = replayed and response.replayed
         results.extend(
             replace(r, reason=f"line {number} {r.reason}") if r.reason else r

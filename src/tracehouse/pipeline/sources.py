@@ -11,6 +11,7 @@ from tracehouse.config import Settings
 from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions
+from tracehouse.redaction import redactor_for
 
 
 def resolve_sources(
@@ -59,5 +60,6 @@ def sync_options(
         max_line=settings.max_line_bytes,
         quiet_seconds=settings.quiet_seconds,
         pool_min_bytes=settings.workers_min_bytes,
+        redactor=redactor_for(settings),
         **overrides,
     )

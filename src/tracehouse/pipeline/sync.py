@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracehouse.model.contract import Clear, ImportBatch, Reject, new_run_id, now_iso
 from tracehouse.parsers.base import Unit, dangling
@@ -25,6 +25,9 @@ from tracehouse.pipeline.progress import NullProgress, ProgressSink
 from tracehouse.sinks.protocol import RunTotals, SessionStore
 from tracehouse.state import scratch as scratch_space
 from tracehouse.state.watermark import Action, quick_plan
+
+if TYPE_CHECKING:
+    from tracehouse.redaction.redactor import Redactor
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
 
@@ -44,6 +47,7 @@ class SyncOptions:
     quiet_seconds: float = 2.0
     pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
     scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
+    redactor: Redactor | None = None  # ParseOptions.redactor
     # Called after each committed batch with its number (inline runs only: it does not travel
     # to worker processes). The crash-safety tests stop here.
     on_batch: Callable[[int], None] | None = None
@@ -81,6 +85,7 @@ class SyncReport:
     lags_ms: list[int] = field(default_factory=list)
     # Retries the worker processes' stores made, by reason (the main store keeps its own).
     retry_reasons: Counter[str] = field(default_factory=Counter)
+    redactions: Counter[str] = field(default_factory=Counter)  # kind → secrets replaced
 
     def tail_lag(self) -> tuple[int | None, int | None]:
         """The median and the largest lag from a unit's last write to its commit."""
@@ -106,6 +111,7 @@ class SyncReport:
         self.batches += other.batches
         self.lags_ms.extend(other.lags_ms)
         self.retry_reasons.update(other.retry_reasons)
+        self.redactions.update(other.redactions)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +138,7 @@ class SyncReport:
             ],
             "failures": self.failures,
             "batches": self.batches,
+            "redacted": dict(sorted(self.redactions.items())),
             "seconds": round(self.seconds, 3),
         }
 
@@ -196,6 +203,7 @@ def sync(
                     rejects=len(report.rejects),
                     tail_lag_ms=most,
                     tail_lag_p50_ms=p50,
+                    redactions=dict(report.redactions),
                 ),
             )
     return report
