@@ -58,6 +58,9 @@ def runs(
         if r["retry_reasons"]:
             reasons = ", ".join(f"{why} ×{n}" for why, n in r["retry_reasons"].items())
             ctx.out.print(f"{when}: retried: {reasons}", markup=False, highlight=False)
+        if r["redactions"]:
+            kinds = ", ".join(f"{kind} ×{n}" for kind, n in r["redactions"].items())
+            ctx.out.print(f"{when}: secrets redacted: {kinds}", markup=False, highlight=False)
         if r["error"]:
             ctx.out.print(f"{when}: {r['error']}", markup=False, highlight=False)
 

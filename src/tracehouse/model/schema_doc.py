@@ -165,6 +165,10 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "tail_lag_ms": "Live flushes: the largest delay from a write to its commit.",
         "error": "Why the run failed, when it did.",
         "retry_reasons": 'What the retries waited for, as {"reason": count}.',
+        "redactions": (
+            'The secrets replaced by markers, as {"kind": count}: by the producer and, for a'
+            " push, by the gateway."
+        ),
         "tail_lag_p50_ms": "Live flushes: the median delay from a write to its commit.",
     },
     "import_requests": {

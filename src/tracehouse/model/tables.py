@@ -205,6 +205,7 @@ IMPORT_RUNS = Table(
         Column("importer_version"),
         Column("retry_reasons", JSON),  # {"database is locked": 3}: what the retries waited for
         Column("tail_lag_p50_ms", INT),  # the median, beside tail_lag_ms's largest
+        Column("redactions", JSON),  # {"github-pat": 2}: the secrets replaced by markers
     ),
     ("run_id",),
 )

@@ -217,15 +217,36 @@ def finish_sql(p: str, json_p: str) -> str:
     return (
         f"UPDATE import_runs SET finished_at = {p}, bytes_read = bytes_read + {p},"
         f" rejects = {p}, dedupe_hits = dedupe_hits + {p}, retries = {p}, retry_reasons = {json_p},"
-        f" tail_lag_ms = {p}, tail_lag_p50_ms = {p}, error = {p} WHERE run_id = {p}"
+        f" tail_lag_ms = {p}, tail_lag_p50_ms = {p}, error = {p}, redactions = {json_p}"
+        f" WHERE run_id = {p}"
     )
 
 
+def counts_json(held: Any, *more: Mapping[str, int]) -> str | None:
+    """A JSON column of counts (`held`: as a store hands it back) with `more` added."""
+    total: Counter[str] = Counter()
+    if held:
+        total.update(orjson.loads(held) if isinstance(held, str | bytes) else held)
+    for counts in more:
+        total.update(counts)
+    return orjson.dumps(dict(sorted(total.items()))).decode() if total else None
+
+
+# A batch's redactions added to its run: the held value is read in the same transaction.
+RUN_REDACTIONS = "SELECT redactions FROM import_runs WHERE run_id = {p}"
+ADD_RUN_REDACTIONS = "UPDATE import_runs SET redactions = {json_p} WHERE run_id = {p}"
+
+
 def finish_values(
-    run_id: str, totals: RunTotals, held: str | None, taken: Mapping[str, int]
+    run_id: str,
+    totals: RunTotals,
+    held: str | None,
+    taken: Mapping[str, int],
+    held_redactions: Any = None,
 ) -> tuple[Any, ...]:
     """The parameters of `finish_sql`: the run's retry reasons are those already on its row
-    (`held`, a run finished twice), the pipeline's (`totals`) and the store's own (`taken`)."""
+    (`held`, a run finished twice), the pipeline's (`totals`) and the store's own (`taken`);
+    its redactions, those its batches added (`held_redactions`) and the producer's."""
     reasons: Counter[str] = Counter(orjson.loads(held) if held else {})
     reasons.update(totals.retry_reasons)
     reasons.update(taken)
@@ -239,6 +260,7 @@ def finish_values(
         totals.tail_lag_ms,
         totals.tail_lag_p50_ms,
         totals.error,
+        counts_json(held_redactions, totals.redactions),
         run_id,
     )
 

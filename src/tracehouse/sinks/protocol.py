@@ -34,6 +34,7 @@ class RunTotals:
     tail_lag_ms: int | None = None  # the largest, live runs only
     tail_lag_p50_ms: int | None = None
     error: str | None = None
+    redactions: Mapping[str, int] = field(default_factory=dict)  # kind → secrets replaced
 
 
 # What a store records beside the ledger's content: cursors and the run log.

@@ -169,7 +169,7 @@ def list_rejects(
 RUN_COLUMNS = (
     "run_id, mode, started_at, finished_at, imported, upserted, skipped, failed, rejects,"
     " bytes_read, rows_written, retries, retry_reasons, dedupe_hits, tail_lag_p50_ms,"
-    " tail_lag_ms, error, host"
+    " tail_lag_ms, error, host, redactions"
 )
 
 
@@ -200,8 +200,16 @@ def list_runs(
         row["mb_per_s"] = (row["bytes_read"] or 0) / 1e6 / seconds if seconds else None
         row["dedupe_rate"] = (row["dedupe_hits"] or 0) / sessions if sessions else None
         row["retry_reasons"] = orjson.loads(row["retry_reasons"]) if row["retry_reasons"] else {}
+        row["redactions"] = _json_counts(row["redactions"])
         row["status"] = "error" if row["error"] else "ok" if row["finished_at"] else "unfinished"
     return rows
+
+
+def _json_counts(value: Any) -> dict[str, int]:
+    """A JSON column of counts as SQLite (text) or PostgreSQL (parsed) hands it back."""
+    if not value:
+        return {}
+    return orjson.loads(value) if isinstance(value, str | bytes) else dict(value)
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:

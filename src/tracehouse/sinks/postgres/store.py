@@ -109,10 +109,11 @@ class PostgresStore:
         def finish(conn: tx.Conn) -> None:
             writer.ensure_run(conn, run_id, "backfill")
             row = conn.execute(
-                "SELECT retry_reasons FROM import_runs WHERE run_id = %s", (run_id,)
+                "SELECT retry_reasons, redactions FROM import_runs WHERE run_id = %s", (run_id,)
             ).fetchone()
             taken = self.retry_log.take()
-            values = finish_values(run_id, totals, row[0] if row else None, taken)
+            held, redactions = row if row else (None, None)
+            values = finish_values(run_id, totals, held, taken, redactions)
             conn.execute(finish_sql("%s", "%s::json"), values)
 
         self._in_transaction(finish)

@@ -39,13 +39,16 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import SESSIONS, TOOL_CALLS
 from tracehouse.sinks.items import (
+    ADD_RUN_REDACTIONS,
     HISTORY_COLUMNS,
     MIGRATION,
     RECOVERED_ROWS,
     REJECT_COLUMNS,
+    RUN_REDACTIONS,
     Action,
     Existing,
     as_replayed,
+    counts_json,
     decide,
     deleted_reason,
     history_values,
@@ -198,6 +201,11 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
             )
     response = ImportResponse(batch.run_id, batch.in_request_order(results))
     _add_run_counts(conn, batch.run_id, response)
+    if batch.redactions:
+        row = conn.execute(RUN_REDACTIONS.format(p="%s"), (batch.run_id,)).fetchone()
+        held = row[0] if row else None
+        update = ADD_RUN_REDACTIONS.format(p="%s", json_p="%s::json")
+        conn.execute(update, (counts_json(held, batch.redactions), batch.run_id))
     if key:
         conn.execute(
             "INSERT INTO import_requests VALUES (%s, %s, %s::json, %s)",

@@ -74,6 +74,14 @@ def address_with(url: str, token: str, machine: str) -> str:
     return urlunsplit(parts._replace(netloc=f":{quote(token, safe='')}@{host}", query=query))
 
 
+def unredacted(address: str) -> str:
+    """The address of a pusher whose history is not redacted (`redact = false`): it says so to
+    the gateway, which refuses it unless its operator allows unredacted pushes."""
+    parts = urlsplit(address)
+    query = urlencode([*parse_qsl(parts.query), ("redaction", "off")])
+    return urlunsplit(parts._replace(query=query))
+
+
 class GatewayStore:
     backend = "gateway"
     concurrent_writes = True
@@ -88,6 +96,7 @@ class GatewayStore:
             )
         query = dict(parse_qsl(parts.query))
         machine = query.pop("machine", "")
+        redaction = query.pop("redaction", "on")
         if not MACHINE.fullmatch(machine):
             raise ConfigError(f"machine {machine!r}: expected 1–64 letters, digits, '.', '_', '-'")
         self.address = address
@@ -98,6 +107,7 @@ class GatewayStore:
             parts._replace(netloc=parts.netloc.rpartition("@")[2], query=urlencode(query))
         )
         self.gateway = Gateway(base, token, machine, self.location, self.retry_log)
+        self.gateway.client.headers["X-Tracehouse-Redaction"] = redaction
         health = self.gateway.call("GET", "/v1/health")
         self.schema_version = int(health.get("schemaVersion", 0))
         self.max_request_bytes = int(health.get("maxRequestBytes", 32 * 2**20))
@@ -205,6 +215,7 @@ class GatewayStore:
             "tailLagMs": totals.tail_lag_ms,
             "tailLagP50Ms": totals.tail_lag_p50_ms,
             "error": totals.error,
+            "redactions": dict(totals.redactions),
         }
         self.gateway.call("POST", f"/v1/runs/{quote(run_id)}/finish", orjson.dumps(body))
 

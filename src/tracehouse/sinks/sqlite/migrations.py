@@ -165,6 +165,11 @@ def m013_token_machines(db: Database) -> None:
     db.execute(TOKEN_MACHINES_BACKFILL)
 
 
+def m014_run_redactions(db: Database) -> None:
+    # What a run redacted, by kind: the producer's own count and what a gateway redacted of it.
+    _add_column(db, "import_runs", "redactions TEXT")
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -211,6 +216,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m011_threads", m011_threads),
     ("m012_api_tokens", m012_api_tokens),
     ("m013_token_machines", m013_token_machines),
+    ("m014_run_redactions", m014_run_redactions),
 ]
 
 

@@ -163,11 +163,12 @@ class SqliteStore:
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
         with self.transaction() as conn:
             writer.ensure_run(conn, run_id, "backfill")
-            (held,) = conn.execute(
-                "SELECT retry_reasons FROM import_runs WHERE run_id = ?", (run_id,)
+            held, redactions = conn.execute(
+                "SELECT retry_reasons, redactions FROM import_runs WHERE run_id = ?", (run_id,)
             ).fetchone()
             taken = self.retry_log.take()
-            conn.execute(finish_sql("?", "?"), finish_values(run_id, totals, held, taken))
+            values = finish_values(run_id, totals, held, taken, redactions)
+            conn.execute(finish_sql("?", "?"), values)
 
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         spec = TABLES_BY_NAME[table]

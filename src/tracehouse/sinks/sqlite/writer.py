@@ -22,9 +22,12 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.tables import CONTENT_TABLES
 from tracehouse.sinks.items import (
+    ADD_RUN_REDACTIONS,
     REJECT_COLUMNS,
+    RUN_REDACTIONS,
     Existing,
     as_replayed,
+    counts_json,
     decide,
     reject_values,
     replayed,
@@ -123,6 +126,10 @@ def import_batch(
         search_index.flush(conn)
     response = ImportResponse(batch.run_id, batch.in_request_order(results))
     _add_run_counts(conn, batch.run_id, response)
+    if batch.redactions:
+        (held,) = conn.execute(RUN_REDACTIONS.format(p="?"), (batch.run_id,)).fetchone()
+        update = ADD_RUN_REDACTIONS.format(p="?", json_p="?")
+        conn.execute(update, (counts_json(held, batch.redactions), batch.run_id))
     if key:
         conn.execute(
             "INSERT INTO import_requests VALUES (?, ?, ?, ?)",
