@@ -11,7 +11,9 @@ import pytest
 
 from tests.corpus.test_sessions_import_corpus import home_sources, tables
 from tests.gateway.server import Gateway, make_token, push
+from tracehouse.config import load_settings
 from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.redaction import redactor_for
 from tracehouse.sinks import open_store
 
 pytestmark = pytest.mark.corpus
@@ -20,8 +22,11 @@ HOMES = ("iansherr-claude-code-log", "a331468564-claude-codex-chat-archives")
 
 def local_ledger(corpus: Path, tmp_path: Path) -> dict[str, list[dict]]:
     store = open_store(tmp_path / "local.db")
+    # Redacted as the CLI redacts (the same key, in this test's data directory), as a push is.
+    redactor = redactor_for(load_settings())
     for name in HOMES:
-        assert sync(store, SyncOptions(sources=home_sources(corpus / "homes" / name))).ok
+        options = SyncOptions(sources=home_sources(corpus / "homes" / name), redactor=redactor)
+        assert sync(store, options).ok
     found = tables(store)
     store.close()
     return found

@@ -14,9 +14,11 @@ import pytest
 from tests.corpus.test_sessions_import_corpus import home_sources, tables
 from tests.gateway.appends import DATA, append_a_turn
 from tests.gateway.server import Gateway, make_token, push
+from tracehouse.config import load_settings
 from tracehouse.errors import RequestError
 from tracehouse.model import push_wire
 from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.redaction import redactor_for
 from tracehouse.sinks import open_store
 
 
@@ -38,7 +40,9 @@ def test_an_appended_tail_pushes_like_a_local_sync(
         for step in ("first", "appended"):
             if step == "appended":
                 append_a_turn(home)
-            assert sync(local, SyncOptions(sources=home_sources(home), workers=0)).ok
+            redactor = redactor_for(load_settings())  # as the pushing CLI redacts
+            options = SyncOptions(sources=home_sources(home), workers=0, redactor=redactor)
+            assert sync(local, options).ok
             pusher = push(home, gateway.url, token, "laptop", "--json")
             out, err = pusher.communicate(timeout=120)
             assert pusher.returncode == 0, err.decode()

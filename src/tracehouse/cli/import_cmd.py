@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import Context, NoRedactOpt, command
 from tracehouse.errors import RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import ImportResponse
@@ -18,6 +18,7 @@ from tracehouse.pipeline.requests import (
     apply_request_lines,
     line_kind,
 )
+from tracehouse.redaction import redactor_for
 
 
 @command
@@ -33,8 +34,10 @@ def import_request(
             " line (`export --format sessions-import`) are recognized by themselves.",
         ),
     ] = False,
+    no_redact: NoRedactOpt = False,
 ) -> None:
     """Import a batch written in the sessions.import JSON contract and print the response."""
+    ctx.verbatim(no_redact)
     if file == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -47,7 +50,7 @@ def import_request(
         ledger = ctx.store()
         try:
             apply = apply_request_lines if kind == "requests" else apply_item_lines
-            response = apply(ledger, data)
+            response = apply(ledger, data, redactor_for(ctx.settings))
         finally:
             ledger.close()
         render_response(ctx, response)
@@ -60,7 +63,7 @@ def import_request(
         raise RequestError(f"{'stdin' if file == '-' else file}: {exc}") from None
     ledger = ctx.store()
     try:
-        response = apply_request(ledger, batch, len(data))
+        response = apply_request(ledger, batch, len(data), redactor_for(ctx.settings))
     finally:
         ledger.close()
     render_response(ctx, response)

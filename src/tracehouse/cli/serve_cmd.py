@@ -41,8 +41,16 @@ def serve(
     max_request_mb: Annotated[
         int, typer.Option("--max-request-mb", help="Largest sessions.import request (MiB).")
     ] = 32,
+    allow_unredacted: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unredacted",
+            help="Store pushes a client sent unredacted (redact = false) as they are.",
+        ),
+    ] = False,
 ) -> None:
-    """Serve the ledger named by --store until SIGINT or SIGTERM."""
+    """Serve the ledger named by --store until SIGINT or SIGTERM. Every push is redacted on
+    arrival (the config's `redact` settings, with this machine's key)."""
     if invoked.invoked_subcommand is not None:  # `serve tokens …`
         return
     from tracehouse.gateway.serve import ServeOptions, run
@@ -74,6 +82,11 @@ def serve(
             workers=workers,
             connections=connections,
             max_request_bytes=max_request_mb * 2**20,
+            redact=ctx.settings.redact,
+            allow_unredacted=allow_unredacted,
+            redact_key_file=ctx.settings.redact_key_file,
+            redact_patterns=dict(ctx.settings.redact_patterns),
+            redact_allow=ctx.settings.redact_allow,
         ),
         say=ctx.err.print,
     )

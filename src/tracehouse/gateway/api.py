@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
@@ -23,8 +23,12 @@ from tracehouse.gateway.views import session_document, session_summaries, sessio
 from tracehouse.model import codec, push_wire
 from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
 from tracehouse.pipeline.requests import apply_request
+from tracehouse.redaction.rows import redact_batch
 from tracehouse.search.options import build_filters
 from tracehouse.sinks.protocol import RunTotals, SessionStore
+
+if TYPE_CHECKING:
+    from tracehouse.redaction.redactor import Redactor
 
 
 def known_query(request: Request) -> None:
@@ -84,6 +88,7 @@ async def sessions_import(
     store: Ledger,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
     machine: Annotated[str | None, Header(alias="X-Tracehouse-Machine")] = None,
+    redaction: Annotated[str | None, Header(alias="X-Tracehouse-Redaction")] = None,
 ) -> Response:
     """Apply a `sessions.import` request: each item on its own, results in request order. A
     pusher (`sync --store https://…`, with X-Tracehouse-Machine) may add its cursors, rejects
@@ -94,27 +99,56 @@ async def sessions_import(
     if machine is not None and not MACHINE.fullmatch(machine):
         raise RequestError("X-Tracehouse-Machine: 1–64 letters, digits, '.', '_' or '-'")
     own = ownership.machine_of(grant, machine)
+    redactor = _redactor_for(request, redaction)
     if machine is None:  # a producer of its own: the token names where the sessions came from
         batch = _keyed(codec.decode_request(data), idempotency_key, grant)
         stamped = tuple(replace(i, session={**i.session, "host": own}) for i in batch.items)
         batch = replace(batch, items=stamped, run_id=ownership.scoped_run(own, batch.run_id))
-        response = await run_in_threadpool(_apply_plain, store, batch, len(data), own)
+        response = await run_in_threadpool(_apply_plain, store, batch, len(data), own, redactor)
     else:  # a sync's run spans many requests: it starts and finishes the run itself
-        response = await run_in_threadpool(_apply_push, store, data, own, idempotency_key, grant)
+        response = await run_in_threadpool(
+            _apply_push, store, data, own, idempotency_key, grant, redactor
+        )
     return _json({**response.to_json(), "replayed": response.replayed})
 
 
+def _redactor_for(request: Request, said: str | None) -> Redactor | None:
+    """What redacts this request on arrival: the gateway's redactor, unless the pusher says it
+    sent its history unredacted (`redact = false`) and this gateway's operator allows that."""
+    if said not in (None, "on", "off"):
+        raise RequestError("X-Tracehouse-Redaction: on or off")
+    config = request.app.state.config
+    if said == "off":
+        if not config.allow_unredacted:
+            raise HTTPException(
+                403,
+                "this gateway stores no unredacted history: sync with redaction on (remove"
+                " `redact = false` or --no-redact), or ask its operator for"
+                " `serve --allow-unredacted`",
+            )
+        return None
+    redactor: Redactor | None = request.app.state.redactor
+    return redactor
+
+
 def _apply_plain(
-    store: SessionStore, batch: ImportBatch, size: int, machine: str
+    store: SessionStore, batch: ImportBatch, size: int, machine: str, redactor: Redactor | None
 ) -> ImportResponse:
+    batch = redact_batch(redactor, batch) if redactor is not None else batch
     return apply_request(store, _owned(store, batch, machine), size)
 
 
 def _apply_push(
-    store: SessionStore, data: bytes, machine: str, key: str | None, grant: Grant
+    store: SessionStore,
+    data: bytes,
+    machine: str,
+    key: str | None,
+    grant: Grant,
+    redactor: Redactor | None,
 ) -> ImportResponse:
     batch = push_wire.decode_push(data, machine, partial(sessions_holding, store))
     batch = replace(_keyed(batch, key, grant), run_id=ownership.scoped_run(machine, batch.run_id))
+    batch = redact_batch(redactor, batch) if redactor is not None else batch
     return store.import_batch(_owned(store, batch, machine))
 
 
@@ -231,6 +265,7 @@ def finish_run(run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledge
         tail_lag_ms=body.tailLagMs,
         tail_lag_p50_ms=body.tailLagP50Ms,
         error=body.error,
+        redactions=body.redactions,
     )
     store.finish_run(ownership.scoped_run(ownership.machine_of(grant, None), run_id), totals)
     return _json({"ok": True})

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Annotated, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
@@ -40,6 +40,9 @@ from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import SessionNotFound
 
+if TYPE_CHECKING:
+    from tracehouse.redaction.redactor import Redactor
+
 MAX_REQUEST_BYTES = 32 * 2**20  # a sync batch is 8 MiB of source; its JSON is ~1.5× that
 COOKIE = "tracehouse_token"  # the web view's copy of a read token (HttpOnly, SameSite=Strict)
 _BEARER = re.compile(r"^Bearer\s+(\S+)$", re.IGNORECASE)
@@ -54,6 +57,26 @@ class GatewayConfig:
     queue_limit: int = 64  # requests waiting for a store at most; more are answered 503
     admitted: int = 32  # requests inside the app at once; one more is a 503 before any work
     poll_seconds: float = 1.0  # how often an open session page asks whether it changed
+    # Pushes are redacted on arrival (an old or misconfigured client's too) with the gateway's
+    # own key and patterns; one that says it was not redacted is refused unless allowed.
+    redact: bool = True
+    allow_unredacted: bool = False
+    redact_key_file: str = ""
+    redact_patterns: Mapping[str, str] = field(default_factory=dict)
+    redact_allow: tuple[str, ...] = ()
+
+    def redactor(self) -> Redactor | None:
+        if not self.redact:
+            return None
+        from tracehouse.config import Settings
+        from tracehouse.redaction import redactor_for
+
+        settings = Settings(
+            redact_key_file=self.redact_key_file,
+            redact_patterns=self.redact_patterns,
+            redact_allow=self.redact_allow,
+        )
+        return redactor_for(settings)
 
 
 def create_app(config: GatewayConfig) -> FastAPI:
@@ -78,6 +101,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
         redoc_url=None,
     )
     app.state.config = config
+    app.state.redactor = config.redactor()  # the key is read (or made) at start-up
     app.state.pool = pool
     app.state.probe = probe
 

@@ -65,6 +65,7 @@ class RunFinish(_Body):
     tailLagMs: Count | None = None
     tailLagP50Ms: Count | None = None
     error: str | None = Field(default=None, max_length=10_000)
+    redactions: dict[str, Count] = Field(default_factory=dict, max_length=1000)
 
 
 def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tracehouse.gateway.access_log import log_config
@@ -30,9 +30,23 @@ class ServeOptions:
     workers: int = 1
     connections: int = 4
     max_request_bytes: int = MAX_REQUEST_BYTES
+    redact: bool = True
+    allow_unredacted: bool = False
+    redact_key_file: str = ""
+    redact_patterns: dict[str, str] = field(default_factory=dict)
+    redact_allow: tuple[str, ...] = ()
 
     def config(self) -> GatewayConfig:
-        return GatewayConfig(self.store, self.max_request_bytes, self.connections)
+        return GatewayConfig(
+            self.store,
+            self.max_request_bytes,
+            self.connections,
+            redact=self.redact,
+            allow_unredacted=self.allow_unredacted,
+            redact_key_file=self.redact_key_file,
+            redact_patterns=self.redact_patterns,
+            redact_allow=tuple(self.redact_allow),
+        )
 
 
 def app_from_environment() -> Any:
