@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,6 +29,9 @@ from tracehouse.exports.documents import (
     export_documents,
 )
 from tracehouse.exports.parquet import Written, export_parquet, sessions_of
+from tracehouse.exports.selection import parse_mode, write_manifest
+from tracehouse.redaction import redactor_for
+from tracehouse.redaction.rows import ExportTally
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.sinks.protocol import SessionStore
 
@@ -66,6 +69,13 @@ def export(
             help="Only the sessions changed since the last export of this format to --out.",
         ),
     ] = False,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="The files' mode, octal (the directory, if new, lets the same people in).",
+        ),
+    ] = "0600",
 ) -> None:
     """Write the ledger (or the sessions the filters keep) as files: parquet (one per table),
     markdown or html (one per session; html adds index.html), jsonl (sessions.import items,
@@ -81,7 +91,19 @@ def export(
     if format == "parquet" and (context or since_last):
         raise ConfigError("--context and --since-last: not for --format parquet, which writes"
                           " whole tables")  # fmt: skip
-    options = None if format == "parquet" else DocumentOptions(format, context, since_last, utc)
+    try:
+        file_mode = parse_mode(mode)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    # What the ledger still holds verbatim (synced with redact = false, or before redaction)
+    # is redacted on the way out; with redact = false, an export is as verbatim as the ledger.
+    redactor = redactor_for(ctx.settings)
+    options = (
+        None
+        if format == "parquet"
+        else DocumentOptions(format, context, since_last, utc, file_mode, redactor)
+    )
+    tally = ExportTally()
 
     def write(ledger: SessionStore) -> list[Written] | DocumentReport:
         found = session_filters(
@@ -92,9 +114,13 @@ def export(
             stream = sys.stdout.buffer if to_stdout else None
             return export_documents(ledger, out, options, found, stream)
         wanted = None if found == SessionFilters() else sessions_of(ledger, *session_sql(found))
-        return export_parquet(ledger, out, session_ids=wanted)
+        return export_parquet(
+            ledger, out, session_ids=wanted, redactor=redactor, file_mode=file_mode, tally=tally
+        )
 
     done = ctx.read(write)
+    if not to_stdout:
+        _manifest(out, format, done, tally, file_mode)
     if isinstance(done, DocumentReport):
         if to_stdout:  # standard output holds the export itself
             sys.stdout.flush()
@@ -108,6 +134,37 @@ def export(
     if not ctx.quiet:
         for w in done:
             typer.echo(f"{w.rows:>9,}  {w.path}")
+
+
+def _manifest(
+    out: Path, format: str, done: list[Written] | DocumentReport, tally: ExportTally, mode: int
+) -> None:
+    """What the export holds and what of it is redacted, beside it."""
+    from tracehouse import __version__
+    from tracehouse.model.contract import now_iso
+
+    if isinstance(done, DocumentReport):
+        tally = done.tally
+        contents: dict[str, Any] = {
+            "sessions": done.written,
+            "files": sorted(p.name for p in done.files),
+        }
+    else:
+        contents = {"tables": {w.table: {"file": w.path.name, "rows": w.rows} for w in done}}
+    write_manifest(
+        out,
+        {
+            "format": format,
+            "exportedAt": now_iso(),
+            "tracehouse": __version__,
+            **contents,
+            "secrets": {
+                "markers": dict(sorted(tally.markers.items())),
+                "redactedByExport": dict(sorted(tally.redacted.items())),
+            },
+        },
+        mode,
+    )
 
 
 def _report_documents(ctx: Context, report: DocumentReport) -> None:

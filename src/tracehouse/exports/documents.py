@@ -13,19 +13,30 @@ export starts, so a session imported while it runs is written again next time, n
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from tracehouse.errors import ConfigError
-from tracehouse.exports.selection import file_stems, select_sessions, whole_file, write_whole
+from tracehouse.exports.selection import (
+    FILE_MODE,
+    file_stems,
+    make_out,
+    select_sessions,
+    whole_file,
+    write_whole,
+)
 from tracehouse.model.contract import now_iso
+from tracehouse.redaction.rows import ExportTally, redact_detail
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import session_detail
 from tracehouse.timespec import local_time
+
+if TYPE_CHECKING:
+    from tracehouse.redaction.redactor import Redactor
 
 SESSION_FORMATS = ("markdown", "html", "jsonl", "otel", "sessions-import")
 # One file per run, one line per session (a request of many sessions for sessions-import); the
@@ -43,6 +54,9 @@ class DocumentOptions:
     context_only: bool = False  # only what the model saw: no host notices
     since_last: bool = False
     utc: bool = False
+    file_mode: int = FILE_MODE
+    # Redacts what the ledger still holds verbatim before a session is rendered.
+    redactor: Redactor | None = None
 
     def __post_init__(self) -> None:
         if self.format not in SESSION_FORMATS:
@@ -59,6 +73,7 @@ class DocumentReport:
     written: int  # sessions written this time
     files: list[Path]
     since: str | None  # the previous mark, with --since-last
+    tally: ExportTally = field(default_factory=ExportTally)
 
 
 def export_documents(
@@ -76,20 +91,31 @@ def export_documents(
                 " --since-last"
             )
         sessions = select_sessions(store, filters)
-        details = (session_detail(store, r["session_id"]) for r in sessions)
+        tally = ExportTally()
+        details = (_detail(store, r["session_id"], options, tally) for r in sessions)
         stream.writelines(_lines(options.format, details))
-        return DocumentReport(options.format, out, len(sessions), len(sessions), [], None)
+        return DocumentReport(options.format, out, len(sessions), len(sessions), [], None, tally)
     started = now_iso()
     target = str(out.resolve())
     since = last_export(store, target, options.format) if options.since_last else None
     sessions = select_sessions(store, filters)
     todo = _changed_and_above(sessions, since) if since else sessions
     stems = file_stems(sessions)
-    out.mkdir(parents=True, exist_ok=True)
-    files = _write(store, out, options, sessions, todo, stems, started)
+    make_out(out, options.file_mode)
+    tally = ExportTally()
+    files = _write(store, out, options, sessions, todo, stems, started, tally)
     if options.since_last:
         store.save_export_mark(target, options.format, started, len(todo))
-    return DocumentReport(options.format, out, len(sessions), len(todo), files, since)
+    return DocumentReport(options.format, out, len(sessions), len(todo), files, since, tally)
+
+
+def _detail(
+    store: SessionStore, session_id: str, options: DocumentOptions, tally: ExportTally
+) -> dict[str, Any]:
+    detail = session_detail(store, session_id)
+    if options.redactor is not None:
+        redact_detail(options.redactor, detail, tally)
+    return detail
 
 
 def _write(
@@ -100,12 +126,13 @@ def _write(
     todo: list[dict[str, Any]],
     stems: dict[str, str],
     started: str,
+    tally: ExportTally,
 ) -> list[Path]:
     def when(iso: str | None) -> str:
         return local_time(iso, utc=options.utc) if iso else "?"
 
     def load(session_id: str) -> dict[str, Any]:
-        return session_detail(store, session_id)
+        return _detail(store, session_id, options, tally)
 
     if options.format in STREAM_FILES:
         path = out / f"{STREAM_FILES[options.format]}.jsonl"
@@ -113,7 +140,7 @@ def _write(
             if not todo:
                 return []
             path = _new_file(out, STREAM_FILES[options.format], started)
-        _write_lines(path, options.format, (load(r["session_id"]) for r in todo))
+        _write_lines(path, options.format, (load(r["session_id"]) for r in todo), options.file_mode)
         return [path]
     if options.format == "markdown":
         from tracehouse.exports import markdown
@@ -133,11 +160,11 @@ def _write(
     files = []
     for row in todo:
         path = out / f"{stems[row['session_id']]}{ext}"
-        write_whole(path, render(load(row["session_id"])))
+        write_whole(path, render(load(row["session_id"])), options.file_mode)
         files.append(path)
     if options.format == "html":
         index = out / "index.html"
-        write_whole(index, page.index(sessions))
+        write_whole(index, page.index(sessions), options.file_mode)
         files.append(index)
     return files
 
@@ -153,8 +180,10 @@ def _new_file(out: Path, name: str, started: str) -> Path:
     return path
 
 
-def _write_lines(path: Path, format: str, details: Iterator[dict[str, Any]]) -> None:
-    with whole_file(path) as partial, open(partial, "wb") as f:
+def _write_lines(
+    path: Path, format: str, details: Iterator[dict[str, Any]], mode: int = FILE_MODE
+) -> None:
+    with whole_file(path, mode) as partial, open(partial, "wb") as f:
         f.writelines(_lines(format, details))
 
 

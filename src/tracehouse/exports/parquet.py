@@ -14,14 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from tracehouse.exports.selection import whole_file
+from tracehouse.exports.selection import FILE_MODE, make_out, whole_file
 from tracehouse.model.columns import Kind, Table
 from tracehouse.model.tables import ALL_TABLES, SESSIONS
+from tracehouse.redaction.rows import ExportTally, redact_chunk
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from tracehouse.redaction.redactor import Redactor
 
 ROW_GROUP = 20_000  # rows held before they are written
 # Rows read and turned into Arrow at a time: each column's conversion has a fixed cost per call
@@ -30,10 +33,10 @@ CHUNK_ROWS = 500
 BATCH_BYTES = 16 * 2**20  # or this much data, whichever comes first: tool outputs are large
 # What a reader of an export can use: the ledger's own tables, not this machine's sync state
 # (cursors name its inodes, and a parser's resume state is raw records half-read), nor the
-# idempotency log, nor where its exports went.
-EXPORTED = tuple(
-    t for t in ALL_TABLES if t.name not in ("watermarks", "import_requests", "export_marks")
-)
+# idempotency log, nor where its exports went, nor a gateway's tokens (their hashes and who
+# holds them are no reader's business).
+NOT_EXPORTED = ("watermarks", "import_requests", "export_marks", "api_tokens")
+EXPORTED = tuple(t for t in ALL_TABLES if t.name not in NOT_EXPORTED)
 
 
 @dataclass(frozen=True)
@@ -65,13 +68,18 @@ def export_parquet(
     out: Path,
     *,
     session_ids: set[str] | None = None,
+    redactor: Redactor | None = None,
+    file_mode: int = FILE_MODE,
+    tally: ExportTally | None = None,
 ) -> list[Written]:
     """Write `out/<table>.parquet` for every exported table (only `session_ids`' rows of the
-    session tables when given; the run log whole)."""
+    session tables when given; the run log whole), redacted of any secret the ledger still
+    holds verbatim; `tally` counts the markers written and what the export replaced."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    out.mkdir(parents=True, exist_ok=True)
+    tally = ExportTally() if tally is None else tally
+    make_out(out, file_mode)
     written = []
     # Arrow's default allocator keeps what one thread frees for the thread that allocated it:
     # groups built here and freed by the writer's thread would pile up (+90 MB on a 1 GB
@@ -84,13 +92,15 @@ def export_parquet(
             path = out / f"{table.name}.parquet"
             count = 0
             with (
-                whole_file(path) as partial,
+                whole_file(path, file_mode) as partial,
                 pq.ParquetWriter(
                     partial, schema(table), compression="zstd", memory_pool=memory
                 ) as writer,
             ):
                 pending: Future[None] | None = None
                 chunks = store.row_chunks(table.name, CHUNK_ROWS)
+                if redactor is not None:
+                    chunks = (redact_chunk(redactor, table, c, tally) for c in chunks)
                 for group in _row_groups(table, chunks, session_ids, memory):
                     if pending is not None:
                         pending.result()
