@@ -159,7 +159,7 @@ def _patterns(value: Any) -> dict[str, str]:
         try:
             value = tomllib.loads(f"patterns = {value}")["patterns"]
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"expected an inline table {{ kind = \"regex\" }}: {exc}") from None
+            raise ValueError(f'expected an inline table {{ kind = "regex" }}: {exc}') from None
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):

@@ -14,6 +14,7 @@ from tracehouse.cli import (
     rejects_cmd,
     runs_cmd,
     search_cmd,
+    secrets_cmd,
     serve_cmd,
     sessions_cmds,
     store_cmds,
@@ -52,6 +53,7 @@ app.add_typer(sync_cmds.app, name="sync")
 app.add_typer(sessions_cmds.app, name="sessions")
 app.add_typer(store_cmds.app, name="store")
 app.add_typer(serve_cmd.app, name="serve")
+app.add_typer(secrets_cmd.app, name="secrets")
 app.command("import")(import_cmd.import_request)
 app.command("search")(search_cmd.search)
 app.command("rejects")(rejects_cmd.rejects)

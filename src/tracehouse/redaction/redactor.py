@@ -44,32 +44,19 @@ class Redactor:
         values: Sequence[str | None],
         json: Sequence[bool] | None = None,
         found: Counter[str] | None = None,
+        known: dict[str, tuple[str, str]] | None = None,
     ) -> list[str | None]:
         """`values` with every secret replaced; `json[i]` says value i is JSON text. Adds what
-        it replaced to `found` (kind → count)."""
+        it replaced to `found` (kind → count). `known` (text → (marker, kind)): secrets found
+        before, replaced here too wherever they are; what this call finds is added to it."""
         found = Counter() if found is None else found
-        pieces: list[str] = []
-        owner: list[tuple[int, bool]] = []  # piece → (value index, decoded JSON string or not)
-        parsed: dict[int, Any] = {}
-        for i, value in enumerate(values):
-            if value is None or len(value) < _MIN:
-                continue
-            pieces.append(value)
-            owner.append((i, False))
-            if json is not None and json[i] and "\\" in value:
-                try:
-                    parsed[i] = orjson.loads(value)
-                except orjson.JSONDecodeError:
-                    continue
-                for leaf in _strings(parsed[i]):
-                    pieces.append(leaf)
-                    owner.append((i, True))
+        pieces, _, parsed = _pieces(values, json)
         targets = self._targets(pieces)
-        if not targets:
+        if not targets and not known:
             return list(values)
         # A secret found anywhere in the batch is replaced wherever it is in the batch: the
         # token an assignment gave away is the same token when the agent repeats it in prose.
-        markers: dict[str, tuple[str, str]] = {}  # text → (marker, kind)
+        markers: dict[str, tuple[str, str]] = {} if known is None else known
         for _, (text, kind, secret) in targets:
             marker = self.marker(kind, secret)
             markers.setdefault(text, (marker, kind))
@@ -96,6 +83,14 @@ class Redactor:
                 out[index] = _apply(value, here, parsed.get(index), is_json)
         return out
 
+    def find(
+        self, values: Sequence[str | None], json: Sequence[bool] | None = None
+    ) -> list[tuple[int, str, str]]:
+        """What `texts` would replace, without replacing it: (value index, kind, the text
+        found) for each secret, for a report."""
+        pieces, owner, _ = _pieces(values, json)
+        return [(owner[piece][0], kind, text) for piece, (text, kind, _) in self._targets(pieces)]
+
     def _targets(self, pieces: list[str]) -> list[tuple[int, tuple[str, str, str]]]:
         """(piece index, (text to replace, kind, secret)) for each secret found in the pieces."""
         chunks = [p.encode(*_ENCODING) for p in pieces]
@@ -116,6 +111,30 @@ class Redactor:
             seen.add((piece, text))
             out.append((piece, (text, f.kind, f.secret)))
         return out
+
+
+def _pieces(
+    values: Sequence[str | None], json: Sequence[bool] | None
+) -> tuple[list[str], list[tuple[int, bool]], dict[int, Any]]:
+    """The texts to scan: each value, and the decoded strings of a JSON value that holds
+    escapes; with, for each, (its value's index, decoded or not), and the parsed JSON values."""
+    pieces: list[str] = []
+    owner: list[tuple[int, bool]] = []
+    parsed: dict[int, Any] = {}
+    for i, value in enumerate(values):
+        if value is None or len(value) < _MIN:
+            continue
+        pieces.append(value)
+        owner.append((i, False))
+        if json is not None and json[i] and "\\" in value:
+            try:
+                parsed[i] = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                continue
+            for leaf in _strings(parsed[i]):
+                pieces.append(leaf)
+                owner.append((i, True))
+    return pieces, owner, parsed
 
 
 def _escaped(text: str) -> bool:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracehouse.model.columns import Kind, Table
-from tracehouse.model.fingerprint import combine, fingerprint_values
-from tracehouse.model.rows import content_values, json_text, row_fingerprint
+from tracehouse.model.fingerprint import combine
+from tracehouse.model.rows import json_text, row_fingerprint
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, SESSIONS, TOOL_CALLS, TURNS
 from tracehouse.redaction.detect import MARKER, SEPARATOR
 from tracehouse.redaction.redactor import Redactor
@@ -59,6 +59,7 @@ class Texts:
         self.json: list[bool] = []
         self._steps: list[Callable[[list[str | None]], None]] = []
         self.found: Counter[str] = Counter()  # kind → secrets replaced
+        self.known: dict[str, tuple[str, str]] | None = None  # see `Redactor.texts`
 
     def add(self, value: Any, is_json: bool) -> int:
         if is_json and value is not None and not isinstance(value, str):
@@ -75,7 +76,10 @@ class Texts:
         return new[index] is not self.values[index]
 
     def run(self, redactor: Redactor) -> None:
-        new = redactor.texts(self.values, self.json, self.found) if self.values else self.values
+        if self.values:
+            new = redactor.texts(self.values, self.json, self.found, self.known)
+        else:
+            new = self.values
         for step in self._steps:
             step(new)
 
@@ -109,8 +113,14 @@ def _put_tuples(
             values = list(rows[r])
             for i, k in picks:
                 values[i] = new[k]
-            if fingerprint is not None:
-                values[fingerprint] = fingerprint_values(content_values(table, values))
+            if fingerprint is not None:  # JSON as canonical text, however the row holds it
+                values[fingerprint] = row_fingerprint(
+                    table, dict(zip(table.names, values, strict=True))
+                )
+            for i, k in picks:  # a JSON value read back parsed (PostgreSQL) stays parsed
+                was = rows[r][i]
+                if texts.json[k] and was is not None and not isinstance(was, str | bytes):
+                    values[i] = orjson.loads(new[k] or "null")
             rows[r] = tuple(values)
 
     return put_back
@@ -218,11 +228,14 @@ def redact_result(redactor: Redactor, result: UnitResult) -> UnitResult:
     return result
 
 
-def redact_batch(redactor: Redactor, batch: ImportBatch) -> ImportBatch:
+def redact_batch(
+    redactor: Redactor, batch: ImportBatch, known: dict[str, tuple[str, str]] | None = None
+) -> ImportBatch:
     """A received batch (a push, an import) redacted on arrival, in one scan. An item whose
     session or rows changed is fingerprinted again over what is stored, as the codec
     fingerprints an item that names no fingerprint; the others keep the one they came with."""
     texts = Texts()
+    texts.known = known
     rows = {name: list(table_rows) for name, table_rows in batch.rows.items()}
     _tuples(texts, rows)
     sessions = [dict(item.session) for item in batch.items]

@@ -73,7 +73,7 @@ def copy_store(
     pending.sort(key=lambda s: s["session_id"])
     for start in range(0, len(pending), batch_sessions):
         chunk = pending[start : start + batch_sessions]
-        response = target.import_batch(_batch(source, chunk, report.run_id))
+        response = target.import_batch(copy_batch(source, chunk, report.run_id))
         report.copied += response.count("imported") + response.count("upserted")
         report.rows_written += response.rows_written
         report.failed.extend(r for r in response.results if r.status == "failed")
@@ -91,7 +91,8 @@ def copy_store(
     return report
 
 
-def _batch(source: SessionStore, sessions: list[dict[str, Any]], run_id: str) -> ImportBatch:
+def copy_batch(source: SessionStore, sessions: list[dict[str, Any]], run_id: str) -> ImportBatch:
+    """Sessions as `source` holds them, with their rows, as one migration batch."""
     ids = [s["session_id"] for s in sessions]
     rows = {t.name: _rows(source, t, ids) for t in CONTENT_TABLES.values()}
     items = tuple(

@@ -320,6 +320,17 @@ class SqliteStore:
                 self._readers.append(conn)
         return self._readers
 
+    def compact(self) -> None:
+        """Leave no copy of rewritten text behind (`secrets redact`): the search index's old
+        segments merged away, the WAL folded in, the file rewritten without its free pages."""
+        from tracehouse.sinks.sqlite.search_index import INDEXES
+
+        for index in INDEXES:
+            self.conn.execute(f"INSERT INTO {index.name}({index.name}) VALUES ('optimize')")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         for reader in self._readers:
             reader.close()
