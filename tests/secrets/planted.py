@@ -45,7 +45,9 @@ def _jwt(rng: random.Random) -> str:
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     header = part('{"alg":"HS256","typ":"JWT"}')
-    claims = part(f'{{"sub":"{rng.randrange(10**9)}","name":"deploy","iat":{rng.randrange(10**9)}}}')
+    claims = part(
+        f'{{"sub":"{rng.randrange(10**9)}","name":"deploy","iat":{rng.randrange(10**9)}}}'
+    )
     return f"{header}.{claims}.{_pick(rng, B64URL, 43)}"
 
 
@@ -56,7 +58,12 @@ def _private_key(rng: random.Random) -> str:
 
 
 def _password(rng: random.Random) -> str:
-    return _pick(rng, string.ascii_letters, 6) + _pick(rng, string.digits, 3) + "!" + _pick(rng, ALNUM, 5)
+    return (
+        _pick(rng, string.ascii_letters, 6)
+        + _pick(rng, string.digits, 3)
+        + "!"
+        + _pick(rng, ALNUM, 5)
+    )
 
 
 @dataclass(frozen=True)
@@ -68,11 +75,11 @@ class Kind:
 
 
 KINDS: tuple[Kind, ...] = (
-    # An access key id is a secret beside its secret key, as `.env` files and `aws configure` hold it.
+    # An access key id beside its secret key, as `.env` files and `aws configure` hold them.
     Kind(
         "aws-access-key",
         lambda r: "AKIA" + _pick(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
-        "AWS_ACCESS_KEY_ID={v}\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEK3Y",
+        "AWS_ACCESS_KEY_ID={v}\nAWS_SECRET_ACCESS_KEY=Tq8v1Ck2mZ7dLw9pR4sX0yB6nH3jF5gA/eU+oKiY",
     ),
     Kind(
         "aws-secret-key",
@@ -88,12 +95,17 @@ KINDS: tuple[Kind, ...] = (
     Kind("gitlab-pat", lambda r: "glpat-" + _pick(r, ALNUM + "-_", 20)),
     Kind(
         "slack-bot-token",
-        lambda r: f"xoxb-{_pick(r, string.digits, 12)}-{_pick(r, string.digits, 13)}-{_pick(r, ALNUM, 24)}",
+        lambda r: (
+            "xoxb-"
+            f"{_pick(r, string.digits, 12)}-{_pick(r, string.digits, 13)}-{_pick(r, ALNUM, 24)}"
+        ),
     ),
     Kind(
         "slack-webhook",
-        lambda r: "https://hooks.slack.com/services/"
-        f"T{_pick(r, UPPER_DIGITS, 10)}/B{_pick(r, UPPER_DIGITS, 10)}/{_pick(r, ALNUM, 24)}",
+        lambda r: (
+            "https://hooks.slack.com/services/"
+            f"T{_pick(r, UPPER_DIGITS, 10)}/B{_pick(r, UPPER_DIGITS, 10)}/{_pick(r, ALNUM, 24)}"
+        ),
     ),
     Kind("stripe-live-key", lambda r: "sk_live_" + _pick(r, ALNUM, 99)),
     Kind(

@@ -232,10 +232,13 @@ def unresolved_rejects(
 
 
 @router.get("/whoami", responses=openapi.responses("Whoami", 401), tags=["gateway"])
-def whoami(grant: Anyone) -> Response:
+def whoami(request: Request, grant: Anyone) -> Response:
     """The token's name, scope and, for a push token, the machine it writes as: a pusher takes
-    its machine from here."""
-    return _json({"name": grant.name, "scope": grant.scope, "machine": grant.machine})
+    its machine from here; and whether this gateway takes unredacted pushes."""
+    allowed = bool(request.app.state.config.allow_unredacted)
+    return _json(
+        {"name": grant.name, "scope": grant.scope, "machine": grant.machine, "unredacted": allowed}
+    )
 
 
 @router.post("/sessions.move", responses=openapi.responses("Moved", 400, 401, 403), tags=["admin"])

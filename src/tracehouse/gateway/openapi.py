@@ -105,7 +105,8 @@ RESPONSES: dict[str, dict[str, Any]] = {
     "Flagged": _object({"flagged": _INT}, ["flagged"]),
     "Moved": _object({"moved": _INT}, ["moved"]),
     "Whoami": _object(
-        {"name": _STR, "scope": _STR, "machine": _NULL_STR}, ["name", "scope", "machine"]
+        {"name": _STR, "scope": _STR, "machine": _NULL_STR, "unredacted": _BOOL},
+        ["name", "scope", "machine", "unredacted"],
     ),
     "UnitKeys": _object({"unitKeys": {"type": "array", "items": _STR}}, ["unitKeys"]),
     "Done": _object({"ok": _BOOL}, ["ok"]),

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # Between two texts in one buffer: no rule's pattern spans it (they stop at a NUL or a blank line).
 SEPARATOR = b"\n\n\x00\x00\n\n"
 MARKER = re.compile(rb"\[REDACTED:([a-z0-9._-]+):[0-9a-f]{8}\]")
+GENERIC = "assigned-secret"  # rules.yml's kind: a value after `password=` and the like
 _PREFIXES = ("betterleaks.", "kingfisher.", "veles.secrets/", "tracehouse.", "custom.")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Any
 import orjson
 
 from tracehouse.model.fingerprint import canonical_json
-from tracehouse.redaction.detect import SEPARATOR, Detector
+from tracehouse.redaction.detect import GENERIC, SEPARATOR, Detector
 
 _ENCODING = ("utf-8", "surrogatepass")  # a lone surrogate from a log survives the round trip
 _MIN = 8  # no rule finds a secret in fewer characters
@@ -50,6 +51,7 @@ class Redactor:
         it replaced to `found` (kind → count). `known` (text → (marker, kind)): secrets found
         before, replaced here too wherever they are; what this call finds is added to it."""
         found = Counter() if found is None else found
+        values = self.clip_cut(list(values))
         pieces, _, parsed = _pieces(values, json)
         targets = self._targets(pieces)
         if not targets and not known:
@@ -83,6 +85,11 @@ class Redactor:
                 out[index] = _apply(value, here, parsed.get(index), is_json)
         return out
 
+    def clip_cut(self, values: list[str | None]) -> list[str | None]:
+        """A field cut at the size limit may end in part of a secret no rule can know (a token
+        without its checksum): the fragment of a random-looking word at the cut is dropped."""
+        return [_clip(v) if v is not None and _CUT in v else v for v in values]
+
     def find(
         self, values: Sequence[str | None], json: Sequence[bool] | None = None
     ) -> list[tuple[int, str, str]]:
@@ -98,7 +105,10 @@ class Redactor:
         for chunk in chunks:
             starts.append(at)
             at += len(chunk) + len(SEPARATOR)
-        findings = self.detector.scan(SEPARATOR.join(chunks))
+        # A provider's rule names a secret better than an assignment does: it goes first.
+        findings = sorted(
+            self.detector.scan(SEPARATOR.join(chunks)), key=lambda f: f.kind == GENERIC
+        )
         seen: set[tuple[int, str]] = set()
         out = []
         for f in findings:
@@ -111,6 +121,20 @@ class Redactor:
             seen.add((piece, text))
             out.append((piece, (text, f.kind, f.secret)))
         return out
+
+
+_CUT = "\n…[cut: "
+# The word a cut ends in, when it looks random: letters and digits, long, no space.
+_CUT_WORD = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[^\s'\"`]{12,}$")
+
+
+def _clip(value: str) -> str:
+    head, mark, tail = value.rpartition(_CUT)
+    end = head[-512:]  # no secret is longer: the search stays short on a long field
+    match = _CUT_WORD.search(end)
+    if match is None:
+        return value
+    return f"{head[: len(head) - len(end) + match.start()]}…{mark}{tail}"
 
 
 def _pieces(

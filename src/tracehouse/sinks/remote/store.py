@@ -113,7 +113,14 @@ class GatewayStore:
         self.max_request_bytes = int(health.get("maxRequestBytes", 32 * 2**20))
         # A push token writes as the machine it was issued for: that name, not this host's,
         # keys the cursors and owns the sessions.
-        bound = self.gateway.call("GET", "/v1/whoami").get("machine")
+        whoami = self.gateway.call("GET", "/v1/whoami")
+        if redaction == "off" and whoami.get("unredacted") is not True:
+            raise ConfigError(
+                f"{self.location} stores no unredacted history: sync with redaction on (remove"
+                " `redact = false` or --no-redact), or ask its operator for"
+                " `serve --allow-unredacted`"
+            )
+        bound = whoami.get("machine")
         if isinstance(bound, str) and MACHINE.fullmatch(bound) and bound != machine:
             self.machine = bound
             self.gateway.client.headers["X-Tracehouse-Machine"] = bound

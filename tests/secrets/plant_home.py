@@ -1,0 +1,135 @@
+"""A home holding every source's test logs with secrets planted in their text, in the real formats.
+
+Every JSON string a person or an agent wrote (a prompt, a reply, a tool's output, a command,
+a title) gets a planted secret appended, in the files (JSON, JSONL) and in the databases' JSON
+values (Cursor's `state.vscdb`, OpenCode's `opencode.db`), so each format keeps its shape and
+each source's parser reads them as it reads any text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.conftest import DATA
+from tests.secrets.planted import CONTEXTS, KINDS, Planted, plant
+from tests.sources.cursor_dbs import make_user_dir
+
+# Where people's and agents' words are kept, across the formats.
+TEXT_KEYS = {
+    "text", "content", "output", "result", "message", "prompt", "display", "command",
+    "thinking", "summary", "title", "body", "stdout", "stderr", "aggregated_output", "cmd",
+    "richText", "rawText", "query", "description", "thought", "response",
+}  # fmt: skip
+HOMES = (
+    DATA / "claude" / "home",
+    DATA / "codex" / "home",
+    DATA / "gemini" / "home",
+    DATA / "opencode" / "home",
+    DATA / "cursor_agent" / "home",
+)
+
+
+class Planter:
+    def __init__(self, seed: int = 11) -> None:
+        self.rng = random.Random(seed)
+        self.planted: list[Planted] = []
+        self._n = 0
+
+    def next_text(self) -> str:
+        kind = KINDS[self._n % len(KINDS)]
+        context = list(CONTEXTS)[(self._n // len(KINDS)) % len(CONTEXTS)]
+        self._n += 1
+        planted = plant(self.rng, kind, context)
+        self.planted.append(planted)
+        return planted.text
+
+    def walk(self, value: Any, key: str | None = None) -> Any:
+        if isinstance(value, dict):
+            return {k: self.walk(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.walk(v, key) for v in value]
+        if isinstance(value, str) and key in TEXT_KEYS and value and not value.startswith("{"):
+            return f"{value}\n{self.next_text()}"
+        return value
+
+
+def planted_home(root: Path, seed: int = 11) -> tuple[Path, list[Planted]]:
+    """A new home under `root` with every source's logs, secrets planted; and the secrets."""
+    home = root / "home"
+    for source in HOMES:
+        shutil.copytree(source, home, dirs_exist_ok=True)
+    make_user_dir(home)
+    _opencode_database(home)
+    planter = Planter(seed)
+    for path in sorted(home.rglob("*")):
+        if path.suffix == ".jsonl":
+            _rewrite_lines(path, planter.walk)
+        elif path.suffix == ".json":
+            _rewrite_document(path, planter.walk)
+        elif path.suffix in (".vscdb", ".db") and not path.name.endswith("-wal"):
+            _rewrite_database(path, planter)
+    return home, planter.planted
+
+
+def _rewrite_lines(path: Path, walk: Callable[[Any], Any]) -> None:
+    out = []
+    for line in path.read_bytes().splitlines():
+        try:
+            out.append(orjson.dumps(walk(orjson.loads(line))))
+        except orjson.JSONDecodeError:
+            out.append(line)
+    path.write_bytes(b"\n".join(out) + b"\n")
+
+
+def _rewrite_document(path: Path, walk: Callable[[Any], Any]) -> None:
+    with contextlib.suppress(orjson.JSONDecodeError):  # a file that is not JSON stays as it is
+        path.write_bytes(orjson.dumps(walk(orjson.loads(path.read_bytes()))))
+
+
+def _rewrite_database(path: Path, planter: Planter) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        tables = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+            for rowid, *values in conn.execute(f'SELECT rowid, * FROM "{table}"').fetchall():
+                for column, value in zip(columns, values, strict=True):
+                    if isinstance(value, str) and column in TEXT_KEYS:  # a plain text column
+                        stored: str | bytes = f"{value}\n{planter.next_text()}"
+                    elif isinstance(value, str | bytes) and value[:1] in ("{", "[", b"{", b"["):
+                        try:
+                            new = orjson.dumps(planter.walk(orjson.loads(value)))
+                        except orjson.JSONDecodeError:
+                            continue
+                        stored = new.decode() if isinstance(value, str) else new
+                    else:
+                        continue
+                    conn.execute(
+                        f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?', (stored, rowid)
+                    )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _opencode_database(home: Path) -> None:
+    """OpenCode's current storage, a `opencode.db` beside the older JSON files."""
+    from tests.sources.test_opencode import make_database
+
+    root = home / ".local" / "share" / "opencode"
+    root.mkdir(parents=True, exist_ok=True)
+    make_database(root).close()
+
+
+def leaked(data: bytes, planted: list[Planted]) -> list[str]:
+    """The planted secrets whose bytes are in `data`."""
+    return [p.kind for p in planted if p.value.encode() in data]
