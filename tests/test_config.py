@@ -99,3 +99,39 @@ def test_the_team_example_is_a_valid_config_naming_a_postgresql_ledger(tmp_path)
     settings = load_settings(example)
     assert settings.store.startswith("postgresql://tracehouse:CHANGE-ME@")
     assert "sslmode=require" in settings.store
+
+
+def test_redaction_settings_are_checked_where_they_enter(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('redact_patterns = { acme = "acme_([" }\n')
+    with pytest.raises(ConfigError, match=r"redact_patterns.*'acme' is not a regular expression"):
+        load_settings(config, env={})
+    env = {
+        "TRACEHOUSE_REDACT": "false",
+        "TRACEHOUSE_REDACT_PATTERNS": '{ acme-token = "acme_[a-z0-9]{8}" }',
+        "TRACEHOUSE_REDACT_ALLOW": "sk_test_one,sk_test_two",
+    }
+    settings = load_settings(None, env=env)
+    assert settings.redact is False
+    assert settings.redact_patterns == {"acme-token": "acme_[a-z0-9]{8}"}
+    assert settings.redact_allow == ("sk_test_one", "sk_test_two")
+    with pytest.raises(ConfigError, match="TRACEHOUSE_REDACT_PATTERNS"):
+        load_settings(None, env={"TRACEHOUSE_REDACT_PATTERNS": "not a table"})
+
+
+def test_the_redaction_key_is_made_once_private_and_shared(tmp_path):
+    import os
+    import stat
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tracehouse.redaction.key import load_key
+
+    path = tmp_path / "data" / "redaction.key"
+    with ThreadPoolExecutor(8) as pool:
+        keys = set(pool.map(lambda _: load_key(path), range(16)))
+    assert len(keys) == 1 and len(next(iter(keys))) == 32
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert not [p for p in path.parent.iterdir() if p.name != "redaction.key"]
+    path.write_bytes(b"short")
+    with pytest.raises(ConfigError, match="fewer than 32"):
+        load_key(path)

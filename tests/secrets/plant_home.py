@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from tests.conftest import DATA
-from tests.secrets.planted import CONTEXTS, KINDS, Planted, plant
+from tests.secrets.planted import CONTEXTS, KINDS, Planted, base64_wrapped, plant
 from tests.sources.cursor_dbs import make_user_dir
 
 # Where people's and agents' words are kept, across the formats.
@@ -38,16 +38,23 @@ HOMES = (
 
 
 class Planter:
-    def __init__(self, seed: int = 11) -> None:
+    """Plants into one eligible text of every `every` (the bench plants sparsely, the tests
+    into each)."""
+
+    def __init__(self, seed: int = 11, every: int = 1) -> None:
         self.rng = random.Random(seed)
         self.planted: list[Planted] = []
+        self.every = every
         self._n = 0
+        self._seen = 0
 
     def next_text(self) -> str:
         kind = KINDS[self._n % len(KINDS)]
         context = list(CONTEXTS)[(self._n // len(KINDS)) % len(CONTEXTS)]
         self._n += 1
         planted = plant(self.rng, kind, context)
+        if self._n % 7 == 0:  # as a tool that encodes its output shows it
+            planted = base64_wrapped(planted)
         self.planted.append(planted)
         return planted.text
 
@@ -57,7 +64,9 @@ class Planter:
         if isinstance(value, list):
             return [self.walk(v, key) for v in value]
         if isinstance(value, str) and key in TEXT_KEYS and value and not value.startswith("{"):
-            return f"{value}\n{self.next_text()}"
+            self._seen += 1
+            if self._seen % self.every == 0:
+                return f"{value}\n{self.next_text()}"
         return value
 
 
@@ -69,6 +78,12 @@ def planted_home(root: Path, seed: int = 11) -> tuple[Path, list[Planted]]:
     make_user_dir(home)
     _opencode_database(home)
     planter = Planter(seed)
+    plant_tree(home, planter)
+    return home, planter.planted
+
+
+def plant_tree(home: Path, planter: Planter) -> None:
+    """Plant into every log under `home`, in place (a copy: the fixtures are read-only)."""
     for path in sorted(home.rglob("*")):
         if path.suffix == ".jsonl":
             _rewrite_lines(path, planter.walk)
@@ -76,7 +91,6 @@ def planted_home(root: Path, seed: int = 11) -> tuple[Path, list[Planted]]:
             _rewrite_document(path, planter.walk)
         elif path.suffix in (".vscdb", ".db") and not path.name.endswith("-wal"):
             _rewrite_database(path, planter)
-    return home, planter.planted
 
 
 def _rewrite_lines(path: Path, walk: Callable[[Any], Any]) -> None:
