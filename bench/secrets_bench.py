@@ -243,7 +243,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=20, help="plant into one text of N")
     parser.add_argument("--copies", type=int, default=24, help="the cost corpus's copies")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--skip-cost", action="store_true")
+    parser.add_argument("--only", choices=("markers", "recall", "cost"), help="one part alone")
     args = parser.parse_args()
     if args.every < 1 or args.copies < 1 or args.repeat < 1:
         raise SystemExit("--every, --copies and --repeat must be at least 1")
@@ -252,9 +252,11 @@ def main() -> None:
         work = Path(tmp)
         os.environ["XDG_DATA_HOME"] = str(work / "xdg")  # a key of its own, not the user's
         os.environ["TRACEHOUSE_PROGRESS"] = "false"
-        false_positives(args.corpus, work)
-        recall(args.corpus, args.every, work)
-        if not args.skip_cost:
+        if args.only in (None, "markers"):
+            false_positives(args.corpus, work)
+        if args.only in (None, "recall"):
+            recall(args.corpus, args.every, work)
+        if args.only in (None, "cost"):
             cost(args.corpus, args.copies, args.repeat)
 
 

@@ -19,7 +19,7 @@ from tracehouse.model.columns import Kind
 from tracehouse.model.contract import new_run_id
 from tracehouse.model.rows import json_text
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS
-from tracehouse.redaction.redactor import Redactor
+from tracehouse.redaction.redactor import Markers, Redactor
 from tracehouse.redaction.rows import FREE_TEXT, TABLES, redact_batch
 from tracehouse.sinks.copy import copy_batch
 from tracehouse.sinks.items import MIGRATION
@@ -68,7 +68,7 @@ def scan(store: SessionStore, redactor: Redactor) -> Iterator[Found]:
     for book, keys, column in BOOKS:
         rows = store.query(f"SELECT {', '.join(keys)}, {column} FROM {book}")
         values = [_text(row[column]) for row in rows]
-        for index, kind, text in redactor.find(values, [True] * len(values)):
+        for index, kind, text in redactor.find(values):
             key = "/".join(str(rows[index][k]) for k in keys)
             yield Found(kind, None, book, key, column, masked(text))
 
@@ -84,7 +84,7 @@ def _found_in(
                 places.append((row, column))
                 values.append(_text(row[column]))
                 json.append(table.column(column).kind is Kind.JSON)
-    for index, kind, text in redactor.find(values, json):
+    for index, kind, text in redactor.find(values):
         row, column = places[index]
         label = labels.get(row["session_id"])
         yield Found(kind, label, name, str(row[_ID[name]]), column, masked(text))
@@ -117,7 +117,7 @@ def redact(
     # Two passes: the first learns every secret the ledger holds, so that the second replaces
     # one wherever it is, in sessions and cursors where no rule would find it on its own (a
     # token the agent repeats in prose, read from a `.env` in another session).
-    known: dict[str, tuple[str, str]] = {}
+    known: Markers = {}
     for sessions in _session_batches(store):
         redact_batch(redactor, copy_batch(store, sessions, report.run_id), known)
     done = 0
@@ -155,7 +155,7 @@ def _redact_book(
     keys: tuple[str, ...],
     column: str,
     tally: Counter[str],
-    known: dict[str, tuple[str, str]],
+    known: Markers,
 ) -> int:
     rows = store.query(f"SELECT {', '.join(keys)}, {column} FROM {table}")
     values = [_text(row[column]) for row in rows]

@@ -25,7 +25,7 @@ from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import json_text, row_fingerprint
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, SESSIONS, TOOL_CALLS, TURNS
 from tracehouse.redaction.detect import MARKER, SEPARATOR
-from tracehouse.redaction.redactor import Redactor
+from tracehouse.redaction.redactor import Markers, Redactor
 
 if TYPE_CHECKING:
     from tracehouse.model.contract import ImportBatch, ImportItem, WatermarkUpdate
@@ -47,19 +47,15 @@ def _columns(table: Table) -> list[tuple[int, str, bool]]:
     return [(table.names.index(n), n, table.column(n).kind is Kind.JSON) for n in names]
 
 
-# A value's place in a gathered batch, and whether it changed once redacted.
-Slot = tuple[int, bool]
-
-
 class Texts:
     """Texts gathered from many places for one scan; each place puts its results back."""
 
     def __init__(self) -> None:
         self.values: list[str | None] = []
         self.json: list[bool] = []
-        self._steps: list[Callable[[list[str | None]], None]] = []
+        self._steps: list[Callable[[Sequence[str | None]], None]] = []
         self.found: Counter[str] = Counter()  # kind → secrets replaced
-        self.known: dict[str, tuple[str, str]] | None = None  # see `Redactor.texts`
+        self.known: Markers | None = None  # see `Redactor.texts`
 
     def add(self, value: Any, is_json: bool) -> int:
         if is_json and value is not None and not isinstance(value, str):
@@ -68,59 +64,76 @@ class Texts:
         self.json.append(is_json)
         return len(self.values) - 1
 
-    def then(self, step: Callable[[list[str | None]], None]) -> None:
-        """Run `step` with the redacted values once they are known."""
+    def extend(self, column: Sequence[Any], is_json: bool) -> int:
+        """A whole column at once (a parse's rows: text already); returns where it starts."""
+        start = len(self.values)
+        if not _TEXT_TYPES.issuperset(map(type, column)):
+            column = [self._text(v, is_json) for v in column]
+        self.values.extend(column)
+        self.json.extend([is_json] * len(column))
+        return start
+
+    @staticmethod
+    def _text(value: Any, is_json: bool) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        return json_text(value) if is_json else None
+
+    def then(self, step: Callable[[Sequence[str | None]], None]) -> None:
+        """Run `step` with the redacted values once they are known (only if any changed)."""
         self._steps.append(step)
 
-    def changed(self, new: list[str | None], index: int) -> bool:
+    def changed(self, new: Sequence[str | None], index: int) -> bool:
         return new[index] is not self.values[index]
 
     def run(self, redactor: Redactor) -> None:
-        if self.values:
-            new = redactor.texts(self.values, self.json, self.found, self.known)
-        else:
-            new = self.values
+        if not self.values:
+            return
+        new = redactor.texts(self.values, self.json, self.found, self.known)
+        if new is self.values:
+            return  # nothing found: nearly always
         for step in self._steps:
             step(new)
 
 
+_TEXT_TYPES = {str, type(None)}
+
+
 def _tuples(texts: Texts, rows: dict[str, list[tuple[Any, ...]]]) -> None:
-    """Rows in column order (a parse's): changed rows are fingerprinted again, as the parser
-    would have fingerprinted them."""
+    """Rows in column order (a parse's), taken a column at a time: changed rows are
+    fingerprinted again, as the parser would have fingerprinted them."""
     for name, table_rows in rows.items():
         table = TABLES.get(name)
-        if table is None:
+        if table is None or not table_rows:
             continue
-        columns = _columns(table)
-        slots = []
-        for r, row in enumerate(table_rows):
-            picks = [(i, texts.add(row[i], is_json)) for i, _, is_json in columns if row[i]]
-            if picks:
-                slots.append((r, picks))
-
-        texts.then(_put_tuples(texts, table, table_rows, slots))
+        transposed = list(zip(*table_rows, strict=True))
+        blocks = [(i, texts.extend(transposed[i], is_json)) for i, _, is_json in _columns(table)]
+        texts.then(_put_tuples(texts, table, table_rows, blocks))
 
 
 def _put_tuples(
-    texts: Texts, table: Table, rows: list[tuple[Any, ...]], slots: list[Any]
-) -> Callable[[list[str | None]], None]:
-    fingerprint = table.names.index("fingerprint") if "fingerprint" in table.names else None
-
-    def put_back(new: list[str | None]) -> None:
-        for r, picks in slots:
-            if not any(texts.changed(new, k) for _, k in picks):
-                continue
+    texts: Texts, table: Table, rows: list[tuple[Any, ...]], blocks: list[tuple[int, int]]
+) -> Callable[[Sequence[str | None]], None]:
+    def put_back(new: Sequence[str | None]) -> None:
+        changed: dict[int, list[int]] = {}  # row → its columns that changed
+        for i, start in blocks:
+            for r in range(len(rows)):
+                if texts.changed(new, start + r):
+                    changed.setdefault(r, []).append(i)
+        starts = dict(blocks)
+        for r, columns in changed.items():
             values = list(rows[r])
-            for i, k in picks:
-                values[i] = new[k]
-            if fingerprint is not None:  # JSON as canonical text, however the row holds it
-                values[fingerprint] = row_fingerprint(
+            for i in columns:
+                start = starts[i]
+                value = new[start + r]
+                was = rows[r][i]
+                # a JSON value read back parsed (PostgreSQL) stays parsed
+                parsed = texts.json[start + r] and was is not None and not isinstance(was, str)
+                values[i] = orjson.loads(value or "null") if parsed else value
+            if "fingerprint" in table.names:  # JSON as canonical text, however a row holds it
+                values[table.names.index("fingerprint")] = row_fingerprint(
                     table, dict(zip(table.names, values, strict=True))
                 )
-            for i, k in picks:  # a JSON value read back parsed (PostgreSQL) stays parsed
-                was = rows[r][i]
-                if texts.json[k] and was is not None and not isinstance(was, str | bytes):
-                    values[i] = orjson.loads(new[k] or "null")
             rows[r] = tuple(values)
 
     return put_back
@@ -136,7 +149,7 @@ def _dicts(texts: Texts, table: Table, rows: Sequence[dict[str, Any]], changed: 
         if picks:
             slots.append((r, picks))
 
-    def put_back(new: list[str | None]) -> None:
+    def put_back(new: Sequence[str | None]) -> None:
         for r, picks in slots:
             row, touched = rows[r], False
             for name, k, is_json in picks:
@@ -173,7 +186,7 @@ def _item(texts: Texts, item: ImportItem, put: Callable[[ImportItem], None]) -> 
     for w, update in enumerate(item.watermarks):
         _state(texts, update, partial(states.__setitem__, w))
 
-    def put_back(_new: list[str | None]) -> None:
+    def put_back(_new: Sequence[str | None]) -> None:
         out = item
         if changed:
             fingerprint = combine([row_fingerprint(SESSIONS, session), *item.salt])
@@ -195,7 +208,7 @@ def _state(texts: Texts, update: WatermarkUpdate, put: Callable[[WatermarkUpdate
     text = state.decode("utf-8", "surrogatepass") if isinstance(state, bytes) else json_text(state)
     k = texts.add(text, True)
 
-    def put_back(new: list[str | None]) -> None:
+    def put_back(new: Sequence[str | None]) -> None:
         value = new[k]
         if texts.changed(new, k) and value is not None:
             put(dataclasses.replace(update, state=value.encode("utf-8", "surrogatepass")))
@@ -216,7 +229,7 @@ def redact_result(redactor: Redactor, result: UnitResult) -> UnitResult:
         _state(texts, result.watermark, lambda new: setattr(result, "watermark", new))
     rejects = [(r, texts.add(reject.raw_excerpt, False)) for r, reject in enumerate(result.rejects)]
 
-    def put_rejects(new: list[str | None]) -> None:
+    def put_rejects(new: Sequence[str | None]) -> None:
         for r, k in rejects:
             if texts.changed(new, k):
                 result.rejects[r] = dataclasses.replace(result.rejects[r], raw_excerpt=new[k])
@@ -229,7 +242,7 @@ def redact_result(redactor: Redactor, result: UnitResult) -> UnitResult:
 
 
 def redact_batch(
-    redactor: Redactor, batch: ImportBatch, known: dict[str, tuple[str, str]] | None = None
+    redactor: Redactor, batch: ImportBatch, known: Markers | None = None
 ) -> ImportBatch:
     """A received batch (a push, an import) redacted on arrival, in one scan. An item whose
     session or rows changed is fingerprinted again over what is stored, as the codec
