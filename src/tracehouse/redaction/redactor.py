@@ -38,8 +38,6 @@ _MIN = 8  # no rule finds a secret in fewer characters
 _CUT = "\n…[cut: "  # what `model/fields.cap` ends a cut field with
 # The word a cut ends in, when it looks random: letters and digits, long, no space.
 _CUT_WORD = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[^\s'\"`]{12,}$")
-# The escapes that hide a secret's shape from the rules: a quote around a value, a line break.
-_ESCAPES = ((b'\\"', b'"'), (b"\\n", b"\n"))
 
 Markers = dict[str, tuple[str, str]]  # text found → (its marker, its kind)
 
@@ -156,16 +154,17 @@ def _pieces(values: Sequence[str | None]) -> tuple[list[str], list[int]]:
 
 
 def _scanned(data: bytes) -> bytes:
-    """Text as it is scanned (UTF-8): JSON's common escapes undone, an escaped backslash kept
-    apart first so that `\\\\n` stays a backslash and an `n`. On bytes: several times faster
-    than on a str holding any character past Latin-1."""
+    """JSON text as it is scanned: an escaped quote or line break read as one, each in the
+    same number of bytes (` "`, ` \\n`: a replacement that keeps the length is twice as fast),
+    an escaped backslash kept apart first so that `\\\\n` stays a backslash and an `n`. A
+    private key's lines are read as exactly what they are: its rules want nothing between."""
     if b"\\" not in data:
         return data
     doubled = b"\\\\" in data
-    out = data.replace(b"\\\\", b"\x00") if doubled else data
-    for escaped, plain in _ESCAPES:
-        out = out.replace(escaped, plain)
-    return out.replace(b"\x00", b"\\") if doubled else out
+    out = data.replace(b"\\\\", b"\x00\x00") if doubled else data
+    out = out.replace(b'\\"', b' "')
+    out = out.replace(b"\\n", b"\n" if b"-----BEGIN" in out else b" \n")
+    return out.replace(b"\x00\x00", b"\\\\") if doubled else out
 
 
 def _json_escaped(text: str) -> str:

@@ -13,6 +13,7 @@ a `.env` the agent read) is replaced wherever else the parse holds it (the agent
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -42,9 +43,11 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {
 TABLES = {t.name: t for t in (SESSIONS, TURNS, MESSAGES, TOOL_CALLS, MESSAGE_SOURCES)}
 
 
-def _columns(table: Table) -> list[tuple[int, str, bool]]:
+@functools.cache
+def _columns(table: Table) -> tuple[tuple[int, str, bool], ...]:
+    """A table's free-text columns: (position, name, JSON or not)."""
     names = FREE_TEXT.get(table.name, ())
-    return [(table.names.index(n), n, table.column(n).kind is Kind.JSON) for n in names]
+    return tuple((table.names.index(n), n, table.column(n).kind is Kind.JSON) for n in names)
 
 
 class Texts:
