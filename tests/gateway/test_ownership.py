@@ -155,7 +155,12 @@ def test_an_admin_moves_a_replaced_laptops_sessions(team: Any) -> None:
 
 def test_whoami_names_the_machine_a_push_token_writes_as(team: Any) -> None:
     who = team.get("/v1/whoami", headers=_headers(team, "bob-laptop")).json()
-    assert who == {"name": "bob-laptop", "scope": "push", "machine": "bob-laptop"}
+    assert who == {
+        "name": "bob-laptop",
+        "scope": "push",
+        "machine": "bob-laptop",
+        "unredacted": False,
+    }
     assert team.get("/v1/whoami", headers=_headers(team, "viewer")).json()["machine"] is None
     read = _push(team, "viewer", _request("viewer"))
     assert read.status_code == 403
