@@ -133,6 +133,8 @@ def test_secrets_redact_cleans_a_ledger_stored_before(planted, store_at) -> None
     assert again["rewritten"] == 0
     hits = cli("search", "REDACTED", "--store", store, "--json").stdout
     assert orjson.loads(hits)  # the markers are searchable
+    runs = cli("runs", "--store", store).stdout
+    assert "migration: secrets redacted:" in runs and "github-pat ×" in runs
     # A sync afterwards finds every file unchanged, and a full re-read changes no row.
     report = orjson.loads(
         cli("sync", "backfill", "--home", home, "--store", store, "--json").stdout
