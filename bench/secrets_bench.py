@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.backfill_bench import Run, build_corpus, files_of, raw_read, spread  # noqa: E402
-from tests.secrets.plant_home import Planter, plant_tree  # noqa: E402
+from tests.secrets.plant_home import Planter, files_under, plant_tree, written_bytes  # noqa: E402
 from tests.secrets.planted import KINDS  # noqa: E402
 from tracehouse.redaction.detect import MARKER, SEPARATOR, Detector  # noqa: E402
 
@@ -55,14 +55,6 @@ def cli(*args: object, refused: bool = False) -> subprocess.CompletedProcess[str
     return done
 
 
-def ledger_bytes(path: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
-
-
-def tree_bytes(root: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
-
-
 def recall(fixtures: Path, every: int, work: Path) -> None:
     corpus = build_corpus(fixtures, 1)
     planted_corpus = work / "planted"
@@ -76,24 +68,22 @@ def recall(fixtures: Path, every: int, work: Path) -> None:
 
     verbatim = work / "verbatim.db"
     cli("sync", "backfill", "--config", config, "--store", verbatim, "--no-redact", "-q")
-    data = ledger_bytes(verbatim)
+    data = written_bytes(verbatim)
     reached = [p for p in planted if p.value.encode() in data]
     print(f"         {len(reached):,} reach the ledger when stored verbatim (--no-redact)")
 
     places: dict[str, bytes] = {}
     store = work / "redacted.db"
     cli("sync", "backfill", "--config", config, "--store", store, "-q")
-    places["SQLite ledger"] = ledger_bytes(store)
+    places["SQLite ledger"] = written_bytes(store)
     for format in FORMATS:
         out = work / f"export-{format}"
         cli("export", "--format", format, "-o", out, "--store", store, "-q")
-        places[f"export {format}"] = tree_bytes(out)
+        places[f"export {format}"] = files_under(out)
     places["gateway ledger"] = _through_gateway(config, work)
-    dsn = os.environ.get("TRACEHOUSE_PG_DSN")
-    if dsn:
-        places["PostgreSQL ledger"] = _postgres(config, dsn)
-    else:
-        print("         PostgreSQL: TRACEHOUSE_PG_DSN not set, not measured")
+    postgres = _postgres(config)
+    if postgres is not None:
+        places["PostgreSQL ledger"] = postgres
     missed: Counter[str] = Counter()
     for where, written in places.items():
         leaked = [p for p in reached if p.value.encode() in written]
@@ -119,29 +109,24 @@ def _through_gateway(config: Path, work: Path) -> bytes:
             "-q")  # fmt: skip
     finally:
         gateway.stop()
-    return ledger_bytes(store)
+    return written_bytes(store)
 
 
-def _postgres(config: Path, dsn: str) -> bytes:
-    from tests.pg import PgServer
+def _postgres(config: Path) -> bytes | None:
+    """Every row of a PostgreSQL ledger the planted corpus was synced into (the tests' server:
+    TRACEHOUSE_PG_DSN or the local default); None, said, when none answers."""
+    from tests.pg import PG_DSN, PgServer
 
-    server = PgServer.find()
+    try:
+        server = PgServer.find()
+    except BaseException as exc:  # pytest's skip outside pytest
+        print(f"         PostgreSQL: not measured ({PG_DSN}: {str(exc).splitlines()[0]})")
+        return None
     schema = server.create_schema()
     try:
         address = server.dsn_for(schema)
         cli("sync", "backfill", "--config", config, "--store", address, "-q")
-        from tracehouse.model.tables import ALL_TABLES
-        from tracehouse.sinks import open_store
-
-        ledger = open_store(address)
-        try:
-            return b"\n".join(
-                str(row["t"]).encode()
-                for table in ALL_TABLES
-                for row in ledger.query(f"SELECT {table.name}::text AS t FROM {table.name}")
-            )
-        finally:
-            ledger.close()
+        return written_bytes(address)
     finally:
         server.drop_schema(schema)
 

@@ -147,3 +147,26 @@ def _opencode_database(home: Path) -> None:
 def leaked(data: bytes, planted: list[Planted]) -> list[str]:
     """The planted secrets whose bytes are in `data`."""
     return [p.kind for p in planted if p.value.encode() in data]
+
+
+def written_bytes(store: str | Path) -> bytes:
+    """Every byte a ledger holds: a SQLite file with its WAL, or every PostgreSQL row as text."""
+    store = str(store)
+    if not store.startswith("postgresql"):
+        return b"".join(p.read_bytes() for p in Path(store).parent.glob(Path(store).name + "*"))
+    from tracehouse.model.tables import ALL_TABLES
+    from tracehouse.sinks import open_store
+
+    ledger = open_store(store)
+    try:
+        return b"\n".join(
+            str(row["t"]).encode()
+            for table in ALL_TABLES
+            for row in ledger.query(f"SELECT {table.name}::text AS t FROM {table.name}")
+        )
+    finally:
+        ledger.close()
+
+
+def files_under(root: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())

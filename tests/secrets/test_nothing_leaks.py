@@ -15,10 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.gateway.server import Gateway, make_token, push
-from tests.secrets.plant_home import leaked, planted_home
+from tests.secrets.plant_home import files_under, leaked, planted_home, written_bytes
 from tests.secrets.planted import Planted
 from tracehouse.cli.app import app
-from tracehouse.model.tables import ALL_TABLES, PROVIDERS
+from tracehouse.model.tables import PROVIDERS
 
 runner = CliRunner()
 EXPORTS = ("parquet", "markdown", "html", "jsonl", "otel", "sessions-import")
@@ -47,27 +47,6 @@ def store_at(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         return str(tmp_path / f"ledger-{next(made)}.db")
 
     return new
-
-
-def written_bytes(store: str) -> bytes:
-    """Every byte a ledger holds: a SQLite file with its WAL, or every PostgreSQL row as text."""
-    if not store.startswith("postgresql"):
-        return b"".join(p.read_bytes() for p in Path(store).parent.glob(Path(store).name + "*"))
-    from tracehouse.sinks import open_store
-
-    ledger = open_store(store)
-    try:
-        return b"\n".join(
-            str(row["t"]).encode()
-            for table in ALL_TABLES
-            for row in ledger.query(f"SELECT {table.name}::text AS t FROM {table.name}")
-        )
-    finally:
-        ledger.close()
-
-
-def files_under(root: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
 
 
 def reaching(store: str, planted: list[Planted]) -> dict[str, int]:
