@@ -76,19 +76,28 @@ class Redactor:
         pieces, _ = _pieces(out)
         for _, (text, kind, secret) in self._targets(pieces):
             markers.setdefault(text, (self.marker(kind, secret), kind))
-        if not markers:
+        # Each secret as written and as JSON escapes it (in a JSON text, or JSON printed in a
+        # result); only those the batch holds are looked for text by text (`known` may hold
+        # every secret of a ledger).
+        everything = _JOIN.join(filter(None, out))
+        forms = [
+            (form, text, marker, kind)
+            for text, (marker, kind) in markers.items()
+            for form in dict.fromkeys((text, _json_escaped(text)))
+            if form in everything
+        ]
+        if not forms:
             return out
         for index, value in enumerate(out):
             if value is None or len(value) < _MIN:
                 continue
             here = []
-            for text, (marker, kind) in markers.items():
-                # As written, or as JSON escapes it (a JSON text, or JSON printed in a result).
-                for form in (text, _json_escaped(text)):
-                    if form in value:
-                        here.append((form, text, marker))
-                        found[kind] += 1
-                        break
+            done: set[str] = set()
+            for form, text, marker, kind in forms:
+                if text not in done and form in value:
+                    here.append((form, text, marker))
+                    done.add(text)
+                    found[kind] += 1
             if here:
                 out[index] = _apply(value, here, json is not None and json[index])
         return out
