@@ -115,3 +115,29 @@ _NOT_SECRETS = st.one_of(
 def test_hashes_uuids_paths_and_images_are_not_secrets(redactor, values) -> None:
     text = "commit " + " ".join(values) + " done"
     assert redactor.texts([text]) == [text]
+
+
+def test_a_cache_directory_that_cannot_be_made_costs_time_not_the_sync(tmp_path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache directory would go")
+    detector = Detector(cache_dir=str(blocked / "rules"))  # compiled without a cache
+    token = next(p for p in every_kind(4) if p.kind == "github-pat").value
+    assert [f.kind for f in detector.scan(f"use {token}".encode())] == ["github-pat"]
+
+
+def test_without_the_detection_library_redaction_says_so_once(monkeypatch) -> None:
+    import importlib.util
+
+    from tracehouse.config import Settings
+    from tracehouse.errors import ConfigError
+    from tracehouse.redaction import redactor_for
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "kingfisher_sdk" else real(name, *a),
+    )
+    with pytest.raises(ConfigError, match=r"kingfisher-secret-scanner.*redact = false"):
+        redactor_for(Settings())
+    assert redactor_for(Settings(redact=False)) is None

@@ -7,8 +7,11 @@ scans and rewrites a ledger stored before.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tracehouse.errors import ConfigError
 
 if TYPE_CHECKING:
     from tracehouse.config import Settings
@@ -19,6 +22,11 @@ def redactor_for(settings: Settings, *, force: bool = False) -> Redactor | None:
     """The redactor the settings ask for; None when `redact = false` (unless `force`)."""
     if not settings.redact and not force:
         return None
+    if importlib.util.find_spec("kingfisher_sdk") is None:  # said once, not as a reject a file
+        raise ConfigError(
+            "redaction needs the kingfisher-secret-scanner package, which is not installed"
+            " (`uv sync` installs it); or set redact = false to store secrets verbatim"
+        )
     from tracehouse.redaction.detect import Detector
     from tracehouse.redaction.key import default_key_path, load_key
     from tracehouse.redaction.redactor import Redactor

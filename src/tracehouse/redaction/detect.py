@@ -130,9 +130,16 @@ def _scanner(cache_dir: str) -> Scanner:
     from kingfisher_sdk import Rules, Scanner
 
     rules = resources.files("tracehouse.redaction").joinpath("rules.yml")
-    with resources.as_file(rules) as path:
+    try:
         Path(cache_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-        catalog = Rules([str(path)], confidence="medium", cache_dir=cache_dir)
+        cached = True
+    except OSError:  # a read-only home: compiled each time (seconds), never a failed sync
+        cached = False
+    with resources.as_file(rules) as path:
+        if cached:
+            catalog = Rules([str(path)], confidence="medium", cache_dir=cache_dir)
+        else:
+            catalog = Rules([str(path)], confidence="medium", cache=False)
     return Scanner(catalog, base64=True)
 
 
