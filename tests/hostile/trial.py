@@ -29,6 +29,8 @@ from tests.hostile.damage import (
 from tests.hostile.mutations import LINE_MUTATIONS, Mutation, mutate_file, mutate_line
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.redaction.detect import Detector
+from tracehouse.redaction.redactor import Redactor
 from tracehouse.sinks import open_store
 
 # What a trial mutates: every source of the registry (a source added later is fuzzed too), at
@@ -53,6 +55,8 @@ LOCATED = re.compile(
 
 
 COARSE = ("file", "database", "directory", "document")
+# Hostile input passes the redaction a sync does by default, as everything else a parse made.
+REDACTOR = Redactor(b"trial" * 8, Detector())
 
 
 @dataclass
@@ -116,7 +120,8 @@ def backfill(
     store = open_store(str(ledger))
     try:
         roots = PARSERS[provider].default_roots(home, {})
-        report = sync(store, SyncOptions(sources={provider: roots}, max_line=TRIAL_MAX_LINE))
+        options = SyncOptions(sources={provider: roots}, max_line=TRIAL_MAX_LINE, redactor=REDACTOR)
+        report = sync(store, options)
         return report, ledger_by_source(store, home, leave_out)
     finally:
         store.close()

@@ -141,3 +141,11 @@ def test_without_the_detection_library_redaction_says_so_once(monkeypatch) -> No
     with pytest.raises(ConfigError, match=r"kingfisher-secret-scanner.*redact = false"):
         redactor_for(Settings())
     assert redactor_for(Settings(redact=False)) is None
+
+
+def test_a_secret_holding_a_lone_surrogate_stops_nothing() -> None:
+    # A user's pattern may take in anything a log holds, a lone surrogate too.
+    own = Redactor(KEY, Detector({"own": r"ticket=(\S{12,})"}))
+    value = "ticket=ab\ud800cd123456"
+    out = own.texts([f"see {value} here", '{"t": "plain"}'], [False, True])
+    assert out[0] is not None and "ab\ud800cd" not in out[0] and "[REDACTED:own:" in out[0]

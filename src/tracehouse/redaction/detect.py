@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
+from tracehouse.config import APP
+
 if TYPE_CHECKING:
     from kingfisher_sdk import Scanner
 
@@ -79,7 +81,7 @@ class Detector:
         self.patterns = dict(patterns or {})
         self._compiled = compile_patterns(self.patterns)
         self.allow = allow
-        self.cache_dir = cache_dir or str(Path(platformdirs.user_cache_dir("tracehouse")) / "rules")
+        self.cache_dir = cache_dir or str(Path(platformdirs.user_cache_dir(APP)) / "rules")
         self._scanner: Scanner | None = None
 
     def __getstate__(self) -> dict[str, Any]:

@@ -12,15 +12,15 @@ import secrets
 import tempfile
 from pathlib import Path
 
-import platformdirs
-
+from tracehouse.config import default_store_path
 from tracehouse.errors import ConfigError
 
 KEY_BYTES = 32
 
 
 def default_key_path() -> Path:
-    return Path(platformdirs.user_data_dir("tracehouse")) / "redaction.key"
+    """In the data directory, beside the default ledger."""
+    return default_store_path().parent / "redaction.key"
 
 
 def load_key(path: Path) -> bytes:

@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracehouse.model.columns import Kind
 from tracehouse.model.contract import new_run_id
 from tracehouse.model.rows import json_text
-from tracehouse.model.tables import CONTENT_TABLES, SESSIONS
+from tracehouse.model.tables import SESSIONS
 from tracehouse.redaction.redactor import Markers, Redactor
 from tracehouse.redaction.rows import FREE_TEXT, TABLES, redact_batch
 from tracehouse.sinks.copy import copy_batch
@@ -58,13 +57,11 @@ def scan(store: SessionStore, redactor: Redactor) -> Iterator[Found]:
     """Every secret the ledger holds that redaction would replace, session by session."""
     for sessions in _session_batches(store):
         labels = {s["session_id"]: s["label"] for s in sessions}
-        groups = [(SESSIONS, sessions)] + [
-            (table, _rows(store, table.name, list(labels)))
-            for table in CONTENT_TABLES.values()
-            if table.name in FREE_TEXT
-        ]
-        for table, rows in groups:
-            yield from _found_in(redactor, table.name, rows, labels)
+        yield from _found_in(redactor, SESSIONS.name, sessions, labels)
+        for name, tuples in copy_batch(store, sessions, "").rows.items():
+            names = TABLES[name].names
+            as_dicts = [dict(zip(names, row, strict=True)) for row in tuples]
+            yield from _found_in(redactor, name, as_dicts, labels)
     for book, keys, column in BOOKS:
         rows = store.query(f"SELECT {', '.join(keys)}, {column} FROM {book}")
         values = [_text(row[column]) for row in rows]
@@ -76,14 +73,12 @@ def scan(store: SessionStore, redactor: Redactor) -> Iterator[Found]:
 def _found_in(
     redactor: Redactor, name: str, rows: list[dict[str, Any]], labels: dict[str, str]
 ) -> Iterator[Found]:
-    table = TABLES[name]
-    places, values, json = [], [], []
+    places, values = [], []
     for row in rows:
         for column in FREE_TEXT[name]:
             if row.get(column):
                 places.append((row, column))
                 values.append(_text(row[column]))
-                json.append(table.column(column).kind is Kind.JSON)
     for index, kind, text in redactor.find(values):
         row, column = places[index]
         label = labels.get(row["session_id"])
@@ -193,11 +188,6 @@ def _session_batches(store: SessionStore) -> Iterator[list[dict[str, Any]]]:
             return
         yield batch
         after = batch[-1]["session_id"]
-
-
-def _rows(store: SessionStore, table: str, session_ids: list[str]) -> list[dict[str, Any]]:
-    marks = ", ".join("?" * len(session_ids))
-    return store.query(f"SELECT * FROM {table} WHERE session_id IN ({marks})", session_ids)
 
 
 def _text(value: Any) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
+import json as stdjson
 import operator
 import re
 from collections import Counter
@@ -174,7 +175,9 @@ def _scanned(data: bytes) -> bytes:
 
 
 def _json_escaped(text: str) -> str:
-    return orjson.dumps(text).decode()[1:-1]
+    """`text` as a JSON string holds it (the stdlib's encoder: orjson refuses a lone surrogate,
+    which a log may hold)."""
+    return stdjson.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def _clip(value: str) -> str:

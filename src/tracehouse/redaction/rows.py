@@ -2,8 +2,9 @@
 
 Every text a source produces passes here before it is fingerprinted and stored: a parse's rows,
 sessions, resume states and rejects (`redact_result`, in the ingest loop), a pushed or imported
-request's rows (`redact_dicts`, in the codec), the rows of a ledger written before redaction
-(`secrets redact`). Identifiers, times, enums and paths are not free text and are left alone: a
+request (`redact_batch`, at the gateway and in `tracehouse import`), the rows of a ledger written
+before redaction (`secrets redact`, through `redact_batch`), an export (`redact_chunk`,
+`redact_detail`). Identifiers, times, enums and paths are not free text and are left alone: a
 path is not a secret, and changing an id would change what a row is.
 
 All the texts of one parse are scanned together, so a secret found in one place (an assignment in
@@ -171,18 +172,6 @@ def _dicts(texts: Texts, table: Table, rows: Sequence[dict[str, Any]], changed: 
                 changed.append(r)
 
     texts.then(put_back)
-
-
-def redact_dicts(
-    redactor: Redactor, groups: Sequence[tuple[Table, Sequence[dict[str, Any]]]]
-) -> int:
-    """Rows as dicts, redacted in one scan; fingerprints are the caller's to compute. The
-    number of rows changed."""
-    texts, changed = Texts(), list[int]()
-    for table, rows in groups:
-        _dicts(texts, table, rows, changed)
-    texts.run(redactor)
-    return len(changed)
 
 
 def _item(texts: Texts, item: ImportItem, put: Callable[[ImportItem], None]) -> None:
