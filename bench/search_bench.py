@@ -42,6 +42,7 @@ from tracehouse.sinks.sqlite.search_index import INDEXES, MARKS  # noqa: E402
 IDENT = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 PATH = re.compile(r"\b[\w.-]+/[\w.-]+\.(?:py|ts|js|md|json|toml|rs|go)\b")
 WORD = re.compile(r"\b[a-zA-Z]{4,}\b")
+HAN_RUN = re.compile(r"[\u4e00-\u9fa5]{2,}")
 
 
 def fresh(path: Path) -> None:
@@ -94,7 +95,12 @@ def make_queries(ledger: Path, n: int, seed: int = 7) -> list[tuple[str, str, Se
         "SELECT params FROM tool_calls WHERE params IS NOT NULL ORDER BY rowid LIMIT 20000"
     )]  # fmt: skip
     providers = [r[0] for r in conn.execute("SELECT DISTINCT source_provider FROM sessions")]
+    han = [r[0] for r in conn.execute(
+        "SELECT content FROM messages WHERE content GLOB '*[一-龥][一-龥][一-龥][一-龥]*'"
+        " ORDER BY rowid LIMIT 2000"
+    )]  # fmt: skip
     conn.close()
+    runs = sorted({m for text in han for m in HAN_RUN.findall(text)})
     counts = Counter(w.lower() for text in sample[:5000] for w in WORD.findall(text))
     common = [w for w, _ in counts.most_common(40)]
     rare = [w for w, _ in counts.most_common()[-500:]]  # the least common (a copy repeats all)
@@ -108,6 +114,14 @@ def make_queries(ledger: Path, n: int, seed: int = 7) -> list[tuple[str, str, Se
         at = rng.randrange(len(words) - 1)
         return f'"{words[at]} {words[at + 1]}"'
 
+    def unspaced() -> str:
+        if not runs:
+            return rng.choice(common)
+        run = rng.choice(runs)
+        size = rng.randint(2, min(4, len(run)))
+        at = rng.randrange(len(run) - size + 1)
+        return run[at : at + size]
+
     shapes = {
         "rare word": lambda: rng.choice(rare),
         "common word": lambda: rng.choice(common),
@@ -116,6 +130,7 @@ def make_queries(ledger: Path, n: int, seed: int = 7) -> list[tuple[str, str, Se
         "path": lambda: rng.choice(paths or common),
         "prefix": lambda: rng.choice(rare or common)[:4] + "*",
         "exclusion": lambda: f"{rng.choice(common)} -{rng.choice(common)}",
+        "unspaced": unspaced,  # a word inside a run of Chinese text: a phrase of characters
     }
     out = []
     for i in range(n):

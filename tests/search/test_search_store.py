@@ -16,6 +16,7 @@ from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.search.hits import MARK, SearchFilters
 from tracehouse.search.options import build_filters
 from tracehouse.search.query import matches, parse
+from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.sqlite import search_index
 
@@ -254,3 +255,71 @@ def test_a_hit_found_through_folding_marks_the_word_as_written(store):
         assert all(f"{MARK[0]}{word}{MARK[1]}" in h.snippet for h in hits), [
             h.snippet for h in hits
         ]
+
+
+UNSPACED = {  # a word inside a run of a script written without spaces: found by substring
+    "聊天记录": "帮我搜集所有codex和Claude的聊天记录，然后放到D盘",
+    "记录": "帮我搜集所有codex和Claude的聊天记录，然后放到D盘",
+    "日本語": "これは日本語のテキストです",
+    "テキスト": "これは日本語のテキストです",
+    "สวัสดี": "คำว่าสวัสดีครับทุกคน",
+    "ສະບາຍດີ": "ເວົ້າວ່າສະບາຍດີທຸກຄົນ",
+}
+
+
+def test_a_word_inside_a_run_of_an_unspaced_script_is_found(store):
+    """Chinese, Japanese, Thai, Lao: a word inside a run of letters is found on both backends,
+    as the phrase of its characters, in text and in JSON parameters, with its snippet marked;
+    characters that are not adjacent in the text do not match."""
+    texts = sorted(set(UNSPACED.values()))
+    items = [item(f"u{i}", 2, text=text) for i, text in enumerate(texts)]
+    items[0]["toolCalls"][0]["paramsJson"] = {"command": 'mkdir -p "/d/对话记录-cc-codex"'}
+    assert store.import_batch(batch(items)).ok
+    everything = SearchFilters(limit=1000)
+    for word in [*UNSPACED, "对话记录"]:
+        hits = store.search(word, everything)
+        assert hits and {(h.kind, h.id) for h in hits} == brute_force(store, word, everything)
+        shown = [h.snippet.replace(MARK[0], "").replace(MARK[1], "") for h in hits]
+        assert all(word in s for s in shown), (word, shown)
+        assert all(MARK[0] in h.snippet for h in hits), word
+    for absent in ("聊记", "本日", "テスト"):  # every character is there, not together
+        assert store.search(absent, everything) == [], absent
+
+
+def test_a_ledger_indexed_before_unspaced_scripts_were_split_is_reindexed(make_store):
+    """Schema 15 indexes again the rows an older ledger indexed with a run of such text as one
+    word: after the upgrade a word inside the run is found, and the others are untouched."""
+    store = make_store()
+    assert store.import_batch(batch([item("old", 2, text="看板 聊天记录导出 plain")])).ok
+    _index_as_before_schema_15(store)
+    assert store.search("记录", SearchFilters()) == []  # as an old ledger answered
+    store.close()
+    reopened = open_store(store.address)  # type: ignore[attr-defined]
+    try:
+        for word in ("记录", "聊天记录导出", "看板", "plain"):
+            hits = {(h.kind, h.id) for h in reopened.search(word, SearchFilters())}
+            assert hits and hits == brute_force(reopened, word, SearchFilters()), word
+    finally:
+        reopened.close()
+
+
+def _index_as_before_schema_15(store: SessionStore) -> None:
+    """The ledger's rows indexed as schema 14 indexed them, and its record of 15 undone."""
+    if store.backend == "sqlite":
+        conn = store.conn  # type: ignore[attr-defined]
+        for index in search_index.INDEXES:
+            rows = f"FROM {index.table} t"
+            conn.execute(
+                f"INSERT INTO {index.name} ({index.name}, rowid, {index.column_list})"
+                f" SELECT 'delete', t.rowid, {index.row_values('t')} {rows}"
+            )
+            conn.execute(f"{index.insert(segment=False)} {rows}")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm015_search_unspaced_scripts'")
+        return
+    conn = store.conn  # type: ignore[attr-defined]
+    with conn.transaction():
+        conn.execute(
+            "UPDATE messages SET content_tsv = to_tsvector('simple', lower(content))"
+            " WHERE message_type <> 'tool_result'"
+        )
+        conn.execute("DELETE FROM tracehouse_migrations WHERE version = 15")

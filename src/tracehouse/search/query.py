@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracehouse.errors import TracehouseError
+from tracehouse.search.scripts import segmented
 
 WORD = re.compile(r"[^\W_]+")
 _TOKEN = re.compile(r'-?"[^"]*"?|\S+')
@@ -61,8 +62,9 @@ class Query:
 
 def words_of(text: str) -> list[str]:
     """How stored text and queries are split into words: the runs of letters and digits of
-    the folded text."""
-    return WORD.findall(folded(text))
+    the folded text, each character of a script written without spaces a word of its own
+    (`search/scripts.py`)."""
+    return WORD.findall(segmented(folded(text)))
 
 
 def folded(text: str) -> str:
@@ -128,7 +130,7 @@ def to_fts5(query: Query) -> str:
 
     def term(t: Term) -> str:
         # A NUL would end FTS5's string early; it is no letter, so a space splits alike.
-        typed = (t.text or " ".join(t.words)).replace('"', '""').replace("\x00", " ")
+        typed = segmented(t.text or " ".join(t.words)).replace('"', '""').replace("\x00", " ")
         phrase = f'"{typed}"'
         return phrase + "*" if t.prefix else phrase
 

@@ -1,7 +1,9 @@
 """Numbered SQL migrations for the PostgreSQL store, applied when a store is opened.
 
 `migrations/NNNN_name.sql` files run in order, each in its own transaction with its record in
-`tracehouse_migrations`. Every machine of a team opens the ledger at once after an upgrade, so
+`tracehouse_migrations`; a migration that must compute in Python (rows whose search words the
+writer prepares) has a step in `PYTHON_STEPS`, run after its SQL in the same transaction.
+Every machine of a team opens the ledger at once after an upgrade, so
 the whole check-and-apply runs under one advisory lock: one process migrates, the others wait
 and then find nothing to do. A ledger that has applied a migration this code does not know was
 written by a newer tracehouse and is refused.
@@ -9,6 +11,7 @@ written by a newer tracehouse and is refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -32,6 +35,17 @@ class Migration:
     @property
     def label(self) -> str:
         return f"{self.version:04d}_{self.name}"
+
+
+def _segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    from tracehouse.sinks.postgres.search_words import segment_scripts
+
+    segment_scripts(conn)
+
+
+PYTHON_STEPS: dict[int, Callable[[psycopg.Connection[tuple[Any, ...]]], None]] = {
+    15: _segment_scripts,
+}
 
 
 def known_migrations() -> list[Migration]:
@@ -81,6 +95,8 @@ def upgrade(conn: psycopg.Connection[tuple[Any, ...]], where: str) -> int:
                     " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
                 )
                 conn.execute(step.sql.encode())
+                if step.version in PYTHON_STEPS:
+                    PYTHON_STEPS[step.version](conn)
                 conn.execute(
                     f"INSERT INTO {RECORD_TABLE} (version, name) VALUES (%s, %s)",
                     (step.version, step.name),

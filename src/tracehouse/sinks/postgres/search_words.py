@@ -14,7 +14,9 @@ the 157 MB of one corpus's tool calls, against 11 s for `to_tsvector` itself), a
 accent. Here it costs the client about 1 s for the 210 M characters a corpus of 880 MB indexes:
 every ASCII character that is not a letter or a digit becomes a space in one `bytes.translate`
 of the UTF-8 (480 MB/s, where `re.sub` or any `str` method runs at 30-50 MB/s), and each run of
-other characters is folded on its own, each distinct short run once.
+other characters is folded on its own, each distinct short run once. Each character of a script
+written without spaces (Chinese, Japanese, Thai, …) becomes a word of its own there
+(`search/scripts.py`), as a query in them is split.
 """
 
 from __future__ import annotations
@@ -24,9 +26,13 @@ import functools
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracehouse.search.query import folded
+from tracehouse.search.scripts import postgres_class, segmented
+
+if TYPE_CHECKING:
+    import psycopg
 
 # What 0003 indexed of a long text: a tsvector holds at most 1 MB.
 LIMIT = 200_000
@@ -40,7 +46,7 @@ def _fold(run: str) -> bytes:
     not a letter or a digit a space. The run stands between ASCII characters, which decompose
     to themselves, and no lower case depends on its neighbours once a final sigma is σ: folding
     the run alone is folding it in its word."""
-    return "".join(c if c.isalnum() else " " for c in folded(run)).encode("utf-8")
+    return "".join(c if c.isalnum() else " " for c in segmented(folded(run))).encode("utf-8")
 
 
 # Short runs repeat (`→` starts every line of a file read by Claude Code): each distinct one is
@@ -110,3 +116,32 @@ VECTORS: dict[str, tuple[Vector, ...]] = {
     "tool_calls": (Vector("search_tsv", ("tool_name", "params", "result", "error")),),
     "sessions": (Vector("search_tsv", ("title", "task_description")),),
 }
+
+
+_KEYS = {"messages": "message_id", "tool_calls": "tool_call_id", "sessions": "session_id"}
+
+
+def segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+    """Migration 0015: the rows whose words were prepared before scripts without spaces were
+    split into characters get their vectors again. Only rows holding such text change;
+    returns how many there were."""
+    changed = 0
+    unspaced = postgres_class()
+    for table, vectors in VECTORS.items():
+        key = _KEYS[table]
+        texts = sorted({n for v in vectors for n in v.sources})
+        names = [key, *texts, *(v.unless[0] for v in vectors if v.unless is not None)]
+        rows = conn.execute(
+            f"SELECT {', '.join(names)} FROM {table}"
+            f" WHERE {' OR '.join(f'{n}::text ~ %s' for n in texts)}",
+            [unspaced] * len(texts),
+        ).fetchall()
+        preparers = [(v.column, v.preparer(names)) for v in vectors]
+        sets = ", ".join(f"{column} = to_tsvector('simple', %s)" for column, _ in preparers)
+        with conn.cursor() as cur:
+            cur.executemany(
+                f"UPDATE {table} SET {sets} WHERE {key} = %s",
+                [(*(prepare(row) for _, prepare in preparers), row[0]) for row in rows],
+            )
+        changed += len(rows)
+    return changed

@@ -170,6 +170,13 @@ def m014_run_redactions(db: Database) -> None:
     _add_column(db, "import_runs", "redactions TEXT")
 
 
+def m015_search_unspaced_scripts(db: Database) -> None:
+    # Chinese, Japanese, Thai, … are indexed a character a word (`search/scripts.py`).
+    from tracehouse.sinks.sqlite import search_index
+
+    search_index.segment_scripts(db.conn)
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -217,6 +224,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m012_api_tokens", m012_api_tokens),
     ("m013_token_machines", m013_token_machines),
     ("m014_run_redactions", m014_run_redactions),
+    ("m015_search_unspaced_scripts", m015_search_unspaced_scripts),
 ]
 
 

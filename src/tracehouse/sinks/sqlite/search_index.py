@@ -32,7 +32,9 @@ or a digit, so identifiers, file paths, snake_case and CLI flags become their wo
 side (`search/query.py`) turns a term with punctuation into the phrase of those words: `rotate_key`
 finds `rotate_key` (and `webhooks` finds `billing/webhooks.py`). The trigram tokenizer would add
 substring matches at about three times the index size and without meaningful BM25 ranks;
-`porter` stemming would blur identifiers.
+`porter` stemming would blur identifiers. Scripts written without spaces (Chinese, Japanese,
+Thai, …) reach the tokenizer a character a word, through the `th_segmented` SQL function
+(`search/scripts.py`), so a word inside a run of them is found as the phrase of its characters.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from typing import Any
 
 import orjson
 
+from tracehouse.search import scripts
+
 TOKENIZE = "unicode61 remove_diacritics 2"
 # FTS5 writes its pending terms out as a segment every `hashsize` bytes (default 1 MiB) and
 # merges a level's segments `automerge` at a time (default 4). A batch's terms in one segment
@@ -53,6 +57,7 @@ TOKENIZE = "unicode61 remove_diacritics 2"
 # share of a 960 MB backfill from 1.26x to 1.22x, with the same query latency (p95 27-29 ms).
 TUNING = (("hashsize", 16 * 1024 * 1024), ("automerge", 16))
 FILL_STEP = 20_000  # rows indexed per statement when an existing ledger is indexed
+SEGMENTED = scripts.SQL_FUNCTION
 MARKS = "search_marks"
 PENDING = "search_pending"
 
@@ -66,23 +71,23 @@ class Index:
     # What is indexed for a column, if not the column itself ({r}: the row's alias)
     values: tuple[tuple[str, str], ...] = ()
 
-    def value(self, column: str, row: str) -> str:
-        found = dict(self.values).get(column, f"{{r}}.{column}")
-        return found.format(r=row)
+    def value(self, column: str, row: str, *, segment: bool = True) -> str:
+        found = dict(self.values).get(column, f"{{r}}.{column}").format(r=row)
+        return f"{SEGMENTED}({found})" if segment else found
 
-    def row_values(self, row: str) -> str:
-        return ", ".join(self.value(c, row) for c in self.columns)
+    def row_values(self, row: str, *, segment: bool = True) -> str:
+        """What is indexed of the row `row`; `segment=False`: as schemas before 15 indexed it."""
+        return ", ".join(self.value(c, row, segment=segment) for c in self.columns)
 
     @property
     def column_list(self) -> str:
         return ", ".join(self.columns)
 
-    @property
-    def insert(self) -> str:
+    def insert(self, *, segment: bool = True) -> str:
         """The start of a statement that indexes the rows `t` it selects FROM."""
         return (
             f"INSERT INTO {self.name} (rowid, {self.column_list})"
-            f" SELECT t.rowid, {self.row_values('t')}"
+            f" SELECT t.rowid, {self.row_values('t', segment=segment)}"
         )
 
 
@@ -104,6 +109,12 @@ INDEXES = (
 )
 BY_TABLE = {index.table: index for index in INDEXES}
 BY_NAME = {index.name: index for index in INDEXES}
+
+
+def register(conn: sqlite3.Connection) -> None:
+    """The SQL function every indexed value goes through (`search/scripts.py`): a connection
+    that writes the ledger needs it, one that only reads does not."""
+    conn.create_function(SEGMENTED, 1, scripts.sql_segmented, deterministic=True)
 
 
 def ddl(index: Index) -> list[str]:
@@ -209,11 +220,11 @@ def flush(conn: sqlite3.Connection) -> None:
             continue
         (top,) = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {index.table}").fetchone()
         if top > mark:
-            conn.execute(f"{index.insert} FROM {index.table} t WHERE t.rowid > ?", (mark,))
+            conn.execute(f"{index.insert()} FROM {index.table} t WHERE t.rowid > ?", (mark,))
             conn.execute(f"UPDATE {MARKS} SET indexed_through = ? WHERE name = ?", (top, name))
         if conn.execute(f"SELECT 1 FROM {PENDING} WHERE name = ? LIMIT 1", (name,)).fetchone():
             conn.execute(
-                f"{index.insert} FROM {PENDING} p JOIN {index.table} t ON t.rowid = p.rid"
+                f"{index.insert()} FROM {PENDING} p JOIN {index.table} t ON t.rowid = p.rid"
                 " WHERE p.name = ?",
                 (name,),
             )
@@ -221,7 +232,8 @@ def flush(conn: sqlite3.Connection) -> None:
 
 
 def create(conn: sqlite3.Connection, progress: Callable[[str], None] | None = None) -> None:
-    """Create the indexes and fill them from the rows already in the ledger, in steps."""
+    """Schema 3: create the indexes and fill them from the rows already in the ledger, in
+    steps, as schema 3 did (`segment_scripts` brings them to schema 15)."""
     say = progress or _stderr
     for index in INDEXES:
         for sql in ddl(index):
@@ -233,7 +245,7 @@ def create(conn: sqlite3.Connection, progress: Callable[[str], None] | None = No
             say(f"search index: indexing {index.table} ({last:,} rows)")
         for start in range(0, last + 1, FILL_STEP):
             conn.execute(
-                f"{index.insert} FROM {index.table} t WHERE t.rowid BETWEEN ? AND ?",
+                f"{index.insert(segment=False)} FROM {index.table} t WHERE t.rowid BETWEEN ? AND ?",
                 (start, start + FILL_STEP - 1),
             )
             if last > FILL_STEP:
@@ -252,7 +264,10 @@ def drop_triggers(conn: sqlite3.Connection) -> None:
         if conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (queue,)
         ).fetchone():
-            conn.execute(f"{index.insert} FROM {queue} p JOIN {index.table} t ON t.rowid = p.rid")
+            conn.execute(
+                f"{index.insert(segment=False)} FROM {queue} p JOIN {index.table} t"
+                " ON t.rowid = p.rid"
+            )
             conn.execute(f"DROP TABLE {queue}")
         for suffix in ("ai", "ad", "au"):
             conn.execute(f"DROP TRIGGER IF EXISTS {index.name}_{suffix}")
@@ -262,6 +277,31 @@ def drop_triggers(conn: sqlite3.Connection) -> None:
             f"INSERT OR IGNORE INTO {MARKS} SELECT ?, coalesce(max(rowid), 0) FROM {index.table}",
             (index.name,),
         )
+
+
+def segment_scripts(conn: sqlite3.Connection) -> int:
+    """Schema 15: rows indexed before scripts without spaces were split into characters are
+    indexed again, split. Only rows holding such text change; returns how many there were."""
+    conn.create_function("th_has_unspaced", 1, scripts.has_unspaced, deterministic=True)
+    changed = 0
+    for index in INDEXES:
+        mark = _mark(conn, index)
+        if mark is None:
+            continue
+        pending = f"SELECT rid FROM {PENDING} WHERE name = '{index.name}'"
+        unspaced = " OR ".join(f"th_has_unspaced(t.{c})" for c in index.columns)
+        where = f"t.rowid <= {mark} AND t.rowid NOT IN ({pending}) AND ({unspaced})"
+        rows = f"(SELECT t.rowid AS rid FROM {index.table} t WHERE {where})"
+        conn.execute(f"CREATE TEMP TABLE th_segment AS {rows[1:-1]}")
+        conn.execute(
+            f"INSERT INTO {index.name} ({index.name}, rowid, {index.column_list})"
+            f" SELECT 'delete', t.rowid, {index.row_values('t', segment=False)}"
+            f" FROM th_segment s JOIN {index.table} t ON t.rowid = s.rid"
+        )
+        conn.execute(f"{index.insert()} FROM th_segment s JOIN {index.table} t ON t.rowid = s.rid")
+        changed += conn.execute("SELECT count(*) FROM th_segment").fetchone()[0]
+        conn.execute("DROP TABLE th_segment")
+    return changed
 
 
 def _stderr(line: str) -> None:

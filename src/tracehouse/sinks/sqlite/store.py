@@ -62,6 +62,7 @@ class SqliteStore:
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_pragmas(self.conn, busy_timeout_ms)
+            search_index.register(self.conn)
             if migrate:
                 upgrade(self.conn, self.path)
             else:
