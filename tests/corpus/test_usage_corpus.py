@@ -63,3 +63,29 @@ def test_every_grouping_has_the_same_total(ledger) -> None:  # type: ignore[no-u
     for period, total in totals.items():
         assert total.tokens == first.tokens, period
         assert total.known_cost == pytest.approx(first.known_cost), period
+
+
+# Models no price dataset can know: an agent's own alias, a provider's free model, a turn
+# whose agent wrote no model name.
+UNPRICEABLE = {"mimo-v2.5-pro", "big-pickle", "default", "(unknown)"}
+
+
+def test_every_model_of_the_fixtures_is_priced_or_listed_with_its_tokens(
+    all_homes_ledger: Path,
+) -> None:
+    store = SqliteStore(all_homes_ledger, migrate=False)
+    try:
+        report = usage(store, "model", build_session_filters(), load_prices(), breakdown=True)
+    finally:
+        store.close()
+    models = {line.key: line for line in report.lines if line.model is None}
+    assert len(models) >= 20
+    assert set(report.unpriced) <= UNPRICEABLE, report.unpriced
+    for name, line in models.items():
+        if name in report.unpriced:
+            assert line.known_cost is None and line.unpriced == report.unpriced[name], name
+        else:
+            assert line.known_cost is not None and line.known_cost > 0, name
+    assert sum(report.unpriced.values()) == report.total.unpriced
+    # a row per model with tokens: no zero-token rows in the breakdown
+    assert all(line.tokens.total > 0 for line in report.lines)

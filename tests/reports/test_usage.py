@@ -120,7 +120,7 @@ def test_a_bad_price_file_names_the_key(tmp_path: Path, text: str, named: str) -
     assert str(path) in str(caught.value)
 
 
-def test_a_user_price_overrides_the_shipped_one(tmp_path: Path) -> None:
+def test_a_user_price_overrides_the_dataset(tmp_path: Path) -> None:
     path = tmp_path / "prices.toml"
     path.write_text('[meta]\ndate = "2027-01-01"\n[models."gpt-5.4"]\ninput = 1\noutput = 2\n'
                     '[models."mimo-v2.5-pro"]\ninput = 1\noutput = 1\n')  # fmt: skip
@@ -128,7 +128,20 @@ def test_a_user_price_overrides_the_shipped_one(tmp_path: Path) -> None:
     assert table.cost("gpt-5.4", Tokens(input=1_000_000, cache_read=1_000_000)) == 2.0
     assert table.cost("mimo-v2.5-pro", Tokens(output=2_000_000)) == 2.0
     assert table.price("claude-opus-4-7") == PRICES.price("claude-opus-4-7")
-    assert table.date == "2027-01-01"
+    assert str(path) in table.source and "genai-prices" in table.source
     # dated names take their model's price; a similar name does not
     assert PRICES.price("claude-haiku-4-5-20251001") == PRICES.price("claude-haiku-4-5")
     assert PRICES.price("claude-haiku-4") is None
+
+
+def test_prices_come_from_the_dataset_at_the_base_rate() -> None:
+    """Gemini is priced (the hand-written table had none); a turn's input above a long-context
+    tier is priced at the base rate, since a turn sums requests that each stayed below it; a
+    router's prefix finds the model."""
+    gemini = PRICES.price("gemini-2.5-pro")
+    assert gemini is not None and gemini.input == 1.25 and gemini.output == 10.0
+    sonnet = PRICES.cost("claude-sonnet-4-5-20250929", Tokens(input=300_000))
+    assert sonnet == pytest.approx(300_000 * 3 / 1e6)
+    assert PRICES.price("moonshotai/kimi-k2.6") is not None
+    assert PRICES.price("anthropic/claude-opus-4-7") == PRICES.price("claude-opus-4-7")
+    assert PRICES.price("no-such-model-anywhere") is None

@@ -49,7 +49,7 @@ def usage_report(
         Path | None,
         typer.Option(
             "--prices",
-            help="A price file (TOML) over the shipped one; default:"
+            help="A price file (TOML) over the genai-prices dataset; default:"
             " prices.toml beside the config file.",
             show_default=False,
         ),
@@ -70,13 +70,14 @@ def usage_report(
         ctx.print_json(report.to_json())
         return
     ctx.out.print(_table(report))
-    notes = [f"cost at API list prices of {report.price_date}"]
-    if report.total.unpriced:
-        notes.append(
-            f"{report.total.unpriced:,} tokens of models without a price are not in it"
-            " (— : none priced; * : some)"
+    ctx.out.print(f"cost at API list prices ({report.prices}), each turn at its date", style="dim")
+    if report.unpriced:
+        models = ", ".join(f"{m} {n:,}" for m, n in report.unpriced.items())
+        ctx.out.print(
+            f"not in the cost: {report.total.unpriced:,} tokens of models without a price"
+            f" ({models}); — : none priced, * : some. Price them in a prices.toml.",
+            style="dim",
         )
-    ctx.out.print("; ".join(notes), style="dim")
 
 
 def _table(report: Report) -> Table:

@@ -1,6 +1,6 @@
-"""What tokens cost: the price table shipped in the package (`prices.toml`, with its date and
-sources), overridden model by model by the user's own file. A model found in neither has no
-price, and its cost is unknown (None), never estimated from a similar name."""
+"""What tokens cost: the prices of a maintained dataset (`price_data.py`), overridden model by
+model by the user's own file (`prices.toml`: a model the dataset lacks, a negotiated rate). A
+model found in neither has no price, and its cost is unknown (None), never a guess."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracehouse.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tracehouse.reports.price_data import Dataset
 
 FIELDS = ("input", "cache_read", "cache_write", "output")
 _DATED = re.compile(r"-\d{8}$")  # claude-sonnet-4-5-20250929 is priced as claude-sonnet-4-5
@@ -55,18 +57,26 @@ class Tokens:
 
 @dataclass(frozen=True)
 class PriceTable:
-    prices: Mapping[str, Price]
-    date: str
-    sources: tuple[str, ...]
+    """The user's own prices (`prices.toml`) over the dataset's (`price_data.py`); a model in
+    neither has no price."""
 
-    def price(self, model: str | None) -> Price | None:
+    own: Mapping[str, Price]
+    source: str  # where the prices come from, as a report names it
+    dataset: Dataset | None = None
+
+    def price(self, model: str | None, at: str | None = None) -> Price | None:
+        """`model`'s price on the day `at` (an ISO time; None: today)."""
         if not model:
             return None
-        name = model.strip().lower().rsplit("/", 1)[-1]  # anthropic/claude-… as claude-…
-        return self.prices.get(name) or self.prices.get(_DATED.sub("", name))
+        name = model.strip().lower()
+        for key in (name, name.rsplit("/", 1)[-1]):  # anthropic/claude-… as claude-…
+            own = self.own.get(key) or self.own.get(_DATED.sub("", key))
+            if own is not None:
+                return own
+        return None if self.dataset is None else self.dataset.price(name, at)
 
-    def cost(self, model: str | None, tokens: Tokens) -> float | None:
-        price = self.price(model)
+    def cost(self, model: str | None, tokens: Tokens, at: str | None = None) -> float | None:
+        price = self.price(model, at)
         if price is None:
             return None if tokens.total else 0.0
         read = price.input if price.cache_read is None else price.cache_read
@@ -79,27 +89,24 @@ class PriceTable:
         ) / 1e6
 
 
-def load_prices(user_file: Path | None = None) -> PriceTable:
-    """The shipped table, with `user_file`'s models on top (a missing default file is fine)."""
-    shipped = _parse(
-        resources.files("tracehouse.reports").joinpath("prices.toml").read_text("utf-8"),
-        "prices.toml (shipped)",
-    )
+def load_prices(user_file: Path | None = None, *, dataset: bool = True) -> PriceTable:
+    """The dataset's prices with `user_file`'s models on top (a missing default file is fine);
+    `dataset=False`: the user's alone."""
+    from tracehouse.reports.price_data import Dataset, dataset_name
+
+    found = Dataset() if dataset else None
+    source = dataset_name() if dataset else "your price file"
     if user_file is None or not user_file.exists():
-        return shipped
+        return PriceTable({}, source, found)
     try:
         text = user_file.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{user_file}: cannot read the price file: {exc}") from None
     own = _parse(text, str(user_file))
-    return PriceTable(
-        {**shipped.prices, **own.prices},
-        own.date if own.date != "unknown" else shipped.date,
-        own.sources + shipped.sources,
-    )
+    return PriceTable(own, f"{user_file} and {source}" if own else source, found)
 
 
-def _parse(text: str, where: str) -> PriceTable:
+def _parse(text: str, where: str) -> dict[str, Price]:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -107,17 +114,10 @@ def _parse(text: str, where: str) -> PriceTable:
     models = raw.get("models", {})
     if not isinstance(models, dict):
         raise ConfigError(f"{where}: [models] must be a table of models")
-    meta = raw.get("meta", {})
-    prices = {
+    return {
         str(name).lower(): _price(entry, f"{where}: models.{name}")
         for name, entry in models.items()
     }
-    sources = meta.get("sources", []) if isinstance(meta, dict) else []
-    return PriceTable(
-        prices,
-        str(meta.get("date", "unknown")) if isinstance(meta, dict) else "unknown",
-        tuple(str(s) for s in sources) if isinstance(sources, list) else (),
-    )
 
 
 def _price(entry: Any, where: str) -> Price:

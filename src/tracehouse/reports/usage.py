@@ -78,14 +78,16 @@ class Report:
     period: str
     lines: list[Line]  # bucket order; a bucket's breakdown rows follow it
     total: Line
-    price_date: str
+    prices: str  # where the prices came from
     utc: bool
+    unpriced: dict[str, int] = field(default_factory=dict)  # model → tokens, largest first
 
     def to_json(self) -> dict[str, Any]:
         return {
             "period": self.period,
             "timeZone": "UTC" if self.utc else "local",
-            "pricesAsOf": self.price_date,
+            "prices": self.prices,
+            "unpricedModels": [{"model": m, "tokens": n} for m, n in self.unpriced.items()],
             "rows": [line.to_json() for line in self.lines],
             "total": self.total.to_json(),
         }
@@ -105,16 +107,19 @@ def usage(
     buckets: dict[tuple[str, str], Line] = {}
     models: dict[tuple[str, str, str], Line] = {}
     total = Line("total", "all")
+    unpriced: dict[str, int] = {}
     for row in _turns(store, filters):
         model = row["model"] or UNKNOWN
         tokens = _tokens(row)
-        cost = prices.cost(row["model"], tokens)
+        cost = prices.cost(row["model"], tokens, row["at"])
         key = _key(period, row, model, utc)
         bucket = buckets.setdefault(
             (key, row["source_provider"]), Line(key, row["source_provider"])
         )
         bucket.add(model, tokens, cost)
         total.add(model, tokens, cost)
+        if cost is None:
+            unpriced[model] = unpriced.get(model, 0) + tokens.total
         if breakdown:
             part = (key, row["source_provider"], model)
             models.setdefault(part, Line(key, row["source_provider"], model)).add(
@@ -126,9 +131,12 @@ def usage(
             continue
         lines.append(line)
         if breakdown:
-            parts = [m for (k, p, _), m in models.items() if (k, p) == (key, provider)]
+            parts = [
+                m for (k, p, _), m in models.items() if (k, p) == (key, provider) and m.tokens.total
+            ]
             lines.extend(sorted(parts, key=lambda m: -m.tokens.total))
-    return Report(period, lines, total, prices.date, utc)
+    by_size = dict(sorted(unpriced.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Report(period, lines, total, prices.source, utc, by_size)
 
 
 def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, Any]]:
