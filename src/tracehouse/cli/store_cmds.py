@@ -227,3 +227,21 @@ def render_copy(ctx: Context, report: CopyReport, source: str, target: str) -> N
         out.print("* the target holds rows of its own too (its run log includes this copy)")
     for failure in report.failed:
         ctx.err.print(f"not copied: {failure.source_session_id}: {failure.reason}")
+
+
+@app.command("datasette")
+@command
+def datasette(ctx: Context) -> None:
+    """Print Datasette metadata for a SQLite ledger: bookkeeping tables hidden, facets set.
+    Use: tracehouse store datasette > th.json && datasette LEDGER -m th.json"""
+    from pathlib import Path
+
+    from tracehouse.errors import ConfigError
+    from tracehouse.sinks.sqlite.datasette import metadata
+
+    ledger = ctx.store(create=False)
+    location, backend = ledger.location, ledger.backend
+    ledger.close()
+    if backend != "sqlite":
+        raise ConfigError(f"{location}: Datasette reads SQLite ledgers; this one is {backend}")
+    ctx.print_json(metadata(Path(location)))

@@ -46,6 +46,10 @@ class Column:
     # Content appended after fingerprints were first stored: in a row's fingerprint only when
     # set, so every row stored before the column existed keeps its fingerprint.
     late: bool = False
+    # "table.column" this column points at: declared in the SQLite schema for the tools that
+    # follow links (Datasette), never enforced (rows arrive children first, and a row may point
+    # at one another import has not brought yet).
+    references: str | None = None
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,9 @@ SESSIONS = Table(
         # Lineage links may be filled in by the store from the parent's tool calls (DESIGN §3:
         # importing a child before its parent gives the same ledger), so they sit outside the
         # fingerprint of the child's own content.
-        Column("parent_session_id", content=False),
-        Column("parent_message_id", content=False),
-        Column("spawn_tool_call_id", content=False),
+        Column("parent_session_id", content=False, references="sessions.session_id"),
+        Column("parent_message_id", content=False, references="messages.message_id"),
+        Column("spawn_tool_call_id", content=False, references="tool_calls.tool_call_id"),
         Column("task_description"),
         Column("task_status"),
         *_TOKENS,
@@ -85,9 +85,9 @@ TURNS = Table(
     "turns",
     (
         Column("turn_id", required=True),
-        Column("session_id", required=True),
+        Column("session_id", required=True, references="sessions.session_id"),
         Column("source_turn_id"),
-        Column("parent_turn_id"),
+        Column("parent_turn_id", references="turns.turn_id"),
         Column("seq", INT),
         Column("started_at"),
         Column("completed_at"),
@@ -95,7 +95,7 @@ TURNS = Table(
         Column("llm_provider"),
         *_TOKENS,
         Column("status", choices=TURN_STATUSES),
-        Column("response_message_id"),
+        Column("response_message_id", references="messages.message_id"),
         Column("query_message_ids", JSON),
         Column("metadata", JSON),
         Column("fingerprint", content=False),
@@ -107,10 +107,10 @@ MESSAGES = Table(
     "messages",
     (
         Column("message_id", required=True),
-        Column("session_id", required=True),
-        Column("turn_id"),
+        Column("session_id", required=True, references="sessions.session_id"),
+        Column("turn_id", references="turns.turn_id"),
         Column("source_message_id"),
-        Column("parent_message_id"),
+        Column("parent_message_id", references="messages.message_id"),
         Column("seq", INT),
         Column("role", required=True, choices=ROLES),
         Column("message_type", required=True, choices=MESSAGE_TYPES),
@@ -131,9 +131,9 @@ TOOL_CALLS = Table(
     "tool_calls",
     (
         Column("tool_call_id", required=True),
-        Column("session_id", required=True),
-        Column("turn_id"),
-        Column("message_id"),
+        Column("session_id", required=True, references="sessions.session_id"),
+        Column("turn_id", references="turns.turn_id"),
+        Column("message_id", references="messages.message_id"),
         Column("source_tool_call_id"),
         Column("seq", INT),
         Column("tool_name", required=True),
@@ -141,7 +141,7 @@ TOOL_CALLS = Table(
         Column("result"),
         Column("status", choices=TOOL_STATUSES),
         Column("error"),
-        Column("spawned_session_id"),
+        Column("spawned_session_id", references="sessions.session_id"),
         Column("started_at"),
         Column("completed_at"),
         Column("fingerprint", content=False),
@@ -154,8 +154,8 @@ TOOL_CALLS = Table(
 MESSAGE_SOURCES = Table(
     "message_sources",
     (
-        Column("message_id", required=True),
-        Column("session_id", required=True),
+        Column("message_id", required=True, references="messages.message_id"),
+        Column("session_id", required=True, references="sessions.session_id"),
         Column("source_id", required=True),
         Column("source_type", required=True),
         Column("title"),
@@ -175,7 +175,7 @@ WATERMARKS = Table(
         Column("unit_key", required=True),
         Column("cursor", JSON),
         Column("updated_at"),
-        Column("run_id"),
+        Column("run_id", references="import_runs.run_id"),
         # The parser's resume state, apart from the cursor: planning reads every cursor, but a
         # state only for the units it is about to parse.
         Column("state", JSON),
@@ -225,7 +225,7 @@ REJECTS = Table(
     "rejects",
     (
         Column("reject_id", required=True),
-        Column("run_id"),
+        Column("run_id", references="import_runs.run_id"),
         Column("source_provider"),
         Column("unit_key"),
         Column("location"),
@@ -270,8 +270,8 @@ SESSION_HISTORY = Table(
     "session_history",
     (
         Column("history_id", required=True),  # the session, the run and the new fingerprint
-        Column("session_id", required=True),
-        Column("run_id"),
+        Column("session_id", required=True, references="sessions.session_id"),
+        Column("run_id", references="import_runs.run_id"),
         Column("status", choices=("imported", "upserted")),
         Column("fingerprint_before"),
         Column("fingerprint_after"),
@@ -287,12 +287,12 @@ THREADS = Table(
     "threads",
     (
         Column("thread_id", required=True),  # a hash of the session and its first turn
-        Column("session_id", required=True),
+        Column("session_id", required=True, references="sessions.session_id"),
         Column("seq", INT),
-        Column("parent_thread_id"),
-        Column("fork_turn_id"),
-        Column("first_turn_id"),
-        Column("last_turn_id"),
+        Column("parent_thread_id", references="threads.thread_id"),
+        Column("fork_turn_id", references="turns.turn_id"),
+        Column("first_turn_id", references="turns.turn_id"),
+        Column("last_turn_id", references="turns.turn_id"),
         Column("turn_count", INT),
         Column("is_active", BOOL),
     ),
@@ -304,7 +304,7 @@ SESSION_ALIASES = Table(
     "session_aliases",
     (
         Column("alias", required=True),
-        Column("session_id", required=True),
+        Column("session_id", required=True, references="sessions.session_id"),
         Column("created_at"),
     ),
     ("alias",),

@@ -25,6 +25,7 @@ from tracehouse.model.tables import (
     SESSION_TOMBSTONES,
     THREADS,
 )
+from tracehouse.sinks.sqlite.foreign_keys import clause, declare
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -36,9 +37,10 @@ _SQL_TYPE = {Kind.TEXT: "TEXT", Kind.INT: "INTEGER", Kind.BOOL: "INTEGER", Kind.
 
 
 def create_table_sql(table: Table) -> str:
-    columns = [f"{c.name} {_SQL_TYPE[c.kind]}" for c in table.columns]
-    required = {c.name for c in table.columns if c.required}
-    columns = [f"{col} NOT NULL" if col.split()[0] in required else col for col in columns]
+    columns = [
+        f"{c.name} {_SQL_TYPE[c.kind]}{' NOT NULL' if c.required else ''}{clause(c)}"
+        for c in table.columns
+    ]
     pk = ", ".join(table.primary_key)
     return f"CREATE TABLE IF NOT EXISTS {table.name} ({', '.join(columns)}, PRIMARY KEY ({pk}))"
 
@@ -177,6 +179,11 @@ def m015_search_unspaced_scripts(db: Database) -> None:
     search_index.segment_scripts(db.conn)
 
 
+def m016_foreign_keys(db: Database) -> None:
+    # The links between tables declared, for Datasette and other tools that follow them.
+    declare(db.conn)
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -225,6 +232,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m013_token_machines", m013_token_machines),
     ("m014_run_redactions", m014_run_redactions),
     ("m015_search_unspaced_scripts", m015_search_unspaced_scripts),
+    ("m016_foreign_keys", m016_foreign_keys),
 ]
 
 

@@ -119,8 +119,9 @@ def register(conn: sqlite3.Connection) -> None:
 
 def ddl(index: Index) -> list[str]:
     return [
+        # content="table" double-quoted: how Datasette finds a table's index (schema 16)
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.name} USING fts5({index.column_list},"
-        f" content='{index.table}', content_rowid='rowid', tokenize='{TOKENIZE}')",
+        f" content=\"{index.table}\", content_rowid='rowid', tokenize='{TOKENIZE}')",
         *(
             f"INSERT INTO {index.name} ({index.name}, rank) VALUES ('{option}', {value})"
             for option, value in TUNING

@@ -1,0 +1,60 @@
+"""Metadata for browsing a SQLite ledger in Datasette (`datasette ledger.db -m metadata.json`).
+
+Datasette finds the links and the search indexes in the schema itself (schema 16): a plain
+`datasette ledger.db` links a message to its session and turn and has a search box on sessions,
+messages and tool calls. What only metadata can say is which tables are tracehouse's
+bookkeeping (migration records, search marks, idempotency keys, token hashes), hidden here so
+the first page lists the conversation tables, and how each table reads best.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# Bookkeeping no one browses: hidden from the table list (still reachable by URL and SQL).
+HIDDEN = (
+    "_sqlite_migrations",
+    "search_marks",
+    "search_pending",
+    "import_requests",
+    "export_marks",
+    "api_tokens",
+    "watermarks",
+)
+
+TABLES: dict[str, dict[str, Any]] = {
+    "sessions": {
+        "description": "One row per agent session; label is what the CLI shows (cc-…, cx-…).",
+        "sort_desc": "updated_at",
+        "label_column": "label",
+        "facets": ["source_provider", "project"],
+    },
+    "turns": {"description": "A prompt and what answered it; tokens are counted here."},
+    "messages": {
+        "description": "Every prompt, answer, tool result and host notice, in session order.",
+        "facets": ["role", "message_type"],
+    },
+    "tool_calls": {
+        "description": "Each tool call with its parameters, result and status.",
+        "facets": ["tool_name", "status"],
+    },
+    "message_sources": {"description": "Files, URLs and documents a message cited."},
+    "import_runs": {
+        "description": "Every sync: when, what it read and wrote.",
+        "sort_desc": "started_at",
+    },
+    "rejects": {"description": "Records that could not be imported, with file and line."},
+}
+
+
+def metadata(ledger: Path) -> dict[str, Any]:
+    """Datasette metadata for the ledger at `ledger` (Datasette names a database by its file's
+    stem)."""
+    tables: dict[str, dict[str, Any]] = {name: {"hidden": True} for name in HIDDEN}
+    tables.update(TABLES)
+    return {
+        "title": "tracehouse ledger",
+        "description": "Every agent session tracehouse imported.",
+        "databases": {ledger.stem: {"tables": tables}},
+    }
