@@ -148,7 +148,7 @@ def test_token_totals_follow_the_rule(corpus):
         if item is None or unit.info["kind"] == "legacy":
             continue
         s = item.session
-        got = (s["input_tokens"], s["output_tokens"], s["cached_input_tokens"])
+        got = tuple(s[c] or 0 for c in ("input_tokens", "output_tokens", "cached_input_tokens"))
         assert got == expected_tokens(unit.key), unit.key
         checked += got != (0, 0, 0)
     assert checked >= 10

@@ -142,7 +142,7 @@ def test_usage_counted_once_per_response_and_totals_are_sums_of_turns():
         "cache_write_tokens",
         "total_tokens",
     ):
-        assert item.session[column] == sum(t[column] for t in turns)
+        assert item.session[column] == sum(t[column] for t in turns if t[column] is not None)
     statuses = [t["status"] for t in sorted(turns, key=lambda t: t["seq"])]
     assert statuses == ["completed", "aborted", "completed", "completed"]
 

@@ -47,7 +47,7 @@ def test_a_resumed_rollout_counts_only_its_own_tokens(budget):
     # own: 1200 + 1400 input; the copied 5000 + 3000 (3.5 s after the first session_meta) are not
     assert (s["input_tokens"], s["cached_input_tokens"]) == (2600, 1100)
     assert (s["output_tokens"], s["reasoning_tokens"]) == (180, 40)
-    assert s["total_tokens"] == sum(t["total_tokens"] for t in rows["turns"]) == 2780
+    assert s["total_tokens"] == sum(t["total_tokens"] or 0 for t in rows["turns"]) == 2780
     assert s["metadata"]["replayed_records"] == 2
 
 
@@ -58,7 +58,7 @@ def test_copied_messages_stay_flagged_with_the_thread_they_came_from():
     assert flags["Tests pass."] == RESUMED_FROM
     assert flags["also add a readiness probe"] is None and flags["Added /ready."] is None
     copied_turns = [t for t in rows["turns"] if t["metadata"].get("replayed_from")]
-    assert len(copied_turns) == 2 and all(t["total_tokens"] == 0 for t in copied_turns)
+    assert len(copied_turns) == 2 and all(t["total_tokens"] is None for t in copied_turns)
     call = next(c for c in rows["tool_calls"] if c["source_tool_call_id"] == "call_old1")
     assert call["turn_id"] in {t["turn_id"] for t in copied_turns}
 
@@ -67,7 +67,7 @@ def test_a_spawned_child_copied_after_its_creation_second():
     item, rows = parsed(CHILD)
     s = item.session
     assert (s["input_tokens"], s["output_tokens"], s["reasoning_tokens"]) == (700, 120, 40)
-    assert s["total_tokens"] == sum(t["total_tokens"] for t in rows["turns"]) == 820
+    assert s["total_tokens"] == sum(t["total_tokens"] or 0 for t in rows["turns"]) == 820
     assert s["parent_session_id"] == ids.session_id("codex", PARENT)
     copied = [m for m in rows["messages"] if m["metadata"].get("replayed_from") == PARENT]
     assert {m["content"] for m in copied} >= {"map the services", "Three services."}

@@ -209,3 +209,38 @@ def test_absolute_paths_are_those_a_drive_led_pattern_finds(text: str) -> None:
     # The pattern the scan replaced: every path, with its drive letter when one leads it.
     reference = re.findall(r"(?:[A-Za-z]:)?[\\/][^\s\"'`<>|*?]+", text)
     assert list(_absolute_paths(text)) == reference
+
+
+def test_no_time_or_token_is_made_up(units, home, tmp_path) -> None:
+    """Transcripts record no time and no variant records tokens: the session's times and token
+    counts are NULL (flagged), not a file's modification time or 0 — so a copy that gives every
+    file a new mtime changes nothing, no `--since` window takes the session, and `sessions
+    show` says the tokens were not recorded."""
+    from typer.testing import CliRunner
+
+    from tracehouse.cli.app import app
+    from tracehouse.sinks import open_store
+
+    found = sessions(units)
+    item, _ = found[A]
+    assert item.session["created_at"] is None and item.session["updated_at"] is None
+    assert item.session["metadata"]["times"] == "none recorded"
+    assert found[AGENT][0].session["created_at"].startswith("2025-08-08")  # the store has one
+    for session, of in found.values():
+        assert all(session.session[c] is None for c in ("input_tokens", "total_tokens"))
+        assert of["turns"]["input_tokens"].null_count() == len(of["turns"])
+    store = tmp_path / "ledger.db"
+    runner = CliRunner()
+    args = ["sync", "backfill", "--source", f"cursor-agent={home}", "--store", str(store)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    ledger = open_store(store)
+    labels = {r["source_session_id"]: r["label"] for r in ledger.query("SELECT * FROM sessions")}
+    ledger.close()
+    shown = runner.invoke(app, ["sessions", "show", labels[A], "--store", str(store)]).output
+    assert "tokens     not recorded by cursor-agent" in shown
+    assert "time       ? → ?" in shown
+    recent = runner.invoke(
+        app, ["sessions", "list", "--since", "2020-01-01", "--json", "--store", str(store)]
+    )
+    assert labels[A] not in recent.output and labels[AGENT] in recent.output

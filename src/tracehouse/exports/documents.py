@@ -193,7 +193,8 @@ def _lines(format: str, details: Iterator[dict[str, Any]]) -> Iterator[bytes]:
     if format == "otel":
         from tracehouse.exports.otel import trace_request
 
-        return (orjson.dumps(trace_request(d)) + b"\n" for d in details)
+        traces = (trace_request(d) for d in details)
+        return (orjson.dumps(t) + b"\n" for t in traces if t is not None)
     from tracehouse.model.item_json import encode_item
 
     items = (orjson.dumps(encode_item(d)) for d in details)

@@ -28,8 +28,12 @@ STATUS_UNSET, STATUS_ERROR = 0, 2
 SCOPE = {"name": "tracehouse", "version": __version__}
 
 
-def trace_request(detail: dict[str, Any]) -> dict[str, Any]:
+def trace_request(detail: dict[str, Any]) -> dict[str, Any] | None:
+    """The session's OTLP trace; None for a session whose agent recorded no time (the Cursor
+    agent's transcripts): a span needs one, and no file time stands for the conversation's."""
     s = detail["session"]
+    if not (s.get("created_at") or s.get("updated_at")):
+        return None
     trace = trace_id(s["session_id"])
     start, end = _nanos(s.get("created_at")), _nanos(s.get("updated_at"))
     end = max(end, start)

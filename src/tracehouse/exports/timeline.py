@@ -84,7 +84,8 @@ def header_fields(
         ("Task", s.get("task_description"), None),
         ("Counts", f"{s['turn_count']} turns · {s['message_count']} messages ·"
                    f" {s['tool_call_count']} tool calls", None),
-        ("Tokens", tokens and f"{tokens:,} total · {s['input_tokens'] or 0:,} in ·"
+        ("Tokens", f"not recorded by {s['source_provider']}" if tokens is None
+         else f"{tokens:,} total · {s['input_tokens'] or 0:,} in ·"
          f" {s['output_tokens'] or 0:,} out · {s['cached_input_tokens'] or 0:,} cache read ·"
          f" {s['cache_write_tokens'] or 0:,} cache write", None),
     ]  # fmt: skip

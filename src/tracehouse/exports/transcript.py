@@ -168,7 +168,9 @@ def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:
         ),
         (
             "tokens",
-            f"{s['total_tokens'] or 0:,} total: {s['input_tokens'] or 0:,} in,"
+            f"not recorded by {s['source_provider']}"
+            if s["total_tokens"] is None
+            else f"{s['total_tokens']:,} total: {s['input_tokens'] or 0:,} in,"
             f" {s['output_tokens'] or 0:,} out, {s['cached_input_tokens'] or 0:,} cache read,"
             f" {s['cache_write_tokens'] or 0:,} cache write",
         ),

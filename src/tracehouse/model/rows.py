@@ -28,8 +28,8 @@ def turn_row(
     at: str | None = None,
     llm_provider: str | None = None,
 ) -> dict[str, Any]:
-    """A new turn of a session read whole: no tokens yet, no query or response, `completed`
-    until a reply says otherwise."""
+    """A new turn of a session read whole: no tokens recorded yet (NULL, not 0), no query or
+    response, `completed` until a reply says otherwise."""
     return {
         "turn_id": ids.turn_id(provider, source_session_id, source_turn_id),
         "session_id": ids.session_id(provider, source_session_id),
@@ -44,8 +44,37 @@ def turn_row(
         "query_message_ids": [],
         "response_message_id": None,
         "metadata": None,
-        **dict.fromkeys(TOKEN_COLUMNS, 0),
+        **dict.fromkeys(TOKEN_COLUMNS),
     }
+
+
+def add_tokens(row: dict[str, Any], counts: Iterable[tuple[str, int]]) -> None:
+    """Add (column, count) pairs to a turn's token columns. A turn's counts stay NULL until a
+    count is recorded, and counts that are all zero record nothing (what an agent writes for a
+    reply that made no model call): a ledger's NULL means "not recorded", never 0."""
+    counts = list(counts)
+    if all(row.get(c) is None for c, _ in counts) and not any(n for _, n in counts):
+        return
+    for column, count in counts:
+        row[column] = (row.get(column) or 0) + count
+
+
+def recorded(totals: dict[str, int | None]) -> dict[str, int | None]:
+    """A session's totals as counted by its parser: NULL each where nothing was recorded (every
+    count 0), as the sums of its turns are (`token_sums`)."""
+    return totals if any(totals.values()) else dict.fromkeys(totals)
+
+
+def token_sums(turns: Iterable[Mapping[str, Any]]) -> dict[str, int | None]:
+    """A session's token totals: each column the sum of its turns' recorded counts, NULL where
+    no turn recorded one."""
+    sums: dict[str, int | None] = dict.fromkeys(TOKEN_COLUMNS)
+    for turn in turns:
+        for column in TOKEN_COLUMNS:
+            value = turn.get(column)
+            if value is not None:
+                sums[column] = (sums[column] or 0) + value
+    return sums
 
 
 def json_text(value: Any) -> str | None:

@@ -112,6 +112,8 @@ def list_sessions(
     where, params = session_sql(filters or SessionFilters())
     return store.query(
         f"SELECT {LIST_COLUMNS} FROM sessions s WHERE 1 = 1{where}"
-        " ORDER BY coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
+        # sessions with no recorded time last on both stores (PostgreSQL puts NULLs first)
+        " ORDER BY coalesce(updated_at, created_at) IS NULL,"
+        " coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
         [*params, limit],
     )

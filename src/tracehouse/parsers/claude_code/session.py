@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracehouse.model import ids
+from tracehouse.model.rows import recorded
 
 if TYPE_CHECKING:
     from tracehouse.parsers.claude_code.identity import Identity
@@ -178,12 +179,16 @@ class SessionAggregate:
             "spawn_tool_call_id": None,
             "task_description": ident.meta.get("description"),
             "task_status": None,
-            "input_tokens": inp,
-            "output_tokens": out,
-            "cached_input_tokens": cache_read,
-            "cache_write_tokens": cache_write,
-            "reasoning_tokens": reasoning,
-            "total_tokens": inp + out + cache_read + cache_write,
+            **recorded(
+                {
+                    "input_tokens": inp,
+                    "output_tokens": out,
+                    "cached_input_tokens": cache_read,
+                    "cache_write_tokens": cache_write,
+                    "reasoning_tokens": reasoning,
+                    "total_tokens": inp + out + cache_read + cache_write,
+                }
+            ),
             "turn_count": self.turns,
             "message_count": self.messages,
             "tool_call_count": self.tool_calls,

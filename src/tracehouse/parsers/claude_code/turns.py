@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from tracehouse.model import ids
-from tracehouse.model.rows import TableBuffer
+from tracehouse.model.rows import TableBuffer, add_tokens
 from tracehouse.model.tables import TURNS
 from tracehouse.parsers.claude_code.records import usage_tuple
 
@@ -50,7 +50,7 @@ class Turns:
             "completed_at": ts,
             "model": None,
             "llm_provider": None,
-            **dict.fromkeys(TOKEN_COLUMNS, 0),
+            **dict.fromkeys(TOKEN_COLUMNS),
             "status": "completed",
             "response_message_id": None,
             "query_message_ids": [],
@@ -74,7 +74,8 @@ class Turns:
         assert self.current is not None
         turn = dict(self.current)
         turn["llm_provider"] = llm_provider(turn.get("model"))
-        turn["total_tokens"] = sum(turn[c] for c in TOKEN_COLUMNS[:4])
+        counted = [turn[c] for c in TOKEN_COLUMNS[:4] if turn[c] is not None]
+        turn["total_tokens"] = sum(counted) if counted else None
         self.rows.add(turn)
 
     def count_usage(
@@ -92,8 +93,7 @@ class Turns:
         if current is None:
             return None
         delta = list(new) if old is None else [n - o for n, o in zip(new, old, strict=True)]
-        for name, value in zip(TOKEN_COLUMNS, delta, strict=True):
-            current[name] += value
+        add_tokens(current, zip(TOKEN_COLUMNS, delta, strict=True))
         return delta
 
     def to_state(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import PurePath
 from typing import Any
 
 from tracehouse.model import ids
+from tracehouse.model.rows import recorded
 from tracehouse.parsers.codex import records as rec
 
 PROVIDER = rec.PROVIDER
@@ -160,12 +161,16 @@ class SessionAggregate:
             "spawn_tool_call_id": None,
             "task_description": meta.get("agent_role") or meta.get("agent_nickname"),
             "task_status": None,
-            "input_tokens": inp,
-            "output_tokens": out,
-            "cached_input_tokens": cached,
-            "cache_write_tokens": cache_write,
-            "reasoning_tokens": reasoning,
-            "total_tokens": inp + out,
+            **recorded(
+                {
+                    "input_tokens": inp,
+                    "output_tokens": out,
+                    "cached_input_tokens": cached,
+                    "cache_write_tokens": cache_write,
+                    "reasoning_tokens": reasoning,
+                    "total_tokens": inp + out,
+                }
+            ),
             "turn_count": self.turns,
             "message_count": self.messages,
             "tool_call_count": self.tool_calls,

@@ -10,7 +10,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model import ids
-from tracehouse.model.rows import TableBuffer
+from tracehouse.model.rows import TableBuffer, add_tokens
 from tracehouse.model.tables import TURNS
 from tracehouse.parsers.codex import records as rec
 
@@ -55,7 +55,7 @@ class Turns:
             "completed_at": ts,
             "model": self.b.agg.model,
             "llm_provider": None,
-            **dict.fromkeys(TOKEN_COLUMNS, 0),
+            **dict.fromkeys(TOKEN_COLUMNS),
             "status": "completed",
             "response_message_id": None,
             "query_message_ids": [],
@@ -133,8 +133,7 @@ class Turns:
 
     def add_tokens(self, delta: list[int], offset: int) -> None:
         turn = self.ensure(f"line:{offset}", self.b.ts)
-        for name, value in zip(TOKEN_COLUMNS, delta, strict=True):
-            turn[name] += value
+        add_tokens(turn, zip(TOKEN_COLUMNS, delta, strict=True))
 
     def close(self) -> None:
         if self.current is None:
@@ -152,7 +151,8 @@ class Turns:
         assert self.current is not None
         turn = {k: v for k, v in self.current.items() if k not in PRIVATE}
         turn["llm_provider"] = "openai" if turn.get("model") else None
-        turn["total_tokens"] = turn["input_tokens"] + turn["output_tokens"]
+        if turn["input_tokens"] is not None:  # the counts are set together, or none is
+            turn["total_tokens"] = turn["input_tokens"] + turn["output_tokens"]
         self.rows.add(turn)
 
     def flush(self) -> None:

@@ -16,7 +16,7 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
-from tracehouse.model.rows import TableBuffer
+from tracehouse.model.rows import TableBuffer, add_tokens, token_sums
 from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor import bubbles
@@ -115,7 +115,7 @@ class ConversationBuilder:
                 "completed_at": at,
                 "status": "completed",
                 "query_message_ids": [],
-                **dict.fromkeys(TOKEN_COLUMNS, 0),
+                **dict.fromkeys(TOKEN_COLUMNS),
             }
         )
         self.turn_rows.append(self.turn)
@@ -219,9 +219,8 @@ class ConversationBuilder:
             return
         got_in = fields.count(count.get("inputTokens"), "tokenCount.inputTokens")
         got_out = fields.count(count.get("outputTokens"), "tokenCount.outputTokens")
-        self.turn["input_tokens"] += got_in
-        self.turn["output_tokens"] += got_out
-        self.turn["total_tokens"] += got_in + got_out
+        got = (("input_tokens", got_in), ("output_tokens", got_out))
+        add_tokens(self.turn, (*got, ("total_tokens", got_in + got_out)))
 
     def _sources(self, message_id: str, bubble: dict[str, Any]) -> None:
         for kind, uri, title, preview in bubbles.references(bubble):
@@ -244,7 +243,7 @@ class ConversationBuilder:
 
     def session_row(self, where: dict[str, Any]) -> dict[str, Any]:
         data, conv = self.conv.data, self.conv
-        totals = {k: sum(t.get(k) or 0 for t in self.turn_rows) for k in TOKEN_COLUMNS}
+        totals = token_sums(self.turn_rows)
         created = iso(data.get("createdAt")) or iso(data.get("lastSendTime"))
         updated = iso(data.get("lastUpdatedAt")) or iso(data.get("lastSendTime"))
         times = [t for t in (created, updated, *self.times) if t]

@@ -147,6 +147,7 @@ class TranscriptBuilder:
             "project_slug": where.get("slug"),
             "mode": meta.get("mode"),
             "order": "stored" if where.get("unordered") else None,
+            "times": "none recorded" if created is None else None,
             "records": dict(sorted(self.transcript.accounting.items())) or None,
         }
         return {
@@ -168,7 +169,7 @@ class TranscriptBuilder:
             "parent_session_id": parent and ids.session_id(PROVIDER, parent),
             "parent_source_session_id": parent,
             "task_description": cap(prompt, 2000) if parent and prompt else None,
-            **dict.fromkeys(TOKEN_COLUMNS, 0),
+            **dict.fromkeys(TOKEN_COLUMNS),
             "turn_count": len(self.turns),
             "message_count": len(self.messages),
             "tool_call_count": len(self.calls),

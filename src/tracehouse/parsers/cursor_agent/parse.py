@@ -50,7 +50,8 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     size = sum(f[1] for f in files.values() if f)
     mtime = max((f[2] for f in files.values() if f), default=0)
     result = UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
-    where: dict[str, Any] = {"source_path": unit.key, **unit.info, "updated_at": iso(mtime / 1e6)}
+    # No file time stands for the conversation's: a copy or a checkout gives every file a new one
+    where: dict[str, Any] = {"source_path": unit.key, **unit.info}
     if unit.info.get("kind") == "store":
         try:
             with snapshot(unit.key, options.scratch) as conn:

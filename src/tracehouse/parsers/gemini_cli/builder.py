@@ -15,8 +15,8 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap
-from tracehouse.model.rows import TableBuffer, turn_row
-from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
+from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Conversation
@@ -127,8 +127,8 @@ class ConversationBuilder:
         assert self.turn is not None
         if not isinstance(tokens, dict):
             return
-        for key, column in TOKENS.items():
-            self.turn[column] += fields.count(tokens.get(key), f"tokens.{key}")
+        counts = [(c, fields.count(tokens.get(k), f"tokens.{k}")) for k, c in TOKENS.items()]
+        add_tokens(self.turn, counts)
 
     def _tool_call(self, call: dict[str, Any], message_id: str, at: str | None) -> None:
         assert self.turn is not None
@@ -218,8 +218,8 @@ class ConversationBuilder:
     def buffers(self) -> list[TableBuffer]:
         return [self.turns, self.messages, self.calls]
 
-    def totals(self) -> dict[str, int]:
-        return {k: sum(t[k] for t in self.turn_rows) for k in TOKEN_COLUMNS}
+    def totals(self) -> dict[str, int | None]:
+        return token_sums(self.turn_rows)
 
 
 def content_text(content: Any) -> str:

@@ -22,8 +22,8 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
-from tracehouse.model.rows import TableBuffer, turn_row
-from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
+from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
@@ -175,9 +175,7 @@ class SessionBuilder:
     ) -> None:
         sources = steps or ([message] if isinstance(message.get("tokens"), dict) else [])
         for source in sources:
-            counted = token_columns(source["tokens"])
-            for column, value in counted.items():
-                turn[column] += value
+            add_tokens(turn, token_columns(source["tokens"]).items())
             cost = source.get("cost")
             if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost:
                 meta = turn["metadata"] = turn["metadata"] or {}
@@ -262,7 +260,7 @@ class SessionBuilder:
             "parent_session_id": parent and ids.session_id(PROVIDER, parent),
             "parent_source_session_id": parent,
             "task_description": cap(task.group(1), 2000) if task else None,
-            **{k: sum(t[k] for t in self.turn_rows) for k in TOKEN_COLUMNS},
+            **token_sums(self.turn_rows),
             "turn_count": len(self.turns),
             "message_count": len(self.messages),
             "tool_call_count": len(self.calls),

@@ -43,8 +43,24 @@ def _segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     segment_scripts(conn)
 
 
+def _unrecorded_tokens(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    from tracehouse.sinks.unrecorded import null_unrecorded
+
+    def execute_many(sql: str, rows: list[tuple[Any, ...]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
+    null_unrecorded(
+        lambda sql: conn.execute(sql).fetchall(),
+        execute_many,
+        conn.execute,
+        "%s",
+    )
+
+
 PYTHON_STEPS: dict[int, Callable[[psycopg.Connection[tuple[Any, ...]]], None]] = {
     15: _segment_scripts,
+    16: _unrecorded_tokens,
 }
 
 

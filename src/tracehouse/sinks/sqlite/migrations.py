@@ -184,6 +184,19 @@ def m016_foreign_keys(db: Database) -> None:
     declare(db.conn)
 
 
+def m017_unrecorded_tokens(db: Database) -> None:
+    # Counts no agent recorded become NULL instead of 0 (`sinks/unrecorded.py`).
+    from tracehouse.sinks.unrecorded import null_unrecorded
+
+    conn = db.conn
+    null_unrecorded(
+        lambda sql: conn.execute(sql).fetchall(),
+        conn.executemany,
+        conn.execute,
+        "?",
+    )
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -233,6 +246,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m014_run_redactions", m014_run_redactions),
     ("m015_search_unspaced_scripts", m015_search_unspaced_scripts),
     ("m016_foreign_keys", m016_foreign_keys),
+    ("m017_unrecorded_tokens", m017_unrecorded_tokens),
 ]
 
 
