@@ -66,7 +66,7 @@ def test_the_docs_stand_alone() -> None:
     links = [
         (page, target)
         for page in pages
-        for target in __import__("re").findall(r"\]\(([^)#:]+)[^)]*\)", page.read_text())
+        for target in __import__("re").findall(r"\]\((?![a-z]+:)([^)#:]+)[^)]*\)", page.read_text())
     ]
     broken = [(p.name, t) for p, t in links if not (p.parent / t).exists()]
     assert broken == []

@@ -9,7 +9,7 @@ cannot drift from the ledger.
 from __future__ import annotations
 
 from tracehouse.model.columns import Column, Table
-from tracehouse.model.tables import ALL_TABLES
+from tracehouse.model.tables import ALL_TABLES, PROVIDERS
 
 _TOKENS = {
     "input_tokens": "Prompt tokens, cached ones included.",
@@ -32,7 +32,7 @@ _COMMON = {
     "title": "A title, as the source gives it or from the first prompt.",
     "host": "The machine that wrote the row.",
     "importer_version": "The tracehouse version that wrote the row.",
-    "source_provider": "claude-code, codex or cursor.",
+    "source_provider": "The agent that wrote it: " + ", ".join(PROVIDERS) + ".",
     "run_id": "The `import_runs` row of the run that wrote it.",
     "updated_at": "ISO-8601 UTC.",
 }
@@ -243,6 +243,9 @@ def describe(table: Table, column: Column) -> str:
         raise KeyError(f"{table.name}.{column.name} has no description in schema_doc.py")
     if column.choices and "," not in text:
         text += f" One of {', '.join(column.choices)}."
+    if column.references:
+        table_name, _, key = column.references.partition(".")
+        text += f" → `{table_name}.{key}`."
     return text
 
 
@@ -258,7 +261,9 @@ def render() -> str:
         " text in SQLite, `json` in PostgreSQL). Times are ISO-8601 UTC text. Ids are stable"
         " hashes, so the same session gives the same ids on every machine. **key**: part of the"
         " primary key; **req**: never NULL; **fp**: covered by the row's fingerprint (a change"
-        " there is a change of content). Columns are only ever added, never renamed.",
+        " there is a change of content). Columns are only ever added, never renamed. **→**: the"
+        " row this column points at, declared as a foreign key in SQLite (for tools such as"
+        " Datasette) and never enforced. A token count or time the agent did not record is NULL.",
     ]
     for table in ALL_TABLES:
         lines += ["", f"## `{table.name}`", "", TABLE_DOCS[table.name], ""]
