@@ -54,8 +54,8 @@ def test_the_docs_page_lists_every_field() -> None:
     )
 
 
-def test_the_readme_examples_validate_and_the_request_imports(store) -> None:  # type: ignore[no-untyped-def]
-    examples = EXAMPLE.findall((ROOT / "README.md").read_text())
+def test_the_import_page_examples_validate_and_the_request_imports(store) -> None:  # type: ignore[no-untyped-def]
+    examples = EXAMPLE.findall((ROOT / "docs" / "import.md").read_text())
     kinds = [kind for kind, _ in examples]
     assert "request" in kinds and "response" in kinds
     for kind, text in examples:

@@ -21,7 +21,7 @@ from tracehouse.sinks.protocol import SessionStore
 pytestmark = pytest.mark.corpus
 
 # What a store stamps on import: when, by which host and version, and whether the file is gone.
-STAMPS = {"host", "importer_version", "first_imported_at", "last_imported_at",
+STAMPS = {"host", "importer_version", "first_imported_at", "last_imported_at", "source_read_at",
           "source_missing_at"}  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from tracehouse.sinks.protocol import SessionStore
 # Rows as they say things, not as a store stamped them: fingerprints are recomputed on import
 # (a call the store linked to its subagent keeps the fingerprint its parser gave it).
 STAMPED = {"fingerprint", "host", "importer_version", "first_imported_at", "last_imported_at",
-           "source_missing_at"}  # fmt: skip
+           "source_read_at", "source_missing_at"}  # fmt: skip
 CONTENT = ("sessions", "turns", "messages", "tool_calls", "message_sources")
 
 

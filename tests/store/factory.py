@@ -9,7 +9,7 @@ from tracehouse.model.contract import ImportBatch
 
 CONTENT = ("sessions", "turns", "messages", "tool_calls", "message_sources")
 # Provenance columns that record when a store saw a row, not what the row says.
-WHEN = {"first_imported_at", "last_imported_at", "host", "importer_version"}
+WHEN = {"first_imported_at", "last_imported_at", "host", "importer_version", "source_read_at"}
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 

@@ -37,7 +37,7 @@ def encode_item(detail: dict[str, Any], *, ledger_links: bool = False) -> dict[s
         "turn": {r["turn_id"]: r["source_turn_id"] for r in detail["turns"]},
         "message": {r["message_id"]: r["source_message_id"] for r in detail["messages"]},
     }
-    imported = session.get("last_imported_at")
+    imported = session.get("source_read_at") or session.get("last_imported_at")
     item: dict[str, Any] = {
         "sourceProvider": session["source_provider"],
         "sourceSessionId": session["source_session_id"],

@@ -96,6 +96,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "spawn_source_tool_call_id": "`spawn_tool_call_id` by the source's call id.",
         "label_base": "The label it was stored with: sessions whose labels collide share it,"
         " and each gets a longer label grown from it.",
+        "source_read_at": "When its producer read it from the source (the item's"
+        " `importedAtMs`); NULL when the producer did not say.",
     },
     "turns": {
         "turn_id": "Stable id: a hash of provider, session and the source's turn id.",
@@ -132,6 +134,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "spawned_session_id": "The subagent session it started (filled in when both are here).",
         "tool_number": "The producer's own number for the call (`toolNumber`), when it gives one.",
         "spawned_source_session_id": "`spawned_session_id` by the source's session id.",
+        "metadata": 'What the source records beside the result, as JSON: {"exit_code": 1} for'
+        " a command whose exit status it wrote (Codex always, Claude Code when it failed).",
     },
     "message_sources": {
         "message_id": "The message that cited it.",
@@ -141,6 +145,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "uri": "Its path or URL.",
         "content_preview": "The start of the cited text.",
         "chunk_number": "Which chunk of a document, when cited by chunk.",
+        "created_at": "When the message that cites it was written.",
     },
     "watermarks": {
         "unit_key": "The unit: an absolute file path, or a database path.",
@@ -170,6 +175,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
             " push, by the gateway."
         ),
         "tail_lag_p50_ms": "Live flushes: the median delay from a write to its commit.",
+        "source": "Who sent its batches: the request's `source` (`tracehouse` for a sync).",
     },
     "import_requests": {
         "idempotency_key": "The request's key.",

@@ -77,6 +77,9 @@ SESSIONS = Table(
         Column("parent_source_message_id", content=False),
         Column("spawn_source_tool_call_id", content=False),
         Column("label_base", content=False),  # the label it was stored with, before any growth
+        # When its producer read it from the source (the item's `importedAtMs`), beside when
+        # this ledger stored it (`first_imported_at`, `last_imported_at`).
+        Column("source_read_at", content=False),
     ),
     ("session_id",),
 )
@@ -147,6 +150,7 @@ TOOL_CALLS = Table(
         Column("fingerprint", content=False),
         Column("tool_number", INT, late=True),  # the producer's own numbering (`toolNumber`)
         Column("spawned_source_session_id", content=False),  # as `parent_source_session_id`
+        Column("metadata", JSON, late=True),  # what the source adds: {"exit_code": 1}
     ),
     ("tool_call_id",),
 )
@@ -164,6 +168,7 @@ MESSAGE_SOURCES = Table(
         Column("chunk_number", INT),
         Column("metadata", JSON),
         Column("fingerprint", content=False),
+        Column("created_at", late=True),  # when the message that cites it was written
     ),
     ("message_id", "source_id"),
 )
@@ -206,6 +211,7 @@ IMPORT_RUNS = Table(
         Column("retry_reasons", JSON),  # {"database is locked": 3}: what the retries waited for
         Column("tail_lag_p50_ms", INT),  # the median, beside tail_lag_ms's largest
         Column("redactions", JSON),  # {"github-pat": 2}: the secrets replaced by markers
+        Column("source"),  # who sent the batches: the request's `source` (`tracehouse`, …)
     ),
     ("run_id",),
 )

@@ -126,6 +126,7 @@ TOOL_CALL = (
     Field("completedAtMs", "completed_at", "time"),
     Field("sequence", "seq"),
     Field("error", "error"),
+    _ext("metadataJson", "metadata"),
 )
 
 # Cited sources (seed 003) are tracehouse's own: the draft has no such rows.
@@ -138,6 +139,7 @@ SOURCE = (
     _ext("contentPreview", "content_preview"),
     _ext("chunkNumber", "chunk_number"),
     _ext("metadata", "metadata"),
+    _ext("createdAtMs", "created_at", "time"),
 )
 
 # The item's row lists by their field name, with the ledger table each fills.

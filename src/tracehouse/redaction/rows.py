@@ -37,7 +37,7 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {
     SESSIONS.name: ("title", "git_remote", "task_description", "metadata"),
     TURNS.name: ("metadata",),
     MESSAGES.name: ("content", "thinking", "meta", "metadata", "context"),
-    TOOL_CALLS.name: ("params", "result", "error"),
+    TOOL_CALLS.name: ("params", "result", "error", "metadata"),
     MESSAGE_SOURCES.name: ("title", "uri", "content_preview", "metadata"),
 }
 TABLES = {t.name: t for t in (SESSIONS, TURNS, MESSAGES, TOOL_CALLS, MESSAGE_SOURCES)}

@@ -29,6 +29,7 @@ from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
 from tracehouse.model.rows import json_text
 from tracehouse.model.tables import SESSIONS
+from tracehouse.model.wire import iso_from_ms
 from tracehouse.sinks.protocol import RunTotals
 
 # A migration (`store copy`) carries a session's provenance from the store it was read from:
@@ -106,6 +107,8 @@ def session_values(
         source_missing_at=missing_at(item, mode),
         # the label it asked for: what its label grows from when another session's collides
         label_base=(session.get("label_base") if carried else None) or session.get("label"),
+        source_read_at=(item.imported_at_ms and iso_from_ms(item.imported_at_ms))
+        or session.get("source_read_at"),
     )
     for name in _SESSION_JSON:
         row[name] = json_text(row.get(name))

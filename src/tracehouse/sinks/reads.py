@@ -169,7 +169,7 @@ def list_rejects(
 RUN_COLUMNS = (
     "run_id, mode, started_at, finished_at, imported, upserted, skipped, failed, rejects,"
     " bytes_read, rows_written, retries, retry_reasons, dedupe_hits, tail_lag_p50_ms,"
-    " tail_lag_ms, error, host, redactions"
+    " tail_lag_ms, error, host, redactions, source"
 )
 
 

@@ -323,7 +323,8 @@ class SessionBuilder:
             self._add_source(msg["message_id"], source)
 
     def _add_source(self, message_id: str, source: dict[str, Any]) -> None:
-        self.sources.add(tools.source_row(message_id, self.session_id, source))
+        row = tools.source_row(message_id, self.session_id, source)
+        self.sources.add({**row, "created_at": self.ts})
 
     def _context_target(self) -> str | None:
         if self.turn and self.turn["query_message_ids"]:

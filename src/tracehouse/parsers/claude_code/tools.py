@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -10,6 +11,8 @@ from tracehouse.model import ids
 from tracehouse.parsers.claude_code import records as rec
 
 PROVIDER = "claude-code"
+
+_EXIT = re.compile(r"Exit code (-?\d+)\b")
 
 
 def subagent_source_id(project: str, agent_id: str) -> str:
@@ -60,6 +63,9 @@ def complete(
     if denied:
         call["error"] = f"denied ({denied}): {call['error']}"
     call["completed_at"] = ts
+    code = _EXIT.match(text or "") if failed else None
+    if code is not None:  # Claude Code writes a failed command's status only into its text
+        call["metadata"] = {**(call.get("metadata") or {}), "exit_code": int(code.group(1))}
     result = record.get("toolUseResult")
     if isinstance(result, dict) and isinstance(result.get("agentId"), str):
         child = subagent_source_id(project, result["agentId"])

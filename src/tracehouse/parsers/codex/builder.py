@@ -326,6 +326,7 @@ class RolloutBuilder:
                     "session_id": self.session_id,
                     "source_id": ids.source_id(source["source_type"], source["uri"]),
                     "chunk_number": None,
+                    "created_at": self.ts,
                     **source,
                 }
             )

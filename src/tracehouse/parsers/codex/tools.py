@@ -80,6 +80,8 @@ def complete(call: dict[str, Any], p: dict[str, Any], ts: str | None, limit: int
     call["result"] = cap(text, limit)
     call["completed_at"] = ts
     code = rec.exit_code(output)
+    if code is not None:
+        call["metadata"] = {**(call.get("metadata") or {}), "exit_code": code}
     failed = p.get("status") == "failed" or (code is not None and code != 0)
     if code is not None and code != 0:
         call["error"] = f"exit code {code}"
@@ -96,6 +98,8 @@ def apply_event(call: dict[str, Any], p: dict[str, Any], ts: str | None, limit: 
     kind = p.get("type")
     if kind == "exec_command_end":
         code = p.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool):
+            call["metadata"] = {**(call.get("metadata") or {}), "exit_code": code}
         if isinstance(code, int) and code != 0:
             call["status"], call["error"] = "failed", f"exit code {code}"
         if call["result"] is None and isinstance(p.get("aggregated_output"), str):

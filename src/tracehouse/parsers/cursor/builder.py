@@ -96,7 +96,7 @@ class ConversationBuilder:
             self._tool_call(bid, tool, message_id, at)
         self._tokens(bubble.get("tokenCount"))
         if message_id:
-            self._sources(message_id, bubble)
+            self._sources(message_id, bubble, at)
         if at:
             self.turn["completed_at"] = at
         if model and not self.turn.get("model"):
@@ -222,7 +222,7 @@ class ConversationBuilder:
         got = (("input_tokens", got_in), ("output_tokens", got_out))
         add_tokens(self.turn, (*got, ("total_tokens", got_in + got_out)))
 
-    def _sources(self, message_id: str, bubble: dict[str, Any]) -> None:
+    def _sources(self, message_id: str, bubble: dict[str, Any], at: str | None) -> None:
         for kind, uri, title, preview in bubbles.references(bubble):
             self.sources.add(
                 {
@@ -233,6 +233,7 @@ class ConversationBuilder:
                     "title": title,
                     "uri": uri,
                     "content_preview": cap(preview, 2000) if preview else None,
+                    "created_at": at,
                 }
             )
 

@@ -120,11 +120,11 @@ def import_batch(conn: Conn, batch: ImportBatch) -> ImportResponse:
         response = replayed(key, request_hash, stored)
         if response is not None:
             # The replay is a run of its own in the log: every item skipped, a dedupe hit each.
-            ensure_run(conn, batch.run_id, batch.mode)
+            ensure_run(conn, batch.run_id, batch.mode, source=batch.source)
             _add_run_counts(conn, batch.run_id, as_replayed(batch.run_id, response))
             return response
 
-    ensure_run(conn, batch.run_id, batch.mode)
+    ensure_run(conn, batch.run_id, batch.mode, source=batch.source)
     now = now_iso()
     session_ids = [item.session_id for item in batch.items]
     deleted = {
@@ -344,12 +344,15 @@ def _save_watermarks(conn: Conn, watermarks: list[WatermarkUpdate], run_id: str)
         cur.executemany(SAVE_WATERMARK, rows)
 
 
-def ensure_run(conn: Conn, run_id: str, mode: str, started_at: str | None = None) -> None:
+def ensure_run(
+    conn: Conn, run_id: str, mode: str, started_at: str | None = None, source: str = "tracehouse"
+) -> None:
     conn.execute(
         "INSERT INTO import_runs (run_id, mode, started_at, imported, upserted, skipped, failed,"
-        " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version)"
-        " VALUES (%s, %s, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0, %s, %s) ON CONFLICT (run_id) DO NOTHING",
-        (run_id, mode, started_at or now_iso(), socket.gethostname(), __version__),
+        " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version, source)"
+        " VALUES (%s, %s, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0, %s, %s, %s)"
+        " ON CONFLICT (run_id) DO NOTHING",
+        (run_id, mode, started_at or now_iso(), socket.gethostname(), __version__, source),
     )
 
 

@@ -197,6 +197,15 @@ def m017_unrecorded_tokens(db: Database) -> None:
     )
 
 
+def m018_seed_details(db: Database) -> None:
+    # The request's source on its run, the producer's read time on the session, a tool call's
+    # metadata (its exit code), a cited source's time.
+    _add_column(db, "import_runs", "source TEXT")
+    _add_column(db, "sessions", "source_read_at TEXT")
+    _add_column(db, "tool_calls", "metadata TEXT")
+    _add_column(db, "message_sources", "created_at TEXT")
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -247,6 +256,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m015_search_unspaced_scripts", m015_search_unspaced_scripts),
     ("m016_foreign_keys", m016_foreign_keys),
     ("m017_unrecorded_tokens", m017_unrecorded_tokens),
+    ("m018_seed_details", m018_seed_details),
 ]
 
 

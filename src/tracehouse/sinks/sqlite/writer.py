@@ -68,11 +68,11 @@ def import_batch(
         response = replayed(key, request_hash, stored)
         if response is not None:
             # The replay is a run of its own in the log: every item skipped, a dedupe hit each.
-            ensure_run(conn, batch.run_id, batch.mode)
+            ensure_run(conn, batch.run_id, batch.mode, source=batch.source)
             _add_run_counts(conn, batch.run_id, as_replayed(batch.run_id, response))
             return response
 
-    ensure_run(conn, batch.run_id, batch.mode)
+    ensure_run(conn, batch.run_id, batch.mode, source=batch.source)
     session_ids = [item.session_id for item in batch.items]
     existing = _existing(conn, session_ids)
     deleted = _tombstoned(conn, session_ids)
@@ -198,13 +198,18 @@ def resolve_rejects(conn: sqlite3.Connection, clears: tuple[Clear, ...], now: st
 
 
 def ensure_run(
-    conn: sqlite3.Connection, run_id: str, mode: str, started_at: str | None = None
+    conn: sqlite3.Connection,
+    run_id: str,
+    mode: str,
+    started_at: str | None = None,
+    source: str = "tracehouse",
 ) -> None:
     conn.execute(
         "INSERT INTO import_runs (run_id, mode, started_at, imported, upserted, skipped, failed,"
-        " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version)"
-        " VALUES (?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, ?, ?) ON CONFLICT (run_id) DO NOTHING",
-        (run_id, mode, started_at or now_iso(), socket.gethostname(), __version__),
+        " rejects, bytes_read, rows_written, retries, dedupe_hits, host, importer_version, source)"
+        " VALUES (?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?)"
+        " ON CONFLICT (run_id) DO NOTHING",
+        (run_id, mode, started_at or now_iso(), socket.gethostname(), __version__, source),
     )
 
 
