@@ -41,7 +41,8 @@ from tracehouse.sinks import open_store  # noqa: E402
 
 DSN = os.environ.get("TRACEHOUSE_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 TABLES = ("sessions", "turns", "messages", "tool_calls", "message_sources", "threads")
-WHEN = {"first_imported_at", "last_imported_at", "host", "importer_version", "source_missing_at"}
+WHEN = {"first_imported_at", "last_imported_at", "host", "importer_version", "source_missing_at",
+        "source_read_at"}  # fmt: skip
 APPENDS = 40
 
 

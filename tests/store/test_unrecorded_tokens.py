@@ -1,12 +1,15 @@
 """Schema 17 / migration 0016: a ledger written when unrecorded token counts were stored as 0
-is brought, without reading a source again, to what a fresh import stores: NULL counts, the
-same fingerprints, and `store verify` clean, on both backends."""
+and Cursor agent transcripts took a file's time is brought, without reading a source again, to
+what a fresh import stores: NULL counts and times, the same fingerprints, and `store verify`
+clean, on both backends."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from tests.conftest import DATA
 from tracehouse.model.rows import row_fingerprint
@@ -29,8 +32,15 @@ def _import(store: Any, tmp_path: Path) -> None:
 
 def _figures(store: Any) -> list[tuple[Any, ...]]:
     turns = store.query(f"SELECT turn_id, fingerprint, {TOKENS} FROM turns ORDER BY turn_id")
-    sessions = store.query(f"SELECT session_id, {TOKENS} FROM sessions ORDER BY session_id")
-    return [tuple(r.values()) for r in turns + sessions]
+    sessions = store.query(
+        f"SELECT session_id, {TOKENS}, updated_at, metadata FROM sessions ORDER BY session_id"
+    )
+    out = [tuple(r.values()) for r in turns]
+    for row in sessions:  # metadata as text on SQLite, decoded on PostgreSQL
+        metadata = row.pop("metadata")
+        decoded = orjson.loads(metadata) if isinstance(metadata, str) else metadata
+        out.append((*row.values(), orjson.dumps(decoded, option=orjson.OPT_SORT_KEYS)))
+    return out
 
 
 def test_an_older_ledger_gets_the_figures_a_fresh_import_gives(make_store, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -63,10 +73,12 @@ def _as_before(store: Any) -> None:
         conn, mark = store.conn, "?"
         begin, end = (lambda: conn.execute("BEGIN")), (lambda: conn.execute("COMMIT"))
         undo = "DELETE FROM _sqlite_migrations WHERE name = 'm017_unrecorded_tokens'"
+        unflagged = "json_remove(metadata, '$.times')"
     else:
         conn, mark = store.conn, "%s"
         begin, end = (lambda: None), (lambda: conn.commit())
         undo = "DELETE FROM tracehouse_migrations WHERE version = 16"
+        unflagged = "(metadata::jsonb - 'times')::json"
     begin()
     for row in rows:
         before = row_fingerprint(TURNS, {**row, **dict.fromkeys(TOKEN_COLUMNS, 0)})
@@ -75,5 +87,10 @@ def _as_before(store: Any) -> None:
             (before, row["turn_id"]),
         )
     conn.execute(f"UPDATE sessions SET {zeroed} WHERE total_tokens IS NULL")
+    # a Cursor agent transcript took its newest file's modification time, and had no flag
+    conn.execute(
+        f"UPDATE sessions SET updated_at = '2026-11-27T18:42:28.935Z', metadata = {unflagged}"
+        " WHERE source_provider = 'cursor-agent' AND created_at IS NULL"
+    )
     conn.execute(undo)
     end()

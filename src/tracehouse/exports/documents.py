@@ -91,15 +91,16 @@ def export_documents(
                 " --since-last"
             )
         sessions = select_sessions(store, filters)
+        todo = _exportable(options.format, sessions)
         tally = ExportTally()
-        details = (_detail(store, r["session_id"], options, tally) for r in sessions)
+        details = (_detail(store, r["session_id"], options, tally) for r in todo)
         stream.writelines(_lines(options.format, details))
-        return DocumentReport(options.format, out, len(sessions), len(sessions), [], None, tally)
+        return DocumentReport(options.format, out, len(sessions), len(todo), [], None, tally)
     started = now_iso()
     target = str(out.resolve())
     since = last_export(store, target, options.format) if options.since_last else None
     sessions = select_sessions(store, filters)
-    todo = _changed_and_above(sessions, since) if since else sessions
+    todo = _exportable(options.format, _changed_and_above(sessions, since) if since else sessions)
     stems = file_stems(sessions)
     make_out(out, options.file_mode)
     tally = ExportTally()
@@ -107,6 +108,16 @@ def export_documents(
     if options.since_last:
         store.save_export_mark(target, options.format, started, len(todo))
     return DocumentReport(options.format, out, len(sessions), len(todo), files, since, tally)
+
+
+def _exportable(format: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sessions a format can hold: a trace needs a time (`otel.has_time`), so the report's
+    count says how many were left out."""
+    if format != "otel":
+        return sessions
+    from tracehouse.exports.otel import has_time
+
+    return [r for r in sessions if has_time(r)]
 
 
 def _detail(
@@ -193,8 +204,7 @@ def _lines(format: str, details: Iterator[dict[str, Any]]) -> Iterator[bytes]:
     if format == "otel":
         from tracehouse.exports.otel import trace_request
 
-        traces = (trace_request(d) for d in details)
-        return (orjson.dumps(t) + b"\n" for t in traces if t is not None)
+        return (orjson.dumps(trace_request(d)) + b"\n" for d in details)
     from tracehouse.model.item_json import encode_item
 
     items = (orjson.dumps(encode_item(d)) for d in details)

@@ -28,12 +28,15 @@ STATUS_UNSET, STATUS_ERROR = 0, 2
 SCOPE = {"name": "tracehouse", "version": __version__}
 
 
-def trace_request(detail: dict[str, Any]) -> dict[str, Any] | None:
-    """The session's OTLP trace; None for a session whose agent recorded no time (the Cursor
-    agent's transcripts): a span needs one, and no file time stands for the conversation's."""
+def has_time(session: Row) -> bool:
+    """Whether a session can be a trace: a span needs a time, and a session whose agent recorded
+    none (the Cursor agent's transcripts) has no time a file's could stand for."""
+    return bool(session.get("created_at") or session.get("updated_at"))
+
+
+def trace_request(detail: dict[str, Any]) -> dict[str, Any]:
+    """The session's OTLP trace (of a session that `has_time`)."""
     s = detail["session"]
-    if not (s.get("created_at") or s.get("updated_at")):
-        return None
     trace = trace_id(s["session_id"])
     start, end = _nanos(s.get("created_at")), _nanos(s.get("updated_at"))
     end = max(end, start)

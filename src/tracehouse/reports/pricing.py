@@ -62,7 +62,7 @@ class PriceTable:
 
     own: Mapping[str, Price]
     source: str  # where the prices come from, as a report names it
-    dataset: Dataset | None = None
+    dataset: Dataset
 
     def price(self, model: str | None, at: str | None = None) -> Price | None:
         """`model`'s price on the day `at` (an ISO time; None: today)."""
@@ -73,7 +73,7 @@ class PriceTable:
             own = self.own.get(key) or self.own.get(_DATED.sub("", key))
             if own is not None:
                 return own
-        return None if self.dataset is None else self.dataset.price(name, at)
+        return self.dataset.price(name, at)
 
     def cost(self, model: str | None, tokens: Tokens, at: str | None = None) -> float | None:
         price = self.price(model, at)
@@ -89,13 +89,11 @@ class PriceTable:
         ) / 1e6
 
 
-def load_prices(user_file: Path | None = None, *, dataset: bool = True) -> PriceTable:
-    """The dataset's prices with `user_file`'s models on top (a missing default file is fine);
-    `dataset=False`: the user's alone."""
+def load_prices(user_file: Path | None = None) -> PriceTable:
+    """The dataset's prices with `user_file`'s models on top (a missing default file is fine)."""
     from tracehouse.reports.price_data import Dataset, dataset_name
 
-    found = Dataset() if dataset else None
-    source = dataset_name() if dataset else "your price file"
+    found, source = Dataset(), dataset_name()
     if user_file is None or not user_file.exists():
         return PriceTable({}, source, found)
     try:

@@ -55,6 +55,7 @@ def _unrecorded_tokens(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         execute_many,
         conn.execute,
         "%s",
+        "%s::json",
     )
 
 

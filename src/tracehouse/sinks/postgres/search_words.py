@@ -118,6 +118,7 @@ VECTORS: dict[str, tuple[Vector, ...]] = {
 }
 
 
+_STEP = 2000  # rows re-indexed per round trip by `segment_scripts`
 _KEYS = {"messages": "message_id", "tool_calls": "tool_call_id", "sessions": "session_id"}
 
 
@@ -131,17 +132,20 @@ def segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
         key = _KEYS[table]
         texts = sorted({n for v in vectors for n in v.sources})
         names = [key, *texts, *(v.unless[0] for v in vectors if v.unless is not None)]
-        rows = conn.execute(
-            f"SELECT {', '.join(names)} FROM {table}"
-            f" WHERE {' OR '.join(f'{n}::text ~ %s' for n in texts)}",
-            [unspaced] * len(texts),
-        ).fetchall()
         preparers = [(v.column, v.preparer(names)) for v in vectors]
         sets = ", ".join(f"{column} = to_tsvector('simple', %s)" for column, _ in preparers)
-        with conn.cursor() as cur:
-            cur.executemany(
-                f"UPDATE {table} SET {sets} WHERE {key} = %s",
-                [(*(prepare(row) for _, prepare in preparers), row[0]) for row in rows],
+        # A server-side cursor, a step of rows at a time: a ledger mostly in Chinese would
+        # otherwise come into memory whole.
+        with conn.cursor(name=f"th_segment_{table}") as found, conn.cursor() as update:
+            found.execute(
+                f"SELECT {', '.join(names)} FROM {table}"
+                f" WHERE {' OR '.join(f'{n}::text ~ %s' for n in texts)}",
+                [unspaced] * len(texts),
             )
-        changed += len(rows)
+            while rows := found.fetchmany(_STEP):
+                update.executemany(
+                    f"UPDATE {table} SET {sets} WHERE {key} = %s",
+                    [(*(prepare(row) for _, prepare in preparers), row[0]) for row in rows],
+                )
+                changed += len(rows)
     return changed

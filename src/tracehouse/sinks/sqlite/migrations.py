@@ -185,7 +185,7 @@ def m016_foreign_keys(db: Database) -> None:
 
 
 def m017_unrecorded_tokens(db: Database) -> None:
-    # Counts no agent recorded become NULL instead of 0 (`sinks/unrecorded.py`).
+    # Counts and times no agent recorded become NULL, not 0 or a file's (`sinks/unrecorded.py`).
     from tracehouse.sinks.unrecorded import null_unrecorded
 
     conn = db.conn
@@ -193,6 +193,7 @@ def m017_unrecorded_tokens(db: Database) -> None:
         lambda sql: conn.execute(sql).fetchall(),
         conn.executemany,
         conn.execute,
+        "?",
         "?",
     )
 
