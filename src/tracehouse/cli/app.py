@@ -11,6 +11,7 @@ from tracehouse.cli import (
     doctor_cmd,
     export_cmd,
     import_cmd,
+    mcp_cmd,
     rejects_cmd,
     runs_cmd,
     search_cmd,
@@ -61,6 +62,7 @@ app.command("runs")(runs_cmd.runs)
 app.command("doctor")(doctor_cmd.doctor)
 app.command("usage")(usage_cmd.usage_report)
 app.command("export")(export_cmd.export)
+app.command("mcp")(mcp_cmd.mcp)
 
 
 def main() -> None:

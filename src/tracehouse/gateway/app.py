@@ -85,10 +85,14 @@ def create_app(config: GatewayConfig) -> FastAPI:
     open_store(config.store).close()
     pool = StorePool(config.store, config.connections, config.wait_seconds, config.queue_limit)
     probe = StorePool(config.store, 1, wait_seconds=1.0, queue_limit=50)
+    from tracehouse.gateway.mcp_route import PATH, McpEndpoint
+
+    mcp = McpEndpoint(pool)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with mcp.running():
+            yield
         pool.close()
         probe.close()
 
@@ -130,6 +134,9 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    # An ASGI app as the endpoint: Starlette hands it the raw request (the SDK's transport)
+    app.router.add_route(PATH, mcp, methods=["GET", "POST", "DELETE"],  # type: ignore[arg-type]
+                         include_in_schema=False)  # fmt: skip
     # A value PostgreSQL cannot hold (a NUL in a key, a number past its type) came from the
     # request: a 400 that says so, not a 500.
     app.add_exception_handler(

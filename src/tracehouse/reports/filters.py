@@ -105,15 +105,15 @@ def count_sessions(store: SessionStore, filters: SessionFilters | None = None) -
 
 
 def list_sessions(
-    store: SessionStore, filters: SessionFilters | None = None, limit: int = 50
+    store: SessionStore, filters: SessionFilters | None = None, limit: int = 50, offset: int = 0
 ) -> list[dict[str, Any]]:
-    """The filtered sessions, most recently active first."""
+    """The filtered sessions, most recently active first, `offset` of them skipped."""
     validate.count(limit, "--limit", MAX_LIST)
     where, params = session_sql(filters or SessionFilters())
     return store.query(
         f"SELECT {LIST_COLUMNS} FROM sessions s WHERE 1 = 1{where}"
         # sessions with no recorded time last on both stores (PostgreSQL puts NULLs first)
         " ORDER BY coalesce(updated_at, created_at) IS NULL,"
-        " coalesce(updated_at, created_at) DESC, session_id LIMIT ?",
-        [*params, limit],
+        " coalesce(updated_at, created_at) DESC, session_id LIMIT ? OFFSET ?",
+        [*params, limit, offset],
     )

@@ -1,0 +1,52 @@
+"""`tracehouse mcp`: the ledger as an MCP server over stdio, for agents to consult."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import Context, command
+from tracehouse.errors import ConfigError
+from tracehouse.mcp_server.agent_config import AGENTS, http_config, server_command, stdio_config
+from tracehouse.sinks.location import GATEWAY_SCHEMES
+
+
+@command
+def mcp(
+    ctx: Context,
+    print_config: Annotated[
+        str | None,
+        typer.Option(
+            "--print-config",
+            metavar="AGENT",
+            help=f"Print the setup for {', '.join(AGENTS)} instead of serving.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Serve the ledger to coding agents over MCP (stdio): search, list_sessions, read_session,
+    files_touched and usage. An agent starts it; --print-config AGENT shows how."""
+    location = ctx.settings.store
+    gateway = location.startswith(GATEWAY_SCHEMES)
+    if print_config is not None:
+        if print_config not in AGENTS:
+            raise ConfigError(f"--print-config {print_config!r}: one of {', '.join(AGENTS)}")
+        if gateway:
+            typer.echo(http_config(print_config, location))
+        else:
+            typer.echo(stdio_config(print_config, server_command(location, None)))
+        return
+    if gateway:
+        raise ConfigError(
+            f"{location} is a gateway: it serves MCP itself at {location.rstrip('/')}/mcp to a"
+            f" read token; `tracehouse mcp --store {location} --print-config AGENT` prints the"
+            " setup"
+        )
+    from tracehouse.mcp_server.server import OneStore, build_server, local_dispatch
+
+    store = ctx.store(create=False)
+    try:
+        build_server(local_dispatch(OneStore(store))).run("stdio")
+    finally:
+        store.close()
