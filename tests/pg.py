@@ -18,7 +18,12 @@ DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 # Read when the tests start, before each test's isolated environment drops TRACEHOUSE_*.
 PG_DSN = os.environ.get("TRACEHOUSE_PG_DSN") or DEFAULT_DSN
 REQUIRE_PG = os.environ.get("TRACEHOUSE_REQUIRE_PG") == "1"
-KEPT_ENV = ("TRACEHOUSE_CORPUS", "TRACEHOUSE_PG_DSN", "TRACEHOUSE_REQUIRE_PG")
+KEPT_ENV = (
+    "TRACEHOUSE_CORPUS",
+    "TRACEHOUSE_PG_DSN",
+    "TRACEHOUSE_REQUIRE_PG",
+    "TRACEHOUSE_REQUIRE_NPM",
+)
 
 
 def with_schema(dsn: str, schema: str) -> str:

@@ -125,7 +125,13 @@ def build_server(
         lifespan=lifespan,
     )
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def tool(fn: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]:
+        # The docstring, as one paragraph: its line breaks are the source's, not the model's.
+        description = " ".join((fn.__doc__ or "").split())
+        server.add_tool(fn, description=description, annotations=READ_ONLY, structured_output=False)
+        return fn
+
+    @tool
     async def search(
         query: Annotated[str, Field(description='Words that must all appear; "a phrase";'
                                     " -word excludes; a OR b; migrat* is a prefix. Paths and"
@@ -152,7 +158,7 @@ def build_server(
             tool=tool, since=since, until=until, limit=limit,
         ))  # fmt: skip
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool
     async def list_sessions(
         providers: Providers = None,
         project: Project = None,
@@ -172,7 +178,7 @@ def build_server(
             subagents=subagents, limit=limit, offset=offset,
         ))  # fmt: skip
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool
     async def read_session(
         session: Annotated[str, Field(description="The session's label (e.g. cc-6a963594) or"
                                       " id, as search and list_sessions give it.")],
@@ -193,7 +199,7 @@ def build_server(
             session=session, around=around, start=start, budget=budget, result_chars=result_chars,
         ))  # fmt: skip
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool
     async def files_touched(
         path: Annotated[str, Field(description="A file or folder: absolute, relative to a"
                                    " project, or its last parts (billing/webhooks.py).")],
@@ -212,7 +218,7 @@ def build_server(
             limit=limit, offset=offset,
         ))  # fmt: skip
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool
     async def usage(
         by: Annotated[str, Field(description=f"Rows per {', '.join(PERIODS)}.")] = "daily",
         providers: Providers = None,
