@@ -4,6 +4,10 @@ Every agent names files in its own parameter (`file_path`, `filePath`, `target_f
 `*** Update File:` header, a shell command's words), relative to its workspace or not, with `/`
 or `\\`. A path is recognised in all of them and matched at a component boundary, so
 `webhooks.py`, `billing/webhooks.py` and the absolute path all find the same calls.
+
+The calls to look at are those whose indexed text holds the path's last part as a phrase (the
+search index: FTS5 on SQLite, the tsvector on PostgreSQL), so a lookup reads the few calls
+that name the file, not every call's parameters; each is then matched exactly.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 from tracehouse.errors import ConfigError
 from tracehouse.model.stored_json import decode_mapping
 from tracehouse.reports.filters import SessionFilters, session_sql
+from tracehouse.search.query import parse, to_fts5, to_tsquery_sql, words_of
 from tracehouse.sinks.protocol import SessionStore
 
 PATH_KEYS = frozenset({
@@ -29,7 +34,7 @@ PATCH = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to
 PATCH_VERBS = {"Add": "created", "Update": "edited", "Delete": "deleted", None: "moved to"}
 _WINDOWS = re.compile(r"^[A-Za-z]:/")
 _SHELL_SPLIT = re.compile(r"[\s;|&<>()]+")
-CHUNK = 500  # candidate rows read at a time
+CHUNK = 100  # candidate rows read at a time: most lookups want a page of 20
 
 
 @dataclass(frozen=True)
@@ -55,26 +60,38 @@ def files_touched(
     if not wanted.strip("/"):
         raise ConfigError("path: give a file or folder path, or its last parts (e.g. src/app.py)")
     name = wanted.rstrip("/").rsplit("/", 1)[-1]
+    named, named_params = _naming(store, name)
     where, params = session_sql(filters)
     sql = (
         "SELECT t.tool_call_id, t.message_id, t.session_id, t.tool_name, t.params, t.started_at,"
         " s.label, s.source_provider, s.title, s.task_description, s.workspace_path"
         " FROM tool_calls t JOIN sessions s ON s.session_id = t.session_id"
-        f" WHERE CAST(t.params AS TEXT) LIKE ? ESCAPE '!'{where}"
+        f" WHERE {named}{where}"
         " ORDER BY coalesce(t.started_at, s.updated_at) IS NULL,"
         " coalesce(t.started_at, s.updated_at) DESC, t.session_id, t.seq LIMIT ? OFFSET ?"
     )
-    like = "%" + re.sub(r"([!%_])", r"!\1", name) + "%"
     found: list[Touch] = []
     read = 0
     while len(found) <= offset + limit:
-        rows = store.query(sql, [like, *params, CHUNK, read])
+        rows = store.query(sql, [*named_params, *params, CHUNK, read])
         read += len(rows)
         for row in rows:
-            found.extend(_touches(row, wanted))
+            found.extend(_touches(row, wanted, name.lower()))
         if len(rows) < CHUNK:
             break
     return found[offset : offset + limit], len(found) > offset + limit
+
+
+def _naming(store: SessionStore, name: str) -> tuple[str, list[Any]]:
+    """A condition on `tool_calls t`: the call's indexed text holds `name`'s words in order."""
+    if not words_of(name):
+        raise ConfigError(f"path {name!r}: name a file by its letters or digits")
+    query = parse('"' + name.replace('"', " ") + '"')
+    if store.backend == "postgresql":
+        tsquery, params = to_tsquery_sql(query)
+        return f"t.search_tsv @@ {tsquery}", list(params)
+    matched = "SELECT rowid FROM tool_calls_fts WHERE tool_calls_fts MATCH ?"
+    return f"t.rowid IN ({matched})", ["{params} : (" + to_fts5(query) + ")"]
 
 
 def normalise(path: str) -> str:
@@ -94,10 +111,10 @@ def matches(touched: str, wanted: str, workspace: str | None) -> bool:
     return t == wanted or t.endswith("/" + wanted.lstrip("/"))
 
 
-def _touches(row: dict[str, Any], wanted: str) -> Iterator[Touch]:
+def _touches(row: dict[str, Any], wanted: str, needle: str) -> Iterator[Touch]:
     params, _problem = decode_mapping(row["params"])
     seen: set[tuple[str, str]] = set()
-    for action, path in named_paths(row["tool_name"], params):
+    for action, path in named_paths(row["tool_name"], params, needle):
         if (action, path) not in seen and matches(path, wanted, row["workspace_path"]):
             seen.add((action, path))
             yield Touch(
@@ -114,8 +131,9 @@ def _touches(row: dict[str, Any], wanted: str) -> Iterator[Touch]:
             )
 
 
-def named_paths(tool: str, params: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """(action, path) for each path a call's parameters name."""
+def named_paths(tool: str, params: dict[str, Any], needle: str = "") -> Iterator[tuple[str, str]]:
+    """(action, path) for each path a call's parameters name; with `needle` (lower case), only
+    commands and patches whose text holds it are read word by word."""
     verb = tool_verb(tool)
     for key, value in params.items():
         if key in PATH_KEYS:
@@ -123,8 +141,8 @@ def named_paths(tool: str, params: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 if isinstance(item, str) and item.strip():
                     yield verb, item.strip()
         elif key in COMMAND_KEYS:
-            yield from (("ran", word) for word in _command_words(value))
-        if isinstance(value, str) and "*** " in value:
+            yield from (("ran", word) for word in _command_words(value, needle))
+        if isinstance(value, str) and "*** " in value and needle in value.lower():
             for found in PATCH.finditer(value):
                 yield PATCH_VERBS[found.group(1)], (found.group(2) or found.group(3))
 
@@ -146,11 +164,11 @@ _VERBS = (
 )
 
 
-def _command_words(value: Any) -> Iterator[str]:
-    """The words of a shell command that could be paths."""
+def _command_words(value: Any, needle: str) -> Iterator[str]:
+    """The words of a shell command that could be paths (of the parts that hold `needle`)."""
     texts = value if isinstance(value, list) else [value]
     for text in texts:
-        if not isinstance(text, str):
+        if not isinstance(text, str) or needle not in text.lower():
             continue
         try:
             words = shlex.split(text, posix=True)

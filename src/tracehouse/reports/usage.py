@@ -1,10 +1,16 @@
 """Token usage and cost by day, week, month, session, project or model, from the ledger's turns.
 
 The turns are the one place tokens are counted once (DESIGN: a session's totals are the sum of
-its turns), so a report is a sum of turns, grouped in Python because the buckets are days of the
-reader's time zone. Providers count input differently: Codex's `input_tokens` include the cached
-ones, Claude Code's do not. A report's `input` is the uncached input for every provider, so its
-columns add up to the tokens a provider billed.
+its turns), so a report is a sum of turns. The database sums them by quarter hour of UTC (every
+time zone's offset is a whole number of quarter hours) or by UTC day, with the model and
+whatever else the period groups by; Python puts those sums in the buckets, days of the reader's
+time zone. A price depends on the model and the UTC day alone and is linear in the tokens, so
+each sum is priced exactly as its turns one by one would be, and a report of a large ledger
+reads hundreds of rows, not every turn.
+
+Providers count input differently: Codex's `input_tokens` include the cached ones, Claude
+Code's do not. A report's `input` is the uncached input for every provider, so its columns add
+up to the tokens a provider billed.
 """
 
 from __future__ import annotations
@@ -38,9 +44,9 @@ class Line:
     turns: int = 0
     models: set[str] = field(default_factory=set)
 
-    def add(self, model: str, tokens: Tokens, cost: float | None) -> None:
+    def add(self, model: str, tokens: Tokens, cost: float | None, turns: int = 1) -> None:
         self.tokens += tokens
-        self.turns += 1
+        self.turns += turns
         self.models.add(model)
         if cost is None:
             self.unpriced += tokens.total
@@ -105,41 +111,48 @@ def usage(
     if period not in PERIODS:
         raise ConfigError(f"usage {period!r}: one of {', '.join(PERIODS)}")
     buckets: dict[tuple[str, str], Line] = {}
-    models: dict[tuple[str, str, str], Line] = {}
+    models: dict[tuple[str, str], dict[str, Line]] = {}
     total = Line("total", "all")
     unpriced: dict[str, int] = {}
-    for row in _turns(store, filters):
+    for row in _sums(store, filters, period):
         model = row["model"] or UNKNOWN
         tokens = _tokens(row)
+        turns = int(row["turns"])
         cost = prices.cost(row["model"], tokens, row["at"])
         key = _key(period, row, model, utc)
         bucket = buckets.setdefault(
             (key, row["source_provider"]), Line(key, row["source_provider"])
         )
-        bucket.add(model, tokens, cost)
-        total.add(model, tokens, cost)
+        bucket.add(model, tokens, cost, turns)
+        total.add(model, tokens, cost, turns)
         if cost is None:
             unpriced[model] = unpriced.get(model, 0) + tokens.total
         if breakdown:
-            part = (key, row["source_provider"], model)
-            models.setdefault(part, Line(key, row["source_provider"], model)).add(
-                model, tokens, cost
-            )
+            parts = models.setdefault((key, row["source_provider"]), {})
+            part = parts.setdefault(model, Line(key, row["source_provider"], model))
+            part.add(model, tokens, cost, turns)
     lines: list[Line] = []
     for (key, provider), line in sorted(buckets.items(), key=_order(period)):
         if not line.tokens.total:  # sessions whose agent wrote no token counts (Cursor, mostly)
             continue
         lines.append(line)
         if breakdown:
-            parts = [
-                m for (k, p, _), m in models.items() if (k, p) == (key, provider) and m.tokens.total
-            ]
-            lines.extend(sorted(parts, key=lambda m: -m.tokens.total))
+            shown = [m for m in models.get((key, provider), {}).values() if m.tokens.total]
+            lines.extend(sorted(shown, key=lambda m: -m.tokens.total))
     by_size = dict(sorted(unpriced.items(), key=lambda kv: (-kv[1], kv[0])))
     return Report(period, lines, total, prices.source, utc, by_size)
 
 
-def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, Any]]:
+# A turn's time, cut to the group it is summed in: its quarter hour of UTC, or its UTC day.
+QUARTER_HOUR = "substr({at}, 1, 14) || CAST(CAST(substr({at}, 15, 2) AS INTEGER) / 15 AS TEXT)"
+DAY = "substr({at}, 1, 10)"
+# What a period groups by besides the time, the model and the provider.
+GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path")}
+
+
+def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable[dict[str, Any]]:
+    """The turns' tokens summed per group; `at` is the group's first time (its quarter hour or
+    its day is every member's)."""
     model = "coalesce(t.model, s.model)"
     when = "coalesce(t.started_at, s.created_at)"
     where, params = session_sql(filters, times=False, model=model)
@@ -149,25 +162,34 @@ def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, A
     if filters.until:
         where += f" AND {when} < ?"
         params.append(filters.until)
+    slot = (QUARTER_HOUR if period in ("daily", "weekly", "monthly") else DAY).format(at=when)
+    extra = GROUPED.get(period, ())
+    columns = "".join(f", {c}" for c in extra)
+    given, cached = "coalesce(t.input_tokens, 0)", "coalesce(t.cached_input_tokens, 0)"
+    holds = ", ".join(f"'{p}'" for p in sorted(INPUT_HOLDS_CACHED))
+    fresh = (
+        f"CASE WHEN s.source_provider IN ({holds}) THEN"
+        f" CASE WHEN {given} > {cached} THEN {given} - {cached} ELSE 0 END ELSE {given} END"
+    )
     return store.query(
-        f"SELECT {when} AS at, {model} AS model, s.source_provider, s.label, s.project,"
-        " s.workspace_path, t.input_tokens, t.output_tokens, t.cached_input_tokens,"
-        " t.cache_write_tokens, t.reasoning_tokens"
-        f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE 1 = 1{where}",
+        f"SELECT min({when}) AS at, {model} AS model, s.source_provider{columns},"
+        f" count(*) AS turns, sum({fresh}) AS fresh_input,"
+        " sum(t.output_tokens) AS output_tokens, sum(t.cached_input_tokens) AS cached_input_tokens,"
+        " sum(t.cache_write_tokens) AS cache_write_tokens,"
+        " sum(t.reasoning_tokens) AS reasoning_tokens"
+        f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE 1 = 1{where}"
+        f" GROUP BY {slot}, {model}, s.source_provider{columns}",
         params,
     )
 
 
 def _tokens(row: dict[str, Any]) -> Tokens:
-    cached = row["cached_input_tokens"] or 0
-    given = row["input_tokens"] or 0
-    fresh = max(given - cached, 0) if row["source_provider"] in INPUT_HOLDS_CACHED else given
     return Tokens(
-        input=fresh,
-        output=row["output_tokens"] or 0,
-        cache_read=cached,
-        cache_write=row["cache_write_tokens"] or 0,
-        reasoning=row["reasoning_tokens"] or 0,
+        input=int(row["fresh_input"] or 0),
+        output=int(row["output_tokens"] or 0),
+        cache_read=int(row["cached_input_tokens"] or 0),
+        cache_write=int(row["cache_write_tokens"] or 0),
+        reasoning=int(row["reasoning_tokens"] or 0),
     )
 
 
