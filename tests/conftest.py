@@ -87,3 +87,13 @@ def corpus() -> Path:
     if not path.is_dir():
         pytest.skip(f"corpus not found at {path}: set TRACEHOUSE_CORPUS to ../shared/fixtures")
     return path
+
+
+@pytest.fixture(scope="session")
+def data_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SQLite ledger of every home under tests/data (read only: copy it to change it)."""
+    from tests.data_ledger import backfill
+
+    path = tmp_path_factory.mktemp("data-ledger") / "ledger.db"
+    backfill(str(path))
+    return path

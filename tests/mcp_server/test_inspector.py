@@ -46,8 +46,8 @@ def text_of(answer: dict[str, Any]) -> str:
     return "".join(c.get("text", "") for c in answer["content"])
 
 
-def test_the_inspector_lists_and_calls_every_tool(inspector: Path, sqlite_ledger: Path) -> None:
-    server = stdio(str(sqlite_ledger))
+def test_the_inspector_lists_and_calls_every_tool(inspector: Path, data_ledger: Path) -> None:
+    server = stdio(str(data_ledger))
     target = [server.command, *server.args]
     listed = inspect(inspector, target, "tools/list")
     assert {t["name"] for t in listed["tools"]} == TOOLS
