@@ -4,7 +4,8 @@ A ```console block holds commands (`$ uv run tracehouse …`) each followed by t
 prints. Every page runs its blocks in order against a ledger of its own, in a sandbox: no user
 config, times in UTC, `../shared/fixtures` read from `$TRACEHOUSE_CORPUS`. A line `...` in an
 expected output stands for any lines; figures that change from run to run (a run's seconds and
-MB/s, run ids, the sandbox's paths, today's times) are compared as placeholders. Commands shown
+MB/s, run ids, the sandbox's paths, where tracehouse is installed, the
+redaction key's hashes, today's times) are compared as placeholders. Commands shown
 without their output (a server, a team DSN) go in ```sh blocks, which are not run.
 """
 
@@ -29,6 +30,10 @@ VOLATILE = [
     (re.compile(r"\b\d+(?:\.\d+)? (?:MB|KB|GB)/s\b"), "<rate>"),
     (re.compile(r"\brun_\d{8}T\d{6}_[0-9a-f]{8}\b"), "<run>"),
     (re.compile(r"/tmp/[^\s'\"]*"), "<tmp>"),
+    # a redaction marker's hash is keyed by the installation's own key
+    (re.compile(r"(\[REDACTED:[a-z0-9-]+:)[0-9a-f]+\]"), r"\1<key>]"),
+    # the installed `tracehouse` an agent is told to start (`mcp --print-config`)
+    (re.compile(r"[^\s'\"]*/bin/tracehouse\b"), "<tracehouse>"),
     (re.compile(r"(?:[^\s'\"]*/shared/fixtures|\$TRACEHOUSE_CORPUS)/"), "<corpus>/"),
     # a time of today: when the sample ran (session times come from the fixtures and stay)
     (

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 import typer
 
@@ -24,6 +25,19 @@ def mcp(
             show_default=False,
         ),
     ] = None,
+    call: Annotated[
+        str | None,
+        typer.Option(
+            "--call",
+            metavar="TOOL",
+            help="Call one tool through the server, as an agent would, and print its answer.",
+            show_default=False,
+        ),
+    ] = None,
+    arguments: Annotated[
+        str,
+        typer.Option("--args", metavar="JSON", help="The --call's arguments, a JSON object."),
+    ] = "{}",
 ) -> None:
     """Serve the ledger to coding agents over MCP (stdio): search, list_sessions, read_session,
     files_touched and usage. An agent starts it; --print-config AGENT shows how."""
@@ -43,10 +57,33 @@ def mcp(
             f" read token; `tracehouse mcp --store {location} --print-config AGENT` prints the"
             " setup"
         )
-    from tracehouse.mcp_server.server import OneStore, build_server, local_dispatch
+    from tracehouse.mcp_server.server import OneStore, build_server, call_once, local_dispatch
 
+    given = _arguments(arguments) if call is not None else {}
     store = ctx.store(create=False)
     try:
-        build_server(local_dispatch(OneStore(store))).run("stdio")
+        server = build_server(local_dispatch(OneStore(store)))
+        if call is None:
+            server.run("stdio")
+            return
+        failed, text = call_once(server, call, given)
     finally:
         store.close()
+    if ctx.json:
+        ctx.print_json({"tool": call, "isError": failed, "text": text})
+    elif failed:
+        typer.echo(f"tracehouse: {text}", err=True)
+    else:
+        typer.echo(text)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"--args: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError('--args: a JSON object, e.g. \'{"query": "retry policy"}\'')
+    return value

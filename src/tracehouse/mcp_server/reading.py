@@ -101,10 +101,15 @@ def read_session(
     shown = first
     for i in range(first, len(entries)):
         text = "\n".join(_entry(entries[i], i, i == focus, children, detail, result_chars))
+        if not text.strip():  # a tool result, shown under its call
+            shown = i + 1
+            continue
         cost = estimate_tokens(text) + 1
         if cost > left:
-            if i == first:  # an entry larger than the page: its beginning, the rest is lost
-                parts.append(fit(text, max(left - 20, 0)) + "\n… [entry cut to the budget]")
+            if i == first:  # an entry larger than the page: its beginning, and how to see all
+                whole = min(budget - left + cost + 100, BUDGET_RANGE[1])
+                note = f"\n… [entry cut to the budget: budget={whole} shows it whole]"
+                parts.append(fit(text, max(left - estimate_tokens(note), 0)) + note)
                 shown = i + 1
             break
         parts.append(text)

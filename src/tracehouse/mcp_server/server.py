@@ -236,3 +236,19 @@ def build_server(
         ))  # fmt: skip
 
     return server
+
+
+def call_once(server: MCPServer, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+    """(is_error, text) of one call through `server`'s protocol, in this process: what an
+    agent would be answered, for trying a tool from the command line."""
+    from mcp import Client
+
+    async def run() -> tuple[bool, str]:
+        async with Client(server) as client:
+            known = {t.name for t in (await client.list_tools()).tools}
+            if tool not in known:
+                return True, f"--call {tool!r}: one of {', '.join(sorted(known))}"
+            result = await client.call_tool(tool, args)
+            return bool(result.is_error), "".join(getattr(c, "text", "") for c in result.content)
+
+    return anyio.run(run)
