@@ -3,9 +3,7 @@ gateway over it."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -41,14 +39,12 @@ def ledger(ledger_address: str) -> Iterator[SessionStore]:
 
 
 @pytest.fixture(scope="module")
-def gateway(data_ledger: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """A real gateway over the SQLite data ledger, with a read and an admin token."""
+def gateway(ledger_address: str, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real gateway over the module's ledger (each backend), with a read and an admin
+    token."""
     where = tmp_path_factory.mktemp("gw")
-    ledger = where / "gateway.db"  # its own copy: tokens are written into it
-    with sqlite3.connect(data_ledger) as source, sqlite3.connect(ledger) as copy:
-        source.backup(copy)  # the WAL's pages too
-    tokens = {scope: make_token(str(ledger), where, f"t-{scope}", scope)
+    tokens = {scope: make_token(ledger_address, where, f"t-{scope}", scope)
               for scope in ("read", "admin")}  # fmt: skip
-    served = Gateway(str(ledger), where / "gateway.log").start()
+    served = Gateway(ledger_address, where / "gateway.log").start()
     yield served, {s: p.read_text().strip() for s, p in tokens.items()}
     served.stop()

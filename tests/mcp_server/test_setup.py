@@ -72,3 +72,22 @@ def test_wrong_uses_are_named() -> None:
     assert remote.exit_code == 2 and "serves MCP itself at https://ledger.example.org/mcp" in (
         remote.output
     )
+
+
+def test_a_call_prints_what_an_agent_is_answered(data_ledger: Path) -> None:
+    store = ["--store", str(data_ledger)]
+    hits = runner.invoke(app, ["mcp", *store, "--call", "search", "--args", '{"query": "pytest"}'])
+    assert hits.exit_code == 0 and "hits for 'pytest'" in hits.output
+    as_json = runner.invoke(
+        app, ["mcp", *store, "--json", "--call", "list_sessions", "--args", '{"limit": 1}']
+    )
+    answer = json.loads(as_json.output)
+    assert answer["tool"] == "list_sessions" and not answer["isError"]
+    refused = runner.invoke(app, ["mcp", *store, "--call", "read_session",
+                                  "--args", '{"session": "zz-none"}'])  # fmt: skip
+    assert refused.exit_code == 1 and "no session matches 'zz-none'" in refused.output
+    for args, message in [("[1]", "--args: a JSON object"), ("{", "--args: not JSON")]:
+        wrong = runner.invoke(app, ["mcp", *store, "--call", "search", "--args", args])
+        assert wrong.exit_code == 2 and message in wrong.output
+    unknown = runner.invoke(app, ["mcp", *store, "--call", "delete_everything"])
+    assert unknown.exit_code == 1 and "one of files_touched, list_sessions" in unknown.output
