@@ -64,13 +64,19 @@ def test_an_option_that_would_do_nothing_or_harm_is_refused(tmp_path, args, mess
     assert message in result.output
 
 
-def test_version_and_shell_completion() -> None:
+def test_version_and_shell_completion(monkeypatch: pytest.MonkeyPatch) -> None:
     from tracehouse import __version__
 
     result = cli("--version")
     assert result.exit_code == 0 and result.stdout.strip() == f"tracehouse {__version__}"
-    shown = cli("--show-completion", "bash")
-    assert shown.exit_code == 0 and "_TRACEHOUSE_COMPLETE" in shown.stdout
+    # typer finds the shell among the test's parent processes, which a CI runner need not
+    # have: the user's shell is bash here, whatever ran the tests.
+    import shellingham
+
+    monkeypatch.setattr(shellingham, "detect_shell", lambda: ("bash", "/bin/bash"))
+    shown = cli("--show-completion")
+    assert shown.exit_code == 0, (shown.output, shown.exc_info)
+    assert "_TRACEHOUSE_COMPLETE" in shown.stdout
 
 
 def test_runs_shows_throughput_and_counts_dedupe_hits_on_a_rerun(tmp_path: Path) -> None:

@@ -47,19 +47,21 @@ class McpEndpoint:
         from tracehouse.mcp_server.server import build_server, local_dispatch
 
         self.pool = pool
-        server = build_server(local_dispatch(PooledLedger(pool)))
-        # Building the app makes the session manager; the route below serves it directly (a
-        # mounted sub-app would redirect `/mcp` to `/mcp/`). The gateway is reached by name,
-        # behind its own TLS and tokens: the SDK's localhost-only Host check does not apply.
-        server.streamable_http_app(
-            stateless_http=True,
-            json_response=True,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        self.manager: StreamableHTTPSessionManager = server.session_manager
+        self.server = build_server(local_dispatch(PooledLedger(pool)))
+        self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.manager: StreamableHTTPSessionManager | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
+        """The transport for one life of the app: a session manager runs once, and an app's
+        lifespan may start again (a test client starts it for each client)."""
+        # Building the app makes the session manager; the route serves it directly (a mounted
+        # sub-app would redirect `/mcp` to `/mcp/`). The gateway is reached by name, behind
+        # its own TLS and tokens: the SDK's localhost-only Host check does not apply.
+        self.server.streamable_http_app(
+            stateless_http=True, json_response=True, transport_security=self.security
+        )
+        self.manager = self.server.session_manager
         async with self.manager.run():
             yield
 
@@ -68,6 +70,8 @@ class McpEndpoint:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
+        if self.manager is None:
+            raise RuntimeError("the gateway's lifespan has not started the MCP transport")
         await self.manager.asgi_app(scope, receive, send)
 
     async def _refusal(self, scope: Scope) -> JSONResponse | None:

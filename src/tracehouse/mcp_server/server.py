@@ -9,6 +9,7 @@ the gateway's `/mcp` (`bridge.py`).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
@@ -117,6 +118,8 @@ def build_server(
     lifespan: Callable[[MCPServer], AbstractAsyncContextManager[Any]] | None = None,
 ) -> MCPServer:
     """The server with its five tools, each call answered by `dispatch`."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     server: MCPServer = MCPServer(
         "tracehouse",
         instructions=INSTRUCTIONS,
@@ -124,6 +127,10 @@ def build_server(
         log_level="WARNING",
         lifespan=lifespan,
     )
+    # The SDK configures the root logger when it makes a server (a Rich handler on stderr);
+    # the process that embeds it (the gateway, the CLI) keeps the logging it had.
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
     def tool(fn: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]:
         # The docstring, as one paragraph: its line breaks are the source's, not the model's.
