@@ -13,6 +13,7 @@ from tracehouse.cli import (
     import_cmd,
     mcp_cmd,
     rejects_cmd,
+    resume_cmd,
     runs_cmd,
     search_cmd,
     secrets_cmd,
@@ -63,6 +64,7 @@ app.command("doctor")(doctor_cmd.doctor)
 app.command("usage")(usage_cmd.usage_report)
 app.command("export")(export_cmd.export)
 app.command("mcp")(mcp_cmd.mcp)
+app.command("resume")(resume_cmd.resume)
 
 
 def main() -> None:

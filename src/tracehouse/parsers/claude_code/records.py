@@ -29,6 +29,7 @@ SESSION_METADATA_TYPES = frozenset(
         "atis-latch",
         "started",
         "result",
+        "tracehouse-origin",  # `tracehouse resume` wrote the session from another one
     }
 )
 # Record types ignored by a named rule (counted in the session metadata, no row).

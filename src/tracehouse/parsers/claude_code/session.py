@@ -40,6 +40,7 @@ class SessionAggregate:
     agent_name: str | None = None
     permission_mode: str | None = None
     line_session_id: str | None = None
+    continued_from: dict[str, str] | None = None  # `tracehouse resume` wrote it from this
     links: dict[str, list[str]] = field(default_factory=dict)
     records: dict[str, int] = field(default_factory=dict)
     attachments: dict[str, int] = field(default_factory=dict)
@@ -120,6 +121,10 @@ class SessionAggregate:
                 seen = self.links.setdefault(key, [])
                 if r[key] not in seen and len(seen) < 16:
                     seen.append(r[key])
+        origin = r.get("continuedFrom") if kind == "tracehouse-origin" else None
+        if isinstance(origin, dict):
+            self.continued_from = {k: v for k, v in origin.items()
+                                   if isinstance(k, str) and isinstance(v, str)}  # fmt: skip
         worktree = r.get("worktreeSession")
         if isinstance(worktree, dict) and isinstance(worktree.get("worktreePath"), str):
             self.links["worktree"] = [worktree["worktreePath"]]
@@ -149,6 +154,7 @@ class SessionAggregate:
             "worktree": ident.meta.get("worktreePath"),
             "line_session_id": self.line_session_id,
             "permission_mode": self.permission_mode,
+            "continued_from": self.continued_from,
             "links": self.links or None,
             "records": self.records,
             "attachments": self.attachments or None,

@@ -1,0 +1,70 @@
+"""`tracehouse resume LABEL`: continue a session, in its own agent or in another."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracehouse.cli.common import Context, command
+
+
+@command
+def resume(
+    ctx: Context,
+    ref: Annotated[str, typer.Argument(help="Session label (e.g. cc-6a963594), id or source id.")],
+    into: Annotated[
+        str | None,
+        typer.Option("--in", metavar="AGENT",
+                     help="Continue it in this agent (claude-code) rather than its own.",
+                     show_default=False),
+    ] = None,
+    cwd: Annotated[
+        Path | None,
+        typer.Option("--cwd", help="The workspace to continue in (default: the session's).",
+                     show_default=False),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be written.")] = False,
+    run: Annotated[
+        bool, typer.Option("--exec", help="Then run the agent's resume command in the workspace.")
+    ] = False,
+) -> None:  # fmt: skip
+    """Continue a session: the agent's resume command, after writing the session back where the
+    agent looks when the agent no longer has it, or as a new session of another agent."""
+    from tracehouse.resume.plan import carry_out, plan
+
+    workspace = str(cwd.expanduser().resolve()) if cwd is not None else None
+
+    def read(ledger):  # type: ignore[no-untyped-def]
+        return plan(ledger, ref, target=into, cwd=workspace, home=Path.home(),
+                    env=dict(os.environ), new_id=str(uuid.uuid4()))  # fmt: skip
+
+    chosen = ctx.read(read)
+    written = False
+    if chosen.action != "present" and not dry_run:
+        carry_out(chosen)
+        written = True
+    shown = f"cd {shlex.quote(chosen.cwd)} && {shlex.join(chosen.command)}"
+    if ctx.json:
+        ctx.print_json(chosen.to_json(written) | {"shell": shown})
+    else:
+        if chosen.action == "present":
+            ctx.out.print(f"{chosen.label}: {chosen.target} still has it", soft_wrap=True)
+        else:
+            verb = "would write" if dry_run else "wrote"
+            what = (
+                "restored" if chosen.action == "restore" else f"from {chosen.source} {chosen.label}"
+            )
+            left = ", ".join(f"{k} {n}" for k, n in sorted(chosen.left_out.items()))
+            counts = f"{chosen.messages} messages, {chosen.tool_calls} tool calls"
+            if left:
+                counts += f"; left out: {left}"
+            ctx.out.print(f"{verb} {chosen.path} ({what}: {counts})", soft_wrap=True)
+        ctx.out.print(f"run: {shown}", soft_wrap=True)
+    if run and not dry_run:
+        os.chdir(chosen.cwd)
+        os.execvp(chosen.command[0], chosen.command)

@@ -1,0 +1,131 @@
+"""`tracehouse resume`: how a session is continued, and the one write tracehouse makes into an
+agent's directory.
+
+Three cases. The session's own agent still has its file: the agent's resume command, nothing
+written. Its own agent lost it (deleted after 30 days, archived, another machine's session from
+the team ledger): the session written back in the agent's format, under its own id, where the
+agent looks. Another agent: a new session of that agent holding the conversation. A file is only
+ever created, never replaced or appended to; the agent's directory must already exist (an agent
+that was never run here has nowhere we should guess).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracehouse.errors import ConfigError
+from tracehouse.resume import claude_code
+from tracehouse.resume.conversation import Conversation, conversation
+from tracehouse.sinks.protocol import SessionStore
+
+# How each agent continues a session of its own, by its id.
+RESUME_COMMANDS = {
+    "claude-code": lambda sid: ["claude", "--resume", sid],
+    "codex": lambda sid: ["codex", "resume", sid],
+    "gemini-cli": lambda sid: ["gemini", "--resume", sid],
+    "opencode": lambda sid: ["opencode", "--session", sid],
+    "cursor-agent": lambda sid: ["cursor-agent", "--resume", sid],
+}
+WRITERS = ("claude-code",)  # the agents tracehouse writes sessions for
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+@dataclass
+class Plan:
+    label: str
+    source: str  # the session's agent
+    target: str  # the agent that continues it
+    action: str  # "present": the agent has it; "restore": written back; "new": a new session
+    session_id: str  # the id the target resumes
+    cwd: str
+    command: list[str]
+    path: Path | None = None  # the file written (or that would be)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    messages: int = 0
+    tool_calls: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self, written: bool) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "source": self.source,
+            "target": self.target,
+            "action": self.action,
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "command": self.command,
+            "path": str(self.path) if self.path else None,
+            "written": written,
+            "messages": self.messages,
+            "toolCalls": self.tool_calls,
+            "leftOut": self.left_out,
+        }
+
+
+def plan(
+    store: SessionStore,
+    ref: str,
+    *,
+    target: str | None,
+    cwd: str | None,
+    home: Path,
+    env: dict[str, str],
+    new_id: str,
+) -> Plan:
+    """What `resume` would do for `ref`; `new_id` names a new session, if one is made."""
+    conv = conversation(store, ref)
+    s = conv.session
+    source = str(s["source_provider"])
+    target = target or source
+    if target not in RESUME_COMMANDS:
+        raise ConfigError(f"--in {target!r}: one of {', '.join(RESUME_COMMANDS)}")
+    where = cwd or s.get("workspace_path")
+    if not where:
+        raise ConfigError(f"{conv.label} names no workspace: give --cwd DIR to resume it in")
+    own_id = str(s["source_session_id"])
+    # A subagent is no session its agent resumes: it is continued as a new one.
+    resumable = not s.get("is_subagent")
+    if target == source and resumable and _still_there(s):
+        return Plan(conv.label, source, target, "present", own_id, where,
+                    RESUME_COMMANDS[target](own_id))  # fmt: skip
+    if target not in WRITERS:
+        raise ConfigError(
+            f"{conv.label}: tracehouse writes sessions for {', '.join(WRITERS)} so far;"
+            f" {target} cannot be given one (--in claude-code can)"
+        )
+    restore = target == source and resumable and bool(_UUID.match(own_id))
+    session_id = own_id if restore else new_id
+    config = claude_code.config_dir(home, env)
+    if not config.is_dir():
+        raise ConfigError(
+            f"Claude Code keeps its sessions in {config}, which does not exist: run Claude Code"
+            f" once as this user, or set CLAUDE_CONFIG_DIR (it would go to"
+            f" {claude_code.transcript_path(config, where, session_id)})"
+        )
+    path = claude_code.transcript_path(config, where, session_id)
+    if path.exists():
+        again = " ".join(claude_code.command(session_id))
+        raise ConfigError(f"{path} exists: resume it with `{again}` (tracehouse never writes over"
+                          " an agent's file)")  # fmt: skip
+    records = list(claude_code.lines(conv, session_id, where, restore=restore))
+    return Plan(conv.label, source, target, "restore" if restore else "new", session_id, where,
+                claude_code.command(session_id), path, records, *_counts(conv))  # fmt: skip
+
+
+def carry_out(chosen: Plan) -> None:
+    if chosen.path is not None and chosen.records:
+        claude_code.write_new(chosen.path, chosen.records)
+
+
+def _still_there(s: dict[str, Any]) -> bool:
+    path = s.get("source_path")
+    return not s.get("source_missing_at") and bool(path) and Path(str(path)).exists()
+
+
+def _counts(conv: Conversation) -> tuple[int, int, dict[str, int]]:
+    messages = sum(1 for step in conv.steps if step.text)
+    calls = sum(len(step.calls) for step in conv.steps)
+    return messages, calls, dict(conv.left_out)
