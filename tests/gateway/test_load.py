@@ -52,7 +52,10 @@ def test_many_readers_at_once_are_answered_and_health_stays_up(tmp_path: Path) -
         statuses, slowest, health = asyncio.run(_load(gateway.url, token, 150))
         assert set(statuses) <= {200, 503} and statuses[200] > 0, statuses
         assert slowest < 12  # every request answered: the wait for a store is 10 s at most
-        assert health and max(health) < 1.0
+        # Health never queues behind the readers' wait for a store (10 s): it answers within
+        # the time the machine takes to serve the burst at all (about 1 s on this project's
+        # 2 cores, the client parsing 150 lists in the same process), with room for its noise.
+        assert health and max(health) < 2.5
         after = httpx.get(
             gateway.url + "/v1/sessions", headers={"Authorization": f"Bearer {token}"}
         )

@@ -150,13 +150,13 @@ def test_it_never_writes_over_a_file_or_where_the_agent_is_not(
     nowhere.mkdir()
     missing = cli(nowhere, "resume", "cx-00000002", "--in", "claude-code", "--store", ledger,
                   "--cwd", str(tmp_path / "work"))  # fmt: skip
-    assert missing.exit_code == 2 and "does not exist" in missing.output
+    assert missing.exit_code == 2 and "which does not exist" in missing.output
     assert "it would go to" in missing.output and not (nowhere / ".claude").exists()
     for args, message in [
         (("--in", "vim"), "--in 'vim'"),
-        (("--in", "codex"), "writes sessions for claude-code"),
+        (("--in", "gemini-cli"), "writes sessions for claude-code, codex"),
     ]:
-        wrong = cli(home, "resume", "gm-aaaa1111", *args, "--store", ledger)
+        wrong = cli(home, "resume", "cx-00000002", *args, "--store", ledger)
         assert wrong.exit_code == 2 and message in wrong.output
     unknown = cli(home, "resume", "zz-00000000", "--store", ledger)
     assert unknown.exit_code == 2 and "no session matches" in unknown.output

@@ -89,6 +89,9 @@ def header_fields(
          f" {s['output_tokens'] or 0:,} out · {s['cached_input_tokens'] or 0:,} cache read ·"
          f" {s['cache_write_tokens'] or 0:,} cache write", None),
     ]  # fmt: skip
+    from tracehouse.resume.plan import hint  # the resume package reads sessions with this one
+
+    fields.append(("Resume", hint(s), None))
     for name, value, linked in fields:
         if value:
             yield name, str(value), linked

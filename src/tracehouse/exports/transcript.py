@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracehouse.exports.timeline import children_by_call, message_notes, role_title, timeline
+from tracehouse.resume.plan import hint
 from tracehouse.timespec import local_time, parse_stored
 
 CUT = 600
@@ -175,6 +176,7 @@ def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:
             f" {s['cache_write_tokens'] or 0:,} cache write",
         ),
         ("file", s.get("source_path")),
+        ("resume", hint(s)),
         ("missing", s.get("source_missing_at") and f"source gone since {s['source_missing_at']}"),
     ]
     for name, value in fields:

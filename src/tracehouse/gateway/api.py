@@ -61,9 +61,10 @@ Upload = Annotated[bytes, Depends(upload)]
 async def health(request: Request, store: Probe) -> Response:
     """Whether the gateway can reach its store; no token needed."""
     config = request.app.state.config
-    # A database that went away is a 503, not a stale "ok". On the loop, not in the thread pool
-    # the other routes queue for: health answers while they wait.
-    await asyncio.to_thread(store.query, "SELECT 1 AS ok")
+    # A database that went away is a 503, not a stale "ok". On a thread of its own, not in the
+    # pools the other routes and their token checks queue for: health answers while they wait.
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(request.app.state.probe_thread, store.query, "SELECT 1 AS ok")
     return _json(
         {
             "ok": True,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
@@ -85,7 +86,8 @@ def create_app(config: GatewayConfig) -> FastAPI:
     open_store(config.store).close()
     pool = StorePool(config.store, config.connections, config.wait_seconds, config.queue_limit)
     probe = StorePool(config.store, 1, wait_seconds=1.0, queue_limit=50)
-    from tracehouse.gateway.mcp_route import PATH, McpEndpoint
+    probe_thread = ThreadPoolExecutor(1, thread_name_prefix="health")
+    from tracehouse.gateway.mcp_route import McpEndpoint, McpPath
 
     mcp = McpEndpoint(pool)
 
@@ -95,6 +97,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
             yield
         pool.close()
         probe.close()
+        probe_thread.shutdown(wait=False)
 
     app = FastAPI(
         lifespan=lifespan,
@@ -108,6 +111,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
     app.state.redactor = config.redactor()  # the key is read (or made) at start-up
     app.state.pool = pool
     app.state.probe = probe
+    app.state.probe_thread = probe_thread
 
     for error, status in (
         (RequestError, 400),
@@ -134,9 +138,6 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
-    # An ASGI app as the endpoint: Starlette hands it the raw request (the SDK's transport)
-    app.router.add_route(PATH, mcp, methods=["GET", "POST", "DELETE"],  # type: ignore[arg-type]
-                         include_in_schema=False)  # fmt: skip
     # A value PostgreSQL cannot hold (a NUL in a key, a number past its type) came from the
     # request: a 400 that says so, not a 500.
     app.add_exception_handler(
@@ -145,6 +146,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
             request, RequestError(f"a value the ledger cannot hold: {str(exc).splitlines()[0]}")
         ),
     )
+    app.add_middleware(McpPath, endpoint=mcp)  # `/mcp` to the SDK's transport, as it is
     app.add_middleware(SecurityHeaders)
     app.add_middleware(Admission, limit=config.admitted, exempt=("/v1/health",))
     app.add_middleware(AccessLog)

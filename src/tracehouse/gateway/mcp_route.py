@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tracehouse.gateway.pool import GatewayBusy, StorePool
 from tracehouse.gateway.tokens import grant_for
@@ -90,6 +90,20 @@ class McpEndpoint:
         if grant.scope != "read":
             return _refused(403, f"token {grant.name!r} has scope {grant.scope}, not read")
         return None
+
+
+class McpPath:
+    """Requests for `/mcp` go to the endpoint as they came (its transport reads the raw
+    request); every other one to the app."""
+
+    def __init__(self, app: ASGIApp, endpoint: McpEndpoint) -> None:
+        self.app, self.endpoint = app, endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in (PATH, PATH + "/"):
+            await self.endpoint(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
 
 def _refused(status: int, detail: str) -> JSONResponse:

@@ -7,6 +7,7 @@ log is the gateway's own (`access_log.py`): methods, paths, statuses and duratio
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Callable
@@ -51,7 +52,15 @@ class ServeOptions:
 
 def app_from_environment() -> Any:
     """The app of one worker process (uvicorn's factory)."""
-    return create_app(ServeOptions(**json.loads(os.environ[_ENV])).config())
+    return _lasting(create_app(ServeOptions(**json.loads(os.environ[_ENV])).config()))
+
+
+def _lasting(app: Any) -> Any:
+    """`app`, with what start-up made (routes, the MCP SDK's thousands of models) moved out of
+    the cycle collector's sight: it lives as long as the process, and a full collection under
+    load then walks only what the requests allocate."""
+    gc.freeze()
+    return app
 
 
 def run(options: ServeOptions, say: Callable[[str], None]) -> None:
@@ -74,7 +83,7 @@ def run(options: ServeOptions, say: Callable[[str], None]) -> None:
         "ssl_keyfile": options.keyfile,
     }
     if options.workers == 1:
-        uvicorn.run(create_app(options.config()), **served)
+        uvicorn.run(_lasting(create_app(options.config())), **served)
         return
     create_app(options.config())  # migrate once, and fail here on a bad store
     os.environ[_ENV] = json.dumps(asdict(options))

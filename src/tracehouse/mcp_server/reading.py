@@ -23,6 +23,7 @@ from tracehouse.exports.timeline import (
     timeline,
 )
 from tracehouse.model.threads import active_view
+from tracehouse.resume.plan import hint
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail
 
@@ -149,6 +150,7 @@ def _header(detail: dict[str, Any], entries: int, first: int) -> Iterator[str]:
     tokens = "tokens not recorded" if s["total_tokens"] is None else f"{s['total_tokens']:,} tokens"
     yield (f"{s['message_count']} messages, {s['tool_call_count']} tool calls, {tokens};"
            f" {entries} entries")  # fmt: skip
+    yield f"resume: {hint(s)}"
     parent = s.get("parent_session_id")
     if parent:
         task = s.get("task_description") or ""

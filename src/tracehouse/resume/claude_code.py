@@ -11,22 +11,19 @@ say so, every other call text the model can read.
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tracehouse.resume.calls import as_text, shell_line
 from tracehouse.resume.conversation import Call, Conversation, Step
 
 # The transcript version written: one whose lines every Claude Code since 2.0 resumes.
 VERSION = "2.1.114"
 NAMESPACE = uuid.UUID("5f0c6a4e-0d1f-4c25-9a57-7a1a9c0f2c11")  # line uuids of restored lines
 ORIGIN = "tracehouse-origin"  # the line saying where a session came from (Claude skips it)
-SHELLS = frozenset({"bash", "shell", "shell_command", "exec_command", "run_shell_command",
-                    "run_terminal_cmd", "run_terminal_command_v2", "terminal"})  # fmt: skip
 
 
 def config_dir(home: Path, env: dict[str, str]) -> Path:
@@ -40,7 +37,7 @@ def project_dir(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
-def transcript_path(config: Path, cwd: str, session_id: str) -> Path:
+def transcript_path(config: Path, cwd: str, session_id: str, at: str | None = None) -> Path:
     return config / "projects" / project_dir(cwd) / f"{session_id}.jsonl"
 
 
@@ -148,7 +145,7 @@ class _Writer:
             call_id = call.source_id if self.own and call.source_id else f"toolu_th{n:05d}{i:03d}"
             shaped = (call.name, call.params) if self.own else as_claude(call)
             if shaped is None:
-                text += ("\n\n" if text else "") + _as_text(call)
+                text += ("\n\n" if text else "") + as_text(call)
             else:
                 calls.append((call, call_id, *shaped))
         blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
@@ -192,9 +189,9 @@ def as_claude(call: Call) -> tuple[str, dict[str, Any]] | None:
     name, p = call.name.lower(), call.params
     path = next((p[k] for k in ("file_path", "filePath", "path", "absolute_path", "target_file")
                  if isinstance(p.get(k), str)), None)  # fmt: skip
-    if name in SHELLS or name.endswith("shell"):
-        line = _shell_line(p.get("command", p.get("cmd")))
-        return ("Bash", {"command": line}) if line else None
+    line = shell_line(call)
+    if line is not None:
+        return "Bash", {"command": line}
     if path and any(w in name for w in ("edit", "replace")):
         old = p.get("old_string", p.get("oldString"))
         new = p.get("new_string", p.get("newString"))
@@ -207,34 +204,3 @@ def as_claude(call: Call) -> tuple[str, dict[str, Any]] | None:
     if path and any(w in name for w in ("read", "view")):
         return "Read", {"file_path": path}
     return None
-
-
-def _shell_line(command: Any) -> str | None:
-    if isinstance(command, str):
-        return command
-    if isinstance(command, list) and all(isinstance(w, str) for w in command):
-        if len(command) == 3 and command[1] in ("-lc", "-c"):  # Codex: ["bash", "-lc", "…"]
-            return str(command[2])
-        return shlex.join(command)
-    return None
-
-
-def _as_text(call: Call) -> str:
-    import json
-
-    params = json.dumps(call.params, ensure_ascii=False)
-    outcome = "failed" if call.failed else "returned"
-    result = f"\n{outcome}:\n{call.result}" if call.result else ""
-    return f"[{call.name} {params}]{result}"
-
-
-def write_new(path: Path, records: list[dict[str, Any]]) -> None:
-    """The transcript, as a file that did not exist (never one replaced or appended to), only
-    its owner may read, as Claude Code makes its own."""
-    import orjson
-
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        for record in records:
-            out.write(orjson.dumps(record) + b"\n")

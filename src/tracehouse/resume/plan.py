@@ -12,12 +12,15 @@ that was never run here has nowhere we should guess).
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from tracehouse.errors import ConfigError
-from tracehouse.resume import claude_code
+from tracehouse.resume import claude_code, codex
+from tracehouse.resume.calls import write_new
 from tracehouse.resume.conversation import Conversation, conversation
 from tracehouse.sinks.protocol import SessionStore
 
@@ -29,7 +32,9 @@ RESUME_COMMANDS = {
     "opencode": lambda sid: ["opencode", "--session", sid],
     "cursor-agent": lambda sid: ["cursor-agent", "--resume", sid],
 }
-WRITERS = ("claude-code",)  # the agents tracehouse writes sessions for
+# The agents tracehouse writes sessions for, and the module that writes each one's format.
+WRITERS: dict[str, ModuleType] = {"claude-code": claude_code, "codex": codex}
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
 
@@ -94,30 +99,46 @@ def plan(
     if target not in WRITERS:
         raise ConfigError(
             f"{conv.label}: tracehouse writes sessions for {', '.join(WRITERS)} so far;"
-            f" {target} cannot be given one (--in claude-code can)"
+            f" {target} cannot be given one (--in claude-code or --in codex can)"
         )
+    writer = WRITERS[target]
     restore = target == source and resumable and bool(_UUID.match(own_id))
-    session_id = own_id if restore else new_id
-    config = claude_code.config_dir(home, env)
+    session_id = own_id if restore else (new_id if target == "claude-code" else codex.new_id())
+    config = writer.config_dir(home, env)
+    at = s.get("created_at") if restore else None
+    path = writer.transcript_path(config, where, session_id, at)
     if not config.is_dir():
         raise ConfigError(
-            f"Claude Code keeps its sessions in {config}, which does not exist: run Claude Code"
-            f" once as this user, or set CLAUDE_CONFIG_DIR (it would go to"
-            f" {claude_code.transcript_path(config, where, session_id)})"
+            f"{AGENT_NAMES[target]} keeps its sessions in {config}, which does not exist: run it"
+            f" once as this user, or point its variable at it (it would go to {path})"
         )
-    path = claude_code.transcript_path(config, where, session_id)
     if path.exists():
-        again = " ".join(claude_code.command(session_id))
+        again = " ".join(writer.command(session_id))
         raise ConfigError(f"{path} exists: resume it with `{again}` (tracehouse never writes over"
                           " an agent's file)")  # fmt: skip
-    records = list(claude_code.lines(conv, session_id, where, restore=restore))
+    records = list(writer.lines(conv, session_id, where, restore=restore))
     return Plan(conv.label, source, target, "restore" if restore else "new", session_id, where,
-                claude_code.command(session_id), path, records, *_counts(conv))  # fmt: skip
+                writer.command(session_id), path, records, *_counts(conv))  # fmt: skip
+
+
+def hint(session: dict[str, Any]) -> str:
+    """How to continue `session` (its row), for the places people read it: its agent's own
+    command while the agent still has it, else the `tracehouse resume` that writes it back
+    (or into Claude Code, for an agent tracehouse writes no sessions for)."""
+    provider, label = str(session["source_provider"]), str(session["label"])
+    command = RESUME_COMMANDS.get(provider)
+    if command and not session.get("is_subagent") and _still_there(session):
+        where = session.get("workspace_path")
+        line = shlex.join(command(str(session["source_session_id"])))
+        return f"cd {shlex.quote(str(where))} && {line}" if where else line
+    if provider in WRITERS and not session.get("is_subagent"):
+        return f"tracehouse resume {label}"
+    return f"tracehouse resume {label} --in claude-code"
 
 
 def carry_out(chosen: Plan) -> None:
     if chosen.path is not None and chosen.records:
-        claude_code.write_new(chosen.path, chosen.records)
+        write_new(chosen.path, chosen.records)
 
 
 def _still_there(s: dict[str, Any]) -> bool:

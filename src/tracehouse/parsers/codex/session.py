@@ -86,6 +86,10 @@ class SessionAggregate:
         if isinstance(instructions, str) and instructions:
             kept["instructions_chars"] = len(instructions)
         kept["cli_version"] = p.get("cli_version")
+        origin = p.get("continued_from")  # `tracehouse resume` wrote it from another session
+        if isinstance(origin, dict):
+            kept["continued_from"] = {k: v for k, v in origin.items()
+                                      if isinstance(k, str) and isinstance(v, str)}  # fmt: skip
         self.meta = kept
         if isinstance(p.get("id"), str) and not self.thread_id:
             self.thread_id = p["id"]
@@ -127,6 +131,7 @@ class SessionAggregate:
         metadata = {
             **{k: meta[k] for k in META_KEPT if k in meta},
             "instructions_chars": meta.get("instructions_chars"),
+            "continued_from": meta.get("continued_from"),
             "origin": rec.origin(meta.get("originator"), meta.get("source")),
             "subagent": subagent,
             "generation": self.generation,

@@ -1,0 +1,139 @@
+"""A conversation written as a Codex rollout, where `codex resume ID` finds it.
+
+Codex keeps a session in `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`: a
+`session_meta` line, then the model's history as `response_item` lines (messages, function calls
+and their outputs) beside `event_msg` lines for its own display; a resume sends the
+`response_item` history back to the model. The rollout written is of the 0.118 shape, which
+Codex still resumes. Its own session restored keeps its id; another agent's session becomes a
+new one whose first message says where it came from, its shell commands `exec_command` calls,
+every other call text the model can read.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tracehouse.resume.calls import as_text, shell_line
+from tracehouse.resume.conversation import Call, Conversation, Step
+
+CLI_VERSION = "0.118.0"  # the rollout shape written: one Codex 0.118 to 0.169 resumes
+ORIGINATOR = "tracehouse_resume"
+
+
+def config_dir(home: Path, env: dict[str, str]) -> Path:
+    given = env.get("CODEX_HOME", "").strip()
+    return Path(given).expanduser() if given else home / ".codex"
+
+
+def new_id() -> str:
+    """A UUID of version 7, as Codex names its sessions (time first, so they sort by it)."""
+    ms = time.time_ns() // 1_000_000
+    value = (ms << 80) | (0x7 << 76) | (secrets.randbits(12) << 64) | (0b10 << 62)
+    value |= secrets.randbits(62)
+    return str(uuid.UUID(int=value))
+
+
+def transcript_path(config: Path, cwd: str, session_id: str, at: str | None = None) -> Path:
+    """`sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`, at the session's start
+    (or now)."""
+    moment = _moment(at)
+    day = config / "sessions" / f"{moment:%Y}" / f"{moment:%m}" / f"{moment:%d}"
+    return day / f"rollout-{moment:%Y-%m-%dT%H-%M-%S}-{session_id}.jsonl"
+
+
+def command(session_id: str) -> list[str]:
+    return ["codex", "resume", session_id]
+
+
+def lines(
+    conv: Conversation, session_id: str, cwd: str, *, restore: bool
+) -> Iterator[dict[str, Any]]:
+    s = conv.session
+    own = restore and s["source_provider"] == "codex"
+    start = s.get("created_at") or _iso(datetime.now(UTC))
+    meta = {"id": session_id, "timestamp": start, "cwd": cwd, "originator": ORIGINATOR,
+            "cli_version": CLI_VERSION, "source": "cli"}  # fmt: skip
+    if not own:
+        meta["continued_from"] = {"provider": s["source_provider"], "label": s["label"],
+                                  "sessionId": s["source_session_id"],
+                                  "workspace": s.get("workspace_path")}  # fmt: skip
+    yield {"timestamp": start, "type": "session_meta", "payload": meta}
+    steps = list(conv.steps if own else conv.spoken)
+    if not own:
+        steps.insert(0, Step("context", origin_note(conv), start, None))
+    for n, step in enumerate(steps):
+        yield from _records(step, n, step.at or start, own)
+
+
+def origin_note(conv: Conversation) -> str:
+    s = conv.session
+    where = f" in {s['workspace_path']}" if s.get("workspace_path") else ""
+    return (
+        f"This conversation continues {s['source_provider']} session {s['label']}"
+        f" ({s['source_session_id']}{where}), written for Codex by `tracehouse resume`. Its"
+        " shell commands are shown as exec_command calls; its other tool calls as text."
+    )
+
+
+def _records(step: Step, n: int, at: str, own: bool) -> Iterator[dict[str, Any]]:
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": at, "type": "response_item", "payload": payload}
+
+    def event(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": at, "type": "event_msg", "payload": payload}
+
+    if step.role == "notice":
+        return  # the agent's own line: Codex keeps its notices as events of its own kinds
+    if step.role == "context":
+        yield item({"type": "message", "role": "developer",
+                    "content": [{"type": "input_text", "text": step.text}]})  # fmt: skip
+        return
+    if step.role == "user":
+        yield item({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": step.text}]})  # fmt: skip
+        yield event({"type": "user_message", "message": step.text, "images": []})
+        return
+    text = step.text
+    calls: list[tuple[Call, str, str, dict[str, Any]]] = []
+    for i, call in enumerate(step.calls):
+        call_id = call.source_id if own and call.source_id else f"call_th{n:05d}{i:03d}"
+        shaped = (call.name, call.params) if own else as_codex(call)
+        if shaped is None:
+            text += ("\n\n" if text else "") + as_text(call)
+        else:
+            calls.append((call, call_id, *shaped))
+    if text:
+        yield item({"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": text}]})  # fmt: skip
+        yield event({"type": "agent_message", "message": text})
+    for call, call_id, name, params in calls:
+        yield item({"type": "function_call", "name": name, "arguments": json.dumps(params),
+                    "call_id": call_id})  # fmt: skip
+        yield item({"type": "function_call_output", "call_id": call_id,
+                    "output": call.result or ""})  # fmt: skip
+
+
+def as_codex(call: Call) -> tuple[str, dict[str, Any]] | None:
+    """Another agent's shell command as Codex's `exec_command`, or None."""
+    line = shell_line(call)
+    return ("exec_command", {"cmd": line}) if line is not None else None
+
+
+def _moment(at: str | None) -> datetime:
+    if at:
+        try:
+            return datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone(UTC)
+        except ValueError:
+            pass
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
