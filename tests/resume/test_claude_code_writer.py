@@ -125,6 +125,11 @@ def test_another_agents_session_becomes_a_new_claude_code_session(
     assert written.steps[0].role == "context" and label in written.steps[0].text
     assert _within(said(original), said(written))
     assert json.loads(row["metadata"])["continued_from"]["label"] == label
+    again = cli(home, "resume", label, "--in", "claude-code", "--store", ledger, "--cwd",
+                str(work), "--json")  # fmt: skip
+    twice = json.loads(again.output)  # the same continuation, never a second file
+    assert twice["action"] == "present" and twice["sessionId"] == answer["sessionId"]
+    assert not twice["written"] and twice["path"] == answer["path"]
     shown = [(c.name, c.params) for s in written.steps for c in s.calls]
     text = "\n".join(s.text for s in written.steps)
     for call in (c for s in original.spoken for c in s.calls):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import uuid
 from pathlib import Path
 from typing import Annotated
 
@@ -41,7 +40,7 @@ def resume(
 
     def read(ledger):  # type: ignore[no-untyped-def]
         return plan(ledger, ref, target=into, cwd=workspace, home=Path.home(),
-                    env=dict(os.environ), new_id=str(uuid.uuid4()))  # fmt: skip
+                    env=dict(os.environ))  # fmt: skip
 
     chosen = ctx.read(read)
     written = False
@@ -52,7 +51,9 @@ def resume(
     if ctx.json:
         ctx.print_json(chosen.to_json(written) | {"shell": shown})
     else:
-        if chosen.action == "present":
+        if chosen.action == "present" and chosen.path is not None:
+            ctx.out.print(f"{chosen.label}: written before, at {chosen.path}", soft_wrap=True)
+        elif chosen.action == "present":
             ctx.out.print(f"{chosen.label}: {chosen.target} still has it", soft_wrap=True)
         else:
             verb = "would write" if dry_run else "wrote"

@@ -11,9 +11,8 @@ every other call text the model can read.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import secrets
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -32,12 +31,14 @@ def config_dir(home: Path, env: dict[str, str]) -> Path:
     return Path(given).expanduser() if given else home / ".codex"
 
 
-def new_id() -> str:
-    """A UUID of version 7, as Codex names its sessions (time first, so they sort by it)."""
-    ms = time.time_ns() // 1_000_000
-    value = (ms << 80) | (0x7 << 76) | (secrets.randbits(12) << 64) | (0b10 << 62)
-    value |= secrets.randbits(62)
-    return str(uuid.UUID(int=value))
+def new_id(seed: str, at: str | None) -> str:
+    """A UUID of version 7, as Codex names its sessions (time first, so they sort by it): the
+    session's start, then bits of `seed`, so writing the same session again names the same
+    file (which is then refused, never a second copy)."""
+    ms = int(_moment(at).timestamp() * 1000)
+    bits = int.from_bytes(hashlib.blake2b(seed.encode(), digest_size=10).digest(), "big")
+    value = (ms << 80) | (0x7 << 76) | ((bits >> 62) & 0xFFF) << 64 | (0b10 << 62)
+    return str(uuid.UUID(int=value | (bits & ((1 << 62) - 1))))
 
 
 def transcript_path(config: Path, cwd: str, session_id: str, at: str | None = None) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -35,6 +36,7 @@ RESUME_COMMANDS = {
 # The agents tracehouse writes sessions for, and the module that writes each one's format.
 WRITERS: dict[str, ModuleType] = {"claude-code": claude_code, "codex": codex}
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
+NAMESPACE = uuid.UUID("5f0c6a4e-0d1f-4c25-9a57-7a1a9c0f2c12")  # ids of sessions resume makes
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
 
@@ -78,9 +80,8 @@ def plan(
     cwd: str | None,
     home: Path,
     env: dict[str, str],
-    new_id: str,
 ) -> Plan:
-    """What `resume` would do for `ref`; `new_id` names a new session, if one is made."""
+    """What `resume` would do for `ref`."""
     conv = conversation(store, ref)
     s = conv.session
     source = str(s["source_provider"])
@@ -103,19 +104,26 @@ def plan(
         )
     writer = WRITERS[target]
     restore = target == source and resumable and bool(_UUID.match(own_id))
-    session_id = own_id if restore else (new_id if target == "claude-code" else codex.new_id())
+    # A new session's id follows from the one it continues: resuming it again finds the file
+    # written the first time (and refuses to write it twice).
+    seed = f"{source}/{own_id}/{target}"
+    at = s.get("created_at")
+    if restore:
+        session_id = own_id
+    elif target == "codex":
+        session_id = codex.new_id(seed, at)
+    else:
+        session_id = str(uuid.uuid5(NAMESPACE, seed))
     config = writer.config_dir(home, env)
-    at = s.get("created_at") if restore else None
     path = writer.transcript_path(config, where, session_id, at)
     if not config.is_dir():
         raise ConfigError(
             f"{AGENT_NAMES[target]} keeps its sessions in {config}, which does not exist: run it"
             f" once as this user, or point its variable at it (it would go to {path})"
         )
-    if path.exists():
-        again = " ".join(writer.command(session_id))
-        raise ConfigError(f"{path} exists: resume it with `{again}` (tracehouse never writes over"
-                          " an agent's file)")  # fmt: skip
+    if path.exists():  # written before (or the agent has it): resumed as it is, never rewritten
+        return Plan(conv.label, source, target, "present", session_id, where,
+                    writer.command(session_id), path)  # fmt: skip
     records = list(writer.lines(conv, session_id, where, restore=restore))
     return Plan(conv.label, source, target, "restore" if restore else "new", session_id, where,
                 writer.command(session_id), path, records, *_counts(conv))  # fmt: skip
