@@ -69,8 +69,58 @@ def lines(
     steps = list(conv.steps if own else conv.spoken)
     if not own:
         steps.insert(0, Step("context", origin_note(conv), start, None))
+    turns = _Turns(conv, cwd) if own else None
     for n, step in enumerate(steps):
-        yield from _records(step, n, step.at or start, own)
+        at = step.at or start
+        if turns is not None:
+            yield from turns.enter(step, at)
+        yield from _records(step, n, at, own)
+    if turns is not None:
+        yield from turns.close(start)
+
+
+class _Turns:
+    """A restored rollout keeps its turns and what each spent: `task_started` and
+    `turn_context` (the model) where a turn begins, its tokens as a `token_count` where it
+    ends. The ledger keeps Codex's counts as Codex reports them: input with the cache in it."""
+
+    def __init__(self, conv: Conversation, cwd: str) -> None:
+        self.conv, self.cwd = conv, cwd
+        self.current: str | None = None
+        self.last_at: str | None = None
+        self.total = [0, 0, 0, 0, 0]  # input, cached, output, reasoning, total
+
+    def enter(self, step: Step, at: str) -> Iterator[dict[str, Any]]:
+        if step.turn_id and step.turn_id != self.current and step.turn_id in self.conv.turns:
+            yield from self.close(at)
+            self.current = step.turn_id
+            turn = self.conv.turns[step.turn_id]
+            turn_id = turn.get("source_turn_id") or step.turn_id
+            yield {"timestamp": at, "type": "event_msg",
+                   "payload": {"type": "task_started", "turn_id": turn_id}}  # fmt: skip
+            context: dict[str, Any] = {"turn_id": turn_id, "cwd": self.cwd}
+            if turn.get("model"):
+                context["model"] = turn["model"]
+            yield {"timestamp": at, "type": "turn_context", "payload": context}
+        self.last_at = at
+
+    def close(self, at: str) -> Iterator[dict[str, Any]]:
+        if self.current is None:
+            return
+        turn = self.conv.turns[self.current]
+        self.current = None
+        counts = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+        if all(turn.get(k) is None for k in counts):
+            return  # none recorded: none written
+        spent = [int(turn.get(k) or 0) for k in counts]
+        spent.append(spent[0] + spent[2])
+        self.total = [a + b for a, b in zip(self.total, spent, strict=True)]
+        names = ("input_tokens", "cached_input_tokens", "output_tokens",
+                 "reasoning_output_tokens", "total_tokens")  # fmt: skip
+        info = {"total_token_usage": dict(zip(names, self.total, strict=True)),
+                "last_token_usage": dict(zip(names, spent, strict=True))}  # fmt: skip
+        yield {"timestamp": self.last_at or at, "type": "event_msg",
+               "payload": {"type": "token_count", "info": info}}  # fmt: skip
 
 
 def origin_note(conv: Conversation) -> str:
@@ -85,6 +135,8 @@ def origin_note(conv: Conversation) -> str:
 
 def _records(step: Step, n: int, at: str, own: bool) -> Iterator[dict[str, Any]]:
     def item(payload: dict[str, Any]) -> dict[str, Any]:
+        if own and step.source_id and payload.get("type") == "message":
+            payload["tracehouse_key"] = step.source_id  # its key when it was first read
         return {"timestamp": at, "type": "response_item", "payload": payload}
 
     def event(payload: dict[str, Any]) -> dict[str, Any]:
@@ -117,8 +169,12 @@ def _records(step: Step, n: int, at: str, own: bool) -> Iterator[dict[str, Any]]
     for call, call_id, name, params in calls:
         yield item({"type": "function_call", "name": name, "arguments": json.dumps(params),
                     "call_id": call_id})  # fmt: skip
-        yield item({"type": "function_call_output", "call_id": call_id,
-                    "output": call.result or ""})  # fmt: skip
+        if call.result is not None or not own:  # a call that returned nothing: no output
+            yield item({"type": "function_call_output", "call_id": call_id,
+                        "output": call.result or ""})  # fmt: skip
+        if call.exit_code is not None:  # how the command ended, where the agent said
+            yield event({"type": "exec_command_end", "call_id": call_id,
+                         "exit_code": call.exit_code})  # fmt: skip
 
 
 def as_codex(call: Call) -> tuple[str, dict[str, Any]] | None:

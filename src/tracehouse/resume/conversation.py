@@ -27,6 +27,7 @@ class Call:
     result: str | None
     failed: bool
     source_id: str | None  # the call's id in its source (`toolu_…`, `call_…`)
+    exit_code: int | None = None  # a shell command's, where the agent said
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ def conversation(store: SessionStore, ref: str) -> Conversation:
 
 def _call(row: dict[str, Any]) -> Call:
     params, _ = decode_mapping(row.get("params"))
+    meta, _ = decode_mapping(row.get("metadata"))
     failed = row.get("status") == "failed" or bool(row.get("error"))
     return Call(
         name=str(row["tool_name"]),
@@ -106,4 +108,5 @@ def _call(row: dict[str, Any]) -> Call:
         result=row.get("error") if failed and row.get("error") else row.get("result"),
         failed=failed,
         source_id=row.get("source_tool_call_id"),
+        exit_code=meta["exit_code"] if isinstance(meta.get("exit_code"), int) else None,
     )

@@ -116,6 +116,10 @@ def plan(
         session_id = str(uuid.uuid5(NAMESPACE, seed))
     config = writer.config_dir(home, env)
     path = writer.transcript_path(config, where, session_id, at)
+    if restore and _within(s.get("source_path"), config) and writer is codex:
+        # Codex keys a rollout's lines by their place in the file: back at its own path, the
+        # file replaces what the ledger kept of it rather than standing beside it.
+        path = Path(str(s["source_path"]))
     if not config.is_dir():
         raise ConfigError(
             f"{AGENT_NAMES[target]} keeps its sessions in {config}, which does not exist: run it"
@@ -147,6 +151,15 @@ def hint(session: dict[str, Any]) -> str:
 def carry_out(chosen: Plan) -> None:
     if chosen.path is not None and chosen.records:
         write_new(chosen.path, chosen.records)
+
+
+def _within(path: Any, folder: Path) -> bool:
+    if not path:
+        return False
+    try:
+        return Path(str(path)).resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _still_there(s: dict[str, Any]) -> bool:

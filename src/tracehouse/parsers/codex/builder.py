@@ -166,9 +166,12 @@ class RolloutBuilder:
     def _message(self, p: dict[str, Any], offset: int) -> str:
         role = str(p.get("role") or "")
         text, images = rec.content_text(p.get("content"))
+        # A rollout `tracehouse resume` restored names each message's key in the file it was
+        # first read from: imported again, it is the same message, not a second one.
+        key = p.get("tracehouse_key") if isinstance(p.get("tracehouse_key"), str) else None
         if role == "assistant":
             turn = self.turns.ensure(f"line:{offset}", self.ts)
-            row = self._new_message(offset, "assistant", "assistant")
+            row = self._new_message(offset, "assistant", "assistant", key)
             row["content"] = cap(text, self.max_field)
             row["thinking"] = "\n\n".join(self.thinking) or None
             self.thinking = []
@@ -178,7 +181,7 @@ class RolloutBuilder:
             turn["response_message_id"] = turn["last_assistant_id"] = row["message_id"]
             self.messages.add(row)
             return "row"
-        row = self._new_message(offset, "user" if role == "user" else "system", "system")
+        row = self._new_message(offset, "user" if role == "user" else "system", "system", key)
         row["content"] = cap(text, self.max_field)
         if images:
             row["metadata"]["images"] = images
