@@ -63,8 +63,8 @@ async def health(request: Request, store: Probe) -> Response:
     config = request.app.state.config
     # A database that went away is a 503, not a stale "ok". On a thread of its own, not in the
     # pools the other routes and their token checks queue for: health answers while they wait.
-    loop = asyncio.get_running_loop()
-    await loop.run_in_executor(request.app.state.probe_thread, store.query, "SELECT 1 AS ok")
+    thread = getattr(request.app.state, "probe_thread", None)  # None: served with no lifespan
+    await asyncio.get_running_loop().run_in_executor(thread, store.query, "SELECT 1 AS ok")
     return _json(
         {
             "ok": True,

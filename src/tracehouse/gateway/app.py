@@ -86,18 +86,19 @@ def create_app(config: GatewayConfig) -> FastAPI:
     open_store(config.store).close()
     pool = StorePool(config.store, config.connections, config.wait_seconds, config.queue_limit)
     probe = StorePool(config.store, 1, wait_seconds=1.0, queue_limit=50)
-    probe_thread = ThreadPoolExecutor(1, thread_name_prefix="health")
     from tracehouse.gateway.mcp_route import McpEndpoint, McpPath
 
     mcp = McpEndpoint(pool)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # health's own thread, for one life of the app (a test client may start it again)
+        app.state.probe_thread = ThreadPoolExecutor(1, thread_name_prefix="health")
         async with mcp.running():
             yield
         pool.close()
         probe.close()
-        probe_thread.shutdown(wait=False)
+        app.state.probe_thread.shutdown(wait=False)
 
     app = FastAPI(
         lifespan=lifespan,
@@ -111,7 +112,6 @@ def create_app(config: GatewayConfig) -> FastAPI:
     app.state.redactor = config.redactor()  # the key is read (or made) at start-up
     app.state.pool = pool
     app.state.probe = probe
-    app.state.probe_thread = probe_thread
 
     for error, status in (
         (RequestError, 400),
