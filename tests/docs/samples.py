@@ -29,11 +29,12 @@ VOLATILE = [
     (re.compile(r"\b\d+(?:\.\d+)? s\b"), "<seconds> s"),
     (re.compile(r"\b\d+(?:\.\d+)? (?:MB|KB|GB)/s\b"), "<rate>"),
     (re.compile(r"\brun_\d{8}T\d{6}_[0-9a-f]{8}\b"), "<run>"),
+    # the installed `tracehouse` an agent is told to start (`mcp --print-config`),
+    # before the sandbox's paths: an installation can be in /tmp too
+    (re.compile(r"[^\s'\"]*/bin/tracehouse\b"), "<tracehouse>"),
     (re.compile(r"/tmp/[^\s'\"]*"), "<tmp>"),
     # a redaction marker's hash is keyed by the installation's own key
     (re.compile(r"(\[REDACTED:[a-z0-9-]+:)[0-9a-f]+\]"), r"\1<key>]"),
-    # the installed `tracehouse` an agent is told to start (`mcp --print-config`)
-    (re.compile(r"[^\s'\"]*/bin/tracehouse\b"), "<tracehouse>"),
     (re.compile(r"(?:[^\s'\"]*/shared/fixtures|\$TRACEHOUSE_CORPUS)/"), "<corpus>/"),
     # a time of today: when the sample ran (session times come from the fixtures and stay)
     (
