@@ -23,16 +23,22 @@ def _platform() -> str:
     return f"{platform.system().lower()}-{machine}"
 
 
-def claude_code() -> Path:
-    """Claude Code's native binary, from its platform package (the wrapper's own `bin` is a
-    placeholder that an install script replaces, and `.ci/run` runs no install script)."""
-    found = NODE_MODULES / "@anthropic-ai" / f"claude-code-{_platform()}" / "claude"
+def required(found: Path, what: str) -> Path:
+    """`found`, installed by `npm ci --prefix tests/npm`: a test without it skips, saying so,
+    and fails in CI (TRACEHOUSE_REQUIRE_NPM)."""
     if not found.exists():
-        why = f"{found} missing: `npm ci --prefix tests/npm` installs Claude Code"
+        why = f"{found} missing: `npm ci --prefix tests/npm` installs {what}"
         if os.environ.get("TRACEHOUSE_REQUIRE_NPM"):
             pytest.fail(why)
         pytest.skip(why)
     return found
+
+
+def claude_code() -> Path:
+    """Claude Code's native binary, from its platform package (the wrapper's own `bin` is a
+    placeholder that an install script replaces, and `.ci/run` runs no install script)."""
+    return required(NODE_MODULES / "@anthropic-ai" / f"claude-code-{_platform()}" / "claude",
+                    "Claude Code")  # fmt: skip
 
 
 _CODEX_TARGETS = {
@@ -45,12 +51,7 @@ def codex() -> Path:
     """Codex's native binary, from its platform package (its `bin/codex.js` only finds it)."""
     target = _CODEX_TARGETS.get(_platform(), "")
     found = NODE_MODULES / "@openai" / f"codex-{_platform()}" / "vendor" / target / "bin" / "codex"
-    if not found.exists():
-        why = f"{found} missing: `npm ci --prefix tests/npm` installs the Codex CLI"
-        if os.environ.get("TRACEHOUSE_REQUIRE_NPM"):
-            pytest.fail(why)
-        pytest.skip(why)
-    return found
+    return required(found, "the Codex CLI")
 
 
 def codex_home(home: Path, model_url: str) -> Path:

@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -18,7 +17,7 @@ from typer.testing import CliRunner
 from tests.agents.anthropic_model import Body, Reply, ScriptedModel
 from tests.agents.installed import claude_code, offline_env
 from tests.conftest import DATA
-from tests.resume.shapes import said
+from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.sinks import open_store
@@ -56,15 +55,6 @@ def sent(body: Body) -> list[tuple[str, str]]:
     return out
 
 
-def carries(request: list[tuple[str, str]], wanted: list[tuple[str, str]]) -> list[Any]:
-    """What of `wanted` the request lacks, in order (each a text at the start of a block)."""
-    i = 0
-    for role, text in request:
-        if i < len(wanted) and role == wanted[i][0] and text.startswith(wanted[i][1].rstrip()):
-            i += 1
-    return wanted[i:]
-
-
 def the_request(requests: list[Body]) -> list[tuple[str, str]]:
     main = [r for r in requests if any(NEXT in t for _, t in sent(r))]
     assert main, "no request carried the new prompt"
@@ -89,7 +79,7 @@ def test_a_session_claude_code_deleted_is_restored_and_continued(tmp_path: Path)
                                "--json"], env={"HOME": str(home)})  # fmt: skip
     assert json.loads(done.output)["action"] == "restore", done.output
     request = the_request(continued(claude, home, work, session))
-    assert not carries(request, [*said(original), ("user", NEXT)])
+    assert not lacking([*said(original), ("user", NEXT)], request)
 
     # Claude Code went on in the restored file: imported, the same session, one turn longer
     assert runner.invoke(app, backfill).exit_code == 0
@@ -124,4 +114,4 @@ def test_every_agents_session_continues_in_claude_code(
         store.close()
     request = the_request(continued(claude, home, work, answer["sessionId"]))
     assert any(label in text for _, text in request)  # the note that says where it came from
-    assert not carries(request, [*said(original), ("user", NEXT)])
+    assert not lacking([*said(original), ("user", NEXT)], request)

@@ -19,7 +19,7 @@ from tests.agents.installed import codex, codex_home, offline_env
 from tests.agents.openai_model import ScriptedModel
 from tests.agents.openai_model import said as sent
 from tests.conftest import DATA
-from tests.resume.shapes import said
+from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.sinks import open_store
@@ -27,15 +27,6 @@ from tracehouse.sinks import open_store
 runner = CliRunner()
 NEXT = "one more question, please"
 ANSWER = "Here is one more answer from Codex."
-
-
-def carries(request: list[tuple[str, str]], wanted: list[tuple[str, str]]) -> list[object]:
-    """What of `wanted` the request lacks, in order (each a text at the start of an item)."""
-    i = 0
-    for role, text in request:
-        if i < len(wanted) and role == wanted[i][0] and text.startswith(wanted[i][1].rstrip()):
-            i += 1
-    return wanted[i:]
 
 
 @pytest.mark.parametrize("label", ["cc-11111111", "gm-aaaa1111", "oc-abcdef01", "ca-aaaaaaaa",
@@ -71,7 +62,7 @@ def test_every_agents_session_continues_in_codex(
     finally:
         store.close()
     assert any(label in text for _, text in request)  # the note that says where it came from
-    assert not carries(request, [*said(original), ("user", NEXT)])
+    assert not lacking([*said(original), ("user", NEXT)], request)
 
     imported = tmp_path / "imported.db"
     result = runner.invoke(app, ["sync", "backfill", "--home", str(home), "--store",
@@ -117,7 +108,7 @@ def test_a_rollout_codex_lost_is_restored_and_continued(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr[-3000:]
     requests = [sent(body) for path, body in model.requests if path.endswith("/responses")]
     request = next(r for r in reversed(requests) if any(NEXT in t for _, t in r))
-    assert not carries(request, [*said(original), ("user", NEXT)])
+    assert not lacking([*said(original), ("user", NEXT)], request)
 
     assert runner.invoke(app, backfill).exit_code == 0  # the same session, one turn longer
     store = open_store(ledger, create=False)

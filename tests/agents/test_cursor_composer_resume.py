@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tests.agents import anthropic_model, openai_model
 from tests.agents.installed import claude_code, codex, codex_home, offline_env
-from tests.resume.shapes import said
+from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.sinks import open_store
@@ -21,14 +21,6 @@ from tracehouse.sinks import open_store
 runner = CliRunner()
 HOME = "Aleksey0x-CursorSync"  # composers with tool calls, in Cursor's current storage
 NEXT = "one more question, please"
-
-
-def in_order(wanted: list[tuple[str, str]], got: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    i = 0
-    for role, text in got:
-        if i < len(wanted) and role == wanted[i][0] and text.startswith(wanted[i][1].rstrip()):
-            i += 1
-    return wanted[i:]
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +61,7 @@ def test_a_cursor_composer_continues_in_claude_code(
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     request = _claude_request(model.requests)
-    assert not in_order([*_original(ledger, label), ("user", NEXT)], request)
+    assert not lacking([*_original(ledger, label), ("user", NEXT)], request)
 
 
 def test_a_cursor_composer_continues_in_codex(composer: tuple[Path, str], tmp_path: Path) -> None:
@@ -91,7 +83,7 @@ def test_a_cursor_composer_continues_in_codex(composer: tuple[Path, str], tmp_pa
     assert done.returncode == 0, done.stderr[-3000:]
     requests = [openai_model.said(b) for p, b in model.requests if p.endswith("/responses")]
     request = next(r for r in reversed(requests) if any(NEXT in t for _, t in r))
-    assert not in_order([*_original(ledger, label), ("user", NEXT)], request)
+    assert not lacking([*_original(ledger, label), ("user", NEXT)], request)
 
 
 def _original(ledger: Path, label: str) -> list[tuple[str, str]]:

@@ -13,22 +13,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.resume.shapes import said
+from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.resume.plan import carry_out, plan
 from tracehouse.sinks import open_store
 
 runner = CliRunner()
-
-
-def in_order(wanted: list[tuple[str, str]], got: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """What of `wanted` `got` lacks, in order (an answer may go on with calls as text)."""
-    i = 0
-    for role, text in got:
-        if i < len(wanted) and role == wanted[i][0] and text.startswith(wanted[i][1]):
-            i += 1
-    return wanted[i:]
 
 
 @pytest.mark.parametrize("target", ["claude-code", "codex"])
@@ -67,8 +58,8 @@ def test_every_fixture_session_resumes_in_another_agent_and_reads_back(
         from_label = {json.loads(r["metadata"])["continued_from"]["label"]: r["label"]
                       for r in rows}  # fmt: skip
         assert set(from_label) == set(originals)
-        lacking = {label: in_order(wanted, said(conversation(written, from_label[label])))
+        missing = {label: lacking(wanted, said(conversation(written, from_label[label])))
                    for label, wanted in originals.items()}  # fmt: skip
     finally:
         written.close()
-    assert not {label: gone for label, gone in lacking.items() if gone}
+    assert not {label: gone for label, gone in missing.items() if gone}

@@ -4,27 +4,21 @@ and calls every tool, over stdio and through the gateway: a client that is not o
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.agents.installed import NODE_MODULES, required
 from tests.mcp_server.protocol import INVALID, TOOLS, VALID, stdio
 
-INSPECTOR = REPO / "tests" / "npm" / "node_modules" / ".bin" / "inspector"
+INSPECTOR = NODE_MODULES / ".bin" / "inspector"
 
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    if not INSPECTOR.exists():
-        why = f"{INSPECTOR} missing: `npm ci --prefix tests/npm` installs the MCP Inspector"
-        if os.environ.get("TRACEHOUSE_REQUIRE_NPM"):
-            pytest.fail(why)
-        pytest.skip(why)
-    return INSPECTOR
+    return required(INSPECTOR, "the MCP Inspector")
 
 
 def inspect(inspector: Path, target: list[str], method: str, tool: str | None = None,

@@ -19,3 +19,13 @@ def shape(conv: Conversation) -> list[tuple[Any, ...]]:
 def said(conv: Conversation) -> list[tuple[str, str]]:
     """The prompts and answers the model saw, in order (empty answers, mere calls, left out)."""
     return [(s.role, s.text) for s in conv.spoken if s.role in ("user", "assistant") and s.text]
+
+
+def lacking(wanted: list[tuple[str, str]], got: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """What of `wanted` (role, text) `got` lacks, in order: each found at the start of a text
+    of the same role (an answer may go on with calls written as text after it)."""
+    i = 0
+    for role, text in got:
+        if i < len(wanted) and role == wanted[i][0] and text.startswith(wanted[i][1].rstrip()):
+            i += 1
+    return wanted[i:]

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from tracehouse.resume.conversation import Call
+from tracehouse.resume.conversation import Call, Conversation
 
 # Tool names under which the agents run a shell command.
 SHELLS = frozenset({"bash", "shell", "shell_command", "exec_command", "run_shell_command",
@@ -48,3 +48,15 @@ def write_new(path: Path, records: list[dict[str, Any]]) -> None:
     with os.fdopen(fd, "wb") as out:
         for record in records:
             out.write(orjson.dumps(record) + b"\n")
+
+
+def origin_note(conv: Conversation, agent: str, shown: str) -> str:
+    """The first message of a session made from another agent's: where it comes from, and
+    how its calls are shown (`shown`)."""
+    s = conv.session
+    where = f" in {s['workspace_path']}" if s.get("workspace_path") else ""
+    return (
+        f"This conversation continues {s['source_provider']} session {s['label']}"
+        f" ({s['source_session_id']}{where}), written for {agent} by `tracehouse resume`."
+        f" {shown}; its other tool calls as text."
+    )

@@ -17,13 +17,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tracehouse.resume.calls import as_text, shell_line
+from tracehouse.resume.calls import as_text, origin_note, shell_line
 from tracehouse.resume.conversation import Call, Conversation, Step
 
 # The transcript version written: one whose lines every Claude Code since 2.0 resumes.
 VERSION = "2.1.114"
 NAMESPACE = uuid.UUID("5f0c6a4e-0d1f-4c25-9a57-7a1a9c0f2c11")  # line uuids of restored lines
 ORIGIN = "tracehouse-origin"  # the line saying where a session came from (Claude skips it)
+
+
+# How the calls of another agent's session are shown, in the note that opens it.
+SHOWN = (
+    "Its shell commands, reads, writes and edits are shown as Claude Code's Bash, Read, Write"
+    " and Edit calls"
+)
 
 
 def config_dir(home: Path, env: dict[str, str]) -> Path:
@@ -62,7 +69,9 @@ def lines(
         origin = {"provider": s["source_provider"], "sessionId": s["source_session_id"],
                   "label": s["label"], "workspace": s.get("workspace_path")}  # fmt: skip
         yield {"type": ORIGIN, "sessionId": session_id, "continuedFrom": origin}
-        steps.insert(0, Step("context", origin_note(conv), s.get("created_at"), None))
+        steps.insert(
+            0, Step("context", origin_note(conv, "Claude Code", SHOWN), s.get("created_at"), None)
+        )
     title = s.get("title") or s.get("task_description")
     if title:
         yield {"type": "custom-title", "customTitle": title, "sessionId": session_id}
@@ -74,17 +83,6 @@ def lines(
             record["parentUuid"] = parent
             parent = record["uuid"]
             yield record
-
-
-def origin_note(conv: Conversation) -> str:
-    s = conv.session
-    where = f" in {s['workspace_path']}" if s.get("workspace_path") else ""
-    return (
-        f"This conversation continues {s['source_provider']} session {s['label']}"
-        f" ({s['source_session_id']}{where}), written for Claude Code by `tracehouse resume`."
-        " Its shell commands, reads, writes and edits are shown as Claude Code's Bash, Read,"
-        " Write and Edit calls; its other tool calls as text."
-    )
 
 
 def _usage_by_step(conv: Conversation) -> dict[int, dict[str, Any]]:

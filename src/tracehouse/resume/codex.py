@@ -19,11 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tracehouse.resume.calls import as_text, shell_line
+from tracehouse.resume.calls import as_text, origin_note, shell_line
 from tracehouse.resume.conversation import Call, Conversation, Step
 
 CLI_VERSION = "0.118.0"  # the rollout shape written: one Codex 0.118 to 0.169 resumes
 ORIGINATOR = "tracehouse_resume"
+
+
+# How the calls of another agent's session are shown, in the note that opens it.
+SHOWN = "Its shell commands are shown as exec_command calls"
 
 
 def config_dir(home: Path, env: dict[str, str]) -> Path:
@@ -68,7 +72,7 @@ def lines(
     yield {"timestamp": start, "type": "session_meta", "payload": meta}
     steps = list(conv.steps if own else conv.spoken)
     if not own:
-        steps.insert(0, Step("context", origin_note(conv), start, None))
+        steps.insert(0, Step("context", origin_note(conv, "Codex", SHOWN), start, None))
     turns = _Turns(conv, cwd) if own else None
     for n, step in enumerate(steps):
         at = step.at or start
@@ -121,16 +125,6 @@ class _Turns:
                 "last_token_usage": dict(zip(names, spent, strict=True))}  # fmt: skip
         yield {"timestamp": self.last_at or at, "type": "event_msg",
                "payload": {"type": "token_count", "info": info}}  # fmt: skip
-
-
-def origin_note(conv: Conversation) -> str:
-    s = conv.session
-    where = f" in {s['workspace_path']}" if s.get("workspace_path") else ""
-    return (
-        f"This conversation continues {s['source_provider']} session {s['label']}"
-        f" ({s['source_session_id']}{where}), written for Codex by `tracehouse resume`. Its"
-        " shell commands are shown as exec_command calls; its other tool calls as text."
-    )
 
 
 def _records(step: Step, n: int, at: str, own: bool) -> Iterator[dict[str, Any]]:
