@@ -156,7 +156,7 @@ def test_otel_traces_parse_against_the_otlp_schema(ledger, tmp_path: Path) -> No
 
 def test_otel_input_counts_every_input_token(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     claude = item("c", 2)
-    claude["turns"][0].update(inputTokens=10, cachedInputTokens=100, cacheWriteTokens=5)
+    claude["turns"][0].update(inputTokens=115, cachedInputTokens=100, cacheWriteTokens=5)
     codex = item("x", 2)
     codex["sourceProvider"] = "codex"
     codex["turns"][0].update(inputTokens=110, cachedInputTokens=100)

@@ -1,4 +1,4 @@
-"""`usage` over a hand-made ledger on both backends: buckets, the providers' input rules, prices
+"""`usage` over a hand-made ledger on both backends: buckets, the token convention, prices
 known and unknown, breakdowns and the shared filters."""
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ PRICES = load_prices()
 
 def turn(n: int, at: str, model: str | None, inp: int, out: int, cached: int = 0,
          write: int = 0) -> dict[str, Any]:  # fmt: skip
+    """A turn in the ledger's convention: `inp` holds `cached` and `write`."""
     return {
         "sourceTurnId": f"t{n}", "sequence": n, "status": "completed", "startedAtMs": ms(at),
         "model": model, "inputTokens": inp, "outputTokens": out, "cachedInputTokens": cached,
-        "cacheWriteTokens": write, "totalTokens": inp + out + cached + write,
+        "cacheWriteTokens": write, "totalTokens": inp + out,
     }  # fmt: skip
 
 
@@ -31,12 +32,14 @@ def turn(n: int, at: str, model: str | None, inp: int, out: int, cached: int = 0
 def ledger(store):  # type: ignore[no-untyped-def]
     claude = item("c1", 2, model="claude-sonnet-4-5-20250929", project="api")
     claude["turns"] = [
-        turn(0, "2026-01-31T23:30:00.000Z", "claude-sonnet-4-5-20250929", 100, 1000, 10_000, 2000),
+        turn(
+            0, "2026-01-31T23:30:00.000Z", "claude-sonnet-4-5-20250929", 12_100, 1000, 10_000, 2000
+        ),
         turn(1, "2026-02-01T00:30:00.000Z", "claude-opus-4-7", 10, 100, 0, 0),
     ]
     codex = item("x1", 2, model="gpt-5.4", project="web")
     codex["sourceProvider"] = "codex"
-    # Codex counts cached input inside input_tokens: 5,000 of which 4,000 cached
+    # 5,000 in, of which 4,000 cached
     codex["turns"] = [turn(0, "2026-02-02T10:00:00.000Z", "gpt-5.4", 5000, 300, 4000)]
     mystery = item("m1", 2, model="mimo-v2.5-pro", project="api")
     mystery["turns"] = [turn(0, "2026-02-03T10:00:00.000Z", "mimo-v2.5-pro", 7, 3)]
@@ -55,11 +58,11 @@ def test_monthly_in_utc_adds_up_per_provider(ledger) -> None:  # type: ignore[no
         ("2026-02", "claude-code"),
         ("2026-02", "codex"),
     }
-    assert rows["2026-01", "claude-code"].tokens == Tokens(100, 1000, 10_000, 2000)
+    assert rows["2026-01", "claude-code"].tokens == Tokens(12_100, 1000, 10_000, 2000)
     cost = (100 * 3 + 1000 * 15 + 10_000 * 0.3 + 2000 * 3.75) / 1e6
     assert rows["2026-01", "claude-code"].known_cost == pytest.approx(cost)
-    # uncached input is input minus cached on Codex
-    assert rows["2026-02", "codex"].tokens == Tokens(1000, 300, 4000, 0)
+    # the price's input rate applies to the input no cache served, on every provider
+    assert rows["2026-02", "codex"].tokens == Tokens(5000, 300, 4000, 0)
     assert rows["2026-02", "codex"].known_cost == pytest.approx(
         (1000 * 2.5 + 4000 * 0.25 + 300 * 15) / 1e6
     )
@@ -125,7 +128,7 @@ def test_a_user_price_overrides_the_dataset(tmp_path: Path) -> None:
     path.write_text('[meta]\ndate = "2027-01-01"\n[models."gpt-5.4"]\ninput = 1\noutput = 2\n'
                     '[models."mimo-v2.5-pro"]\ninput = 1\noutput = 1\n')  # fmt: skip
     table = load_prices(path)
-    assert table.cost("gpt-5.4", Tokens(input=1_000_000, cache_read=1_000_000)) == 2.0
+    assert table.cost("gpt-5.4", Tokens(input=2_000_000, cache_read=1_000_000)) == 2.0
     assert table.cost("mimo-v2.5-pro", Tokens(output=2_000_000)) == 2.0
     assert table.price("claude-opus-4-7") == PRICES.price("claude-opus-4-7")
     assert str(path) in table.source and "genai-prices" in table.source

@@ -129,8 +129,11 @@ def test_split_lines_make_one_assistant_message_with_thinking():
 def test_usage_counted_once_per_response_and_totals_are_sums_of_turns():
     item, frames, _ = parsed(f"{MAIN}.jsonl")
     turns = rows(frames, "turns")
-    # msg_1 (4 lines, one usage) + msg_2 + msg_3; the Task echo of the child's usage is not counted
-    assert turns[0]["input_tokens"] == 10 + 5 + 3
+    # msg_1 (4 lines, one usage) + msg_2 + msg_3; the Task echo of the child's usage is not
+    # counted. Input holds the cache reads and writes (the ledger's convention), so the total
+    # is input + output.
+    assert turns[0]["input_tokens"] == (10 + 100 + 1000) + (5 + 1200) + (3 + 50 + 1300)
+    assert turns[0]["total_tokens"] == turns[0]["input_tokens"] + turns[0]["output_tokens"]
     assert turns[0]["reasoning_tokens"] == 12
     assert turns[0]["total_tokens"] == (10 + 40 + 100 + 1000) + (5 + 20 + 1200) + (
         3 + 7 + 50 + 1300

@@ -95,8 +95,9 @@ def test_a_reply_written_again_keeps_its_place_with_its_tool_calls() -> None:
 def test_tokens_are_each_replys_summed_per_turn_and_session() -> None:
     item, frames, _ = parse_all(gemini_cli, unit_named("10-00-bbbb2222.jsonl"))
     s = item.session
-    # b-g1 counted once (its re-write replaces it), b-g2 rewound away
-    assert (s["input_tokens"], s["output_tokens"], s["cached_input_tokens"]) == (3000, 130, 1500)
+    # b-g1 counted once (its re-write replaces it), b-g2 rewound away. In the ledger's
+    # convention input holds the tool-use prompt (5) and output the thoughts (20 + 40).
+    assert (s["input_tokens"], s["output_tokens"], s["cached_input_tokens"]) == (3005, 190, 1500)
     assert (s["reasoning_tokens"], s["total_tokens"]) == (60, 3195)
     assert frames["turns"].sort("seq").get_column("total_tokens").to_list() == [1070, 2125]
 

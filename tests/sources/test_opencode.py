@@ -139,8 +139,9 @@ def test_turns_follow_parent_ids_and_tokens_are_the_steps_sums(units) -> None:
     turns = frames["turns"].sort("seq")
     assert turns["source_turn_id"].to_list() == ["msg_c0000000001aUserOne000001",
                                                  "msg_c0000000003aUserTwo000001"]  # fmt: skip
-    # two steps: 20+10 in, 40+50 out, 1000+1000 cache read, 500 write — not the message's own
-    assert turns["input_tokens"].to_list() == [30, 7]
+    # two steps: 20+10 in, 40+50 out, 1000+1000 cache read, 500 write — not the message's own;
+    # the ledger's input holds the cache reads and writes
+    assert turns["input_tokens"].to_list() == [30 + 2000 + 500, 7]
     assert turns["cached_input_tokens"].to_list() == [2000, 0]
     assert turns["cache_write_tokens"].to_list() == [500, 0]
     assert turns["total_tokens"].to_list() == [2620, 7]

@@ -19,7 +19,6 @@ from typing import Any
 import xxhash
 
 from tracehouse import __version__
-from tracehouse.reports.usage import INPUT_HOLDS_CACHED
 from tracehouse.timespec import parse_stored
 
 Row = dict[str, Any]
@@ -60,7 +59,7 @@ def trace_request(detail: dict[str, Any]) -> dict[str, Any]:
                 "tracehouse.project": s.get("project"),
                 "tracehouse.workspace_path": s.get("workspace_path"),
                 "tracehouse.subagent": bool(s.get("is_subagent")),
-                **_usage(s, s["source_provider"]),
+                **_usage(s),
             }
         ),
     }
@@ -95,7 +94,7 @@ def trace_request(detail: dict[str, Any]) -> dict[str, Any]:
                         "gen_ai.response.model": turn.get("model"),
                         "gen_ai.conversation.id": s["source_session_id"],
                         "tracehouse.turn.status": turn.get("status"),
-                        **_usage(turn, s["source_provider"]),
+                        **_usage(turn),
                     }
                 ),
                 **({"status": {"code": STATUS_ERROR}} if turn.get("status") == "error" else {}),
@@ -153,17 +152,11 @@ def _nonzero(hex_id: str, width: int) -> str:
     return hex_id if hex_id.strip("0") else "0" * (width - 1) + "1"  # an all-zero id is invalid
 
 
-def _usage(row: Row, provider: str) -> dict[str, Any]:
+def _usage(row: Row) -> dict[str, Any]:
     """Token attributes of a turn or session; absent counts are left out, not written as 0."""
-    given = row.get("input_tokens")
     cached, written = row.get("cached_input_tokens"), row.get("cache_write_tokens")
-    total_input = None
-    if given is not None:
-        total_input = (
-            given if provider in INPUT_HOLDS_CACHED else given + (cached or 0) + (written or 0)
-        )
     return {
-        "gen_ai.usage.input_tokens": total_input,
+        "gen_ai.usage.input_tokens": row.get("input_tokens"),  # the cache included, as here
         "gen_ai.usage.output_tokens": row.get("output_tokens"),
         "gen_ai.usage.cache_read.input_tokens": cached,
         "gen_ai.usage.cache_creation.input_tokens": written,

@@ -33,17 +33,23 @@ class Price:
 
 @dataclass(frozen=True)
 class Tokens:
-    """One model call's tokens, the same meaning for every provider."""
+    """One model call's tokens, in the ledger's convention for every provider
+    (`model/tokens.py`): input holds the cache reads and writes, output the reasoning."""
 
-    input: int = 0  # uncached input
+    input: int = 0  # every prompt token
     output: int = 0  # reasoning included
-    cache_read: int = 0
-    cache_write: int = 0
+    cache_read: int = 0  # part of input
+    cache_write: int = 0  # part of input
     reasoning: int = 0  # part of output, shown apart
 
     @property
+    def fresh(self) -> int:
+        """The input priced at the full input rate: neither read from nor written to a cache."""
+        return max(self.input - self.cache_read - self.cache_write, 0)
+
+    @property
     def total(self) -> int:
-        return self.input + self.output + self.cache_read + self.cache_write
+        return self.input + self.output
 
     def __add__(self, other: Tokens) -> Tokens:
         return Tokens(
@@ -82,7 +88,7 @@ class PriceTable:
         read = price.input if price.cache_read is None else price.cache_read
         write = price.input if price.cache_write is None else price.cache_write
         return (
-            tokens.input * price.input
+            tokens.fresh * price.input
             + tokens.cache_read * read
             + tokens.cache_write * write
             + tokens.output * price.output

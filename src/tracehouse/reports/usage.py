@@ -8,9 +8,10 @@ time zone. A price depends on the model and the UTC day alone and is linear in t
 each sum is priced exactly as its turns one by one would be, and a report of a large ledger
 reads hundreds of rows, not every turn.
 
-Providers count input differently: Codex's `input_tokens` include the cached ones, Claude
-Code's do not. A report's `input` is the uncached input for every provider, so its columns add
-up to the tokens a provider billed.
+Every provider's counts are in the ledger's convention (`model/tokens.py`): a report's input
+holds the cache reads and writes it shows apart, its output holds the reasoning, and its total is
+input + output, the figures `sessions show` gives for the same turns. A price applies its input
+rate to the input no cache served (`Tokens.fresh`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
 PERIODS = ("daily", "weekly", "monthly", "session", "project", "model")
-INPUT_HOLDS_CACHED = frozenset({"codex"})  # providers whose input count includes cache reads
 UNKNOWN = "(unknown)"
 
 
@@ -165,15 +165,9 @@ def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable
     slot = (QUARTER_HOUR if period in ("daily", "weekly", "monthly") else DAY).format(at=when)
     extra = GROUPED.get(period, ())
     columns = "".join(f", {c}" for c in extra)
-    given, cached = "coalesce(t.input_tokens, 0)", "coalesce(t.cached_input_tokens, 0)"
-    holds = ", ".join(f"'{p}'" for p in sorted(INPUT_HOLDS_CACHED))
-    fresh = (
-        f"CASE WHEN s.source_provider IN ({holds}) THEN"
-        f" CASE WHEN {given} > {cached} THEN {given} - {cached} ELSE 0 END ELSE {given} END"
-    )
     return store.query(
         f"SELECT min({when}) AS at, {model} AS model, s.source_provider{columns},"
-        f" count(*) AS turns, sum({fresh}) AS fresh_input,"
+        " count(*) AS turns, sum(t.input_tokens) AS input_tokens,"
         " sum(t.output_tokens) AS output_tokens, sum(t.cached_input_tokens) AS cached_input_tokens,"
         " sum(t.cache_write_tokens) AS cache_write_tokens,"
         " sum(t.reasoning_tokens) AS reasoning_tokens"
@@ -185,7 +179,7 @@ def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable
 
 def _tokens(row: dict[str, Any]) -> Tokens:
     return Tokens(
-        input=int(row["fresh_input"] or 0),
+        input=int(row["input_tokens"] or 0),
         output=int(row["output_tokens"] or 0),
         cache_read=int(row["cached_input_tokens"] or 0),
         cache_write=int(row["cache_write_tokens"] or 0),

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tracehouse.model.tokens import fresh_input
 from tracehouse.resume.calls import as_text, origin_note, shell_line
 from tracehouse.resume.conversation import Call, Conversation, Step
 
@@ -88,7 +89,7 @@ def lines(
 def _usage_by_step(conv: Conversation) -> dict[int, dict[str, Any]]:
     """A restored session keeps what its turns spent: each turn's tokens as the usage of its
     first answer (the parser sums a turn's answers, so the turn's sum comes back the same).
-    The ledger keeps Claude Code's counts as Anthropic reports them: input without the cache."""
+    Anthropic's `input_tokens` leave out the cache the ledger's input holds."""
     spent: dict[int, dict[str, Any]] = {}
     seen: set[str] = set()
     counts = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
@@ -100,7 +101,7 @@ def _usage_by_step(conv: Conversation) -> dict[int, dict[str, Any]]:
         if all(turn.get(k) is None for k in counts):
             continue  # none recorded: none written
         spent[id(step)] = {
-            "input_tokens": turn.get("input_tokens") or 0,
+            "input_tokens": fresh_input(turn) or 0,
             "output_tokens": turn.get("output_tokens") or 0,
             "cache_read_input_tokens": turn.get("cached_input_tokens") or 0,
             "cache_creation_input_tokens": turn.get("cache_write_tokens") or 0,

@@ -20,7 +20,7 @@ from tracehouse.parsers.claude_code import replays, tools
 from tracehouse.parsers.claude_code.identity import Identity
 from tracehouse.parsers.claude_code.links import Links
 from tracehouse.parsers.claude_code.session import SessionAggregate
-from tracehouse.parsers.claude_code.turns import Turns
+from tracehouse.parsers.claude_code.turns import Turns, with_cache_input
 
 PROVIDER = "claude-code"
 STATE_VERSION = 1
@@ -38,7 +38,7 @@ class SessionBuilder:
         self.sources = TableBuffer(MESSAGE_SOURCES)
         self.seen_uuids: set[str] = set()
         self.ts: str | None = None  # the timestamp of the record being fed
-        s = state if state and state.get("v") == STATE_VERSION else {}
+        s = with_cache_input(state) if state and state.get("v") == STATE_VERSION else {}
         self.seq: int = s.get("seq", 0)
         self.call_seq: int = s.get("call_seq", 0)
         self.turns = Turns(self.session_id, self.sid, s)

@@ -9,6 +9,7 @@ import xxhash
 
 from tracehouse.model.fields import cap as cap  # re-exported for the builder
 from tracehouse.model.fields import count
+from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.untrusted import items, mapping
 
 # Record types that only describe the session: folded into the session row's metadata.
@@ -170,19 +171,27 @@ def content_text(content: Any) -> str:
 
 
 def usage_tuple(usage: Any) -> tuple[int, int, int, int, int]:
-    """(input, output, cache read, cache write, thinking ⊂ output) from an API usage object."""
+    """(input, output, cache read, cache write, thinking) from an API usage object, in the
+    ledger's convention (`model/tokens.py`): Anthropic's `input_tokens` leave the cache reads
+    and writes out, the ledger's input holds them; thinking is part of the output already."""
     if not isinstance(usage, dict):
         return (0, 0, 0, 0, 0)
 
     details = usage.get("output_tokens_details")
     thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
-    return (
-        count(usage.get("input_tokens"), "usage.input_tokens"),
-        count(usage.get("output_tokens"), "usage.output_tokens"),
-        count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens"),
-        count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"),
-        count(thinking, "usage.output_tokens_details.thinking_tokens"),
+    counts = ledger_counts(
+        input=count(usage.get("input_tokens"), "usage.input_tokens"),
+        output=count(usage.get("output_tokens"), "usage.output_tokens"),
+        cache_read=count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens"),
+        cache_write=count(
+            usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"
+        ),  # fmt: skip
+        reasoning=count(thinking, "usage.output_tokens_details.thinking_tokens"),
+        input_holds_cache=False,
+        output_holds_reasoning=True,
     )
+    return (counts["input_tokens"], counts["output_tokens"], counts["cached_input_tokens"],
+            counts["cache_write_tokens"], counts["reasoning_tokens"])  # fmt: skip
 
 
 def web_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:

@@ -192,7 +192,7 @@ class SessionAggregate:
                     "cached_input_tokens": cache_read,
                     "cache_write_tokens": cache_write,
                     "reasoning_tokens": reasoning,
-                    "total_tokens": inp + out + cache_read + cache_write,
+                    "total_tokens": inp + out,
                 }
             ),
             "turn_count": self.turns,

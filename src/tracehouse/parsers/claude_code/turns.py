@@ -74,8 +74,8 @@ class Turns:
         assert self.current is not None
         turn = dict(self.current)
         turn["llm_provider"] = llm_provider(turn.get("model"))
-        counted = [turn[c] for c in TOKEN_COLUMNS[:4] if turn[c] is not None]
-        turn["total_tokens"] = sum(counted) if counted else None
+        counted = [turn[c] for c in TOKEN_COLUMNS[:2] if turn[c] is not None]
+        turn["total_tokens"] = sum(counted) if counted else None  # input holds the cache
         self.rows.add(turn)
 
     def count_usage(
@@ -101,7 +101,27 @@ class Turns:
             "turn": self.current,
             "turn_seq": self.seq,
             "usage": list(self.usage.items())[-USAGE_KEYS:],
+            "usage_input": "with cache",
         }
+
+
+def with_cache_input(state: dict[str, Any]) -> dict[str, Any]:
+    """A resume state saved before the ledger's token convention (no `usage_input`) kept
+    Anthropic's input, without the cache: its counted responses, its open turn and its
+    session totals are brought to the convention, so an append adds like to like."""
+    if not state or state.get("usage_input") == "with cache":
+        return state
+    state = dict(state)
+    state["usage"] = [(k, [v[0] + v[2] + v[3], *v[1:]]) for k, v in state.get("usage", [])]
+    turn = state.get("turn")
+    if turn and turn.get("input_tokens") is not None:
+        extra = (turn.get("cached_input_tokens") or 0) + (turn.get("cache_write_tokens") or 0)
+        state["turn"] = {**turn, "input_tokens": turn["input_tokens"] + extra}
+    session = state.get("session")
+    if session and session.get("tokens"):
+        inp, out, read, write, thinking = session["tokens"]
+        state["session"] = {**session, "tokens": [inp + read + write, out, read, write, thinking]}
+    return state
 
 
 def llm_provider(model: str | None) -> str | None:

@@ -17,6 +17,7 @@ from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
 from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Conversation
@@ -27,8 +28,8 @@ TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",
                "executing": "running"}  # fmt: skip
 # Gemini's TokensSummary → the ledger's columns. `cached` is part of `input` (as OpenAI counts
 # it); `total` is input + output + thoughts + tool-use prompt, kept as the API reported it.
-TOKENS = {"input": "input_tokens", "output": "output_tokens", "cached": "cached_input_tokens",
-          "thoughts": "reasoning_tokens", "total": "total_tokens"}  # fmt: skip
+TOKEN_KEYS = ("input", "output", "cached", "thoughts", "tool")
+CONTEXT_OPENING = "<session_context>"
 SUBAGENT_RESULT = re.compile(r"^Subagent '([^']+)' finished")
 
 
@@ -52,6 +53,8 @@ class ConversationBuilder:
         self.models: list[str] = []
         self.agents: list[str] = []
         self.times: list[str] = []
+        self.context: list[dict[str, Any]] = []  # preambles waiting for the turn they open
+        self.pending: dict[str, dict[str, Any]] = {}  # calls from parts, by id, awaiting results
 
     def build(self) -> None:
         for index, message in enumerate(self.conv.messages):
@@ -65,12 +68,19 @@ class ConversationBuilder:
         mid = str(message["id"])
         kind = str(message["type"])
         at = _time(message.get("timestamp"))
+        content = message.get("content")
+        if kind == "user" and _answers_only(content):
+            self._answered(content)  # a tool's answer sent back: its call holds it
+            return
         if at:
             self.times.append(at)
+        text = content_text(content)
+        if kind == "user" and text.lstrip().startswith(CONTEXT_OPENING):
+            self.context.append(message)  # what the CLI tells the model first: not a prompt
+            return
         if kind == "user" or self.turn is None:
             self._open_turn(mid, at)
         assert self.turn is not None
-        text = content_text(message.get("content"))
         role, message_type = {"user": ("user", "user"), "gemini": ("assistant", "assistant")}.get(
             kind, ("system", "host")
         )
@@ -97,7 +107,8 @@ class ConversationBuilder:
                 "role": role,
                 "message_type": message_type,
                 "content": cap(text, self.max_field) if text else None,
-                "thinking": _thoughts(message.get("thoughts"), self.max_field),
+                "thinking": _thoughts(message.get("thoughts"), self.max_field)
+                or _thought_parts(content, self.max_field),
                 "created_at": at,
                 "model": model,
                 "metadata": metadata or None,
@@ -111,7 +122,7 @@ class ConversationBuilder:
         elif role == "assistant":
             self.turn["response_message_id"] = message_id
         self._tokens(message.get("tokens"))
-        for call in items(message.get("toolCalls")):
+        for call in items(message.get("toolCalls")) or _function_calls(content, at):
             self._tool_call(call, message_id, at)
         if at:
             self.turn["completed_at"] = max(filter(None, (self.turn["completed_at"], at)))
@@ -122,13 +133,52 @@ class ConversationBuilder:
             turn_row(PROVIDER, self.sid, mid, len(self.turns), parent, at, llm_provider="google")
         )
         self.turn_rows.append(self.turn)
+        for context in self.context:
+            self._context_message(context)
+        self.context.clear()
+
+    def _context_message(self, message: dict[str, Any]) -> None:
+        """The `<session_context>` preamble: a system message of the first turn, before its
+        prompt, as the model read it."""
+        assert self.turn is not None
+        mid = str(message["id"])
+        text = content_text(message.get("content"))
+        self.messages.add(
+            {
+                "message_id": ids.message_id(PROVIDER, self.sid, mid),
+                "session_id": self.session_id,
+                "turn_id": self.turn["turn_id"],
+                "source_message_id": mid,
+                "seq": len(self.messages),
+                "role": "system",
+                "message_type": "system",
+                "content": cap(text, self.max_field),
+                "created_at": _time(message.get("timestamp")),
+                "metadata": {"context": "session_context"},
+                "source_ref": f"{self.location}#{mid}",
+            }
+        )
+
+    def _answered(self, content: Any) -> None:
+        """Results of calls read from `functionCall` parts (a snapshot's replies have no
+        `toolCalls`), from the `functionResponse` parts the next user message sends back."""
+        for part in content:
+            response = part["functionResponse"]
+            call = self.pending.pop(str(response.get("id")), None)
+            if call is None:
+                continue
+            output, error = function_response([part])
+            call["result"] = _text(output, self.max_field)
+            call["error"] = _text(error, self.max_field) if error else None
+            call["status"] = "failed" if error else "completed"
+            call["completed_at"] = call["started_at"]
 
     def _tokens(self, tokens: Any) -> None:
         assert self.turn is not None
         if not isinstance(tokens, dict):
             return
-        counts = [(c, fields.count(tokens.get(k), f"tokens.{k}")) for k, c in TOKENS.items()]
-        add_tokens(self.turn, counts)
+        counted = {k: fields.count(tokens.get(k), f"tokens.{k}") for k in TOKEN_KEYS}
+        add_tokens(self.turn, token_columns(counted).items())
 
     def _tool_call(self, call: dict[str, Any], message_id: str, at: str | None) -> None:
         assert self.turn is not None
@@ -140,7 +190,7 @@ class ConversationBuilder:
         subagent = isinstance(display, dict) and display.get("isSubagentProgress")
         if subagent and isinstance(display.get("agentName"), str):  # type: ignore[union-attr]
             self.agents.append(display["agentName"])  # type: ignore[index]
-        self.calls.add(
+        row = self.calls.add(
             {
                 "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, key),
                 "session_id": self.session_id,
@@ -160,6 +210,8 @@ class ConversationBuilder:
                 if status in ("completed", "failed") else None,
             }
         )  # fmt: skip
+        if status == "running" and call.get("result") is None:
+            self.pending[key] = row
 
     def has_content(self) -> bool:
         return len(self.messages) > 0
@@ -222,16 +274,57 @@ class ConversationBuilder:
         return token_sums(self.turn_rows)
 
 
+def token_columns(tokens: dict[str, int]) -> dict[str, int]:
+    """Gemini's TokensSummary in the ledger's convention: `input` (the prompt) holds `cached`
+    but not the tool-use prompt (`tool`); `output` (candidates) leaves `thoughts` out. Input is
+    prompt + tool-use prompt, output is candidates + thoughts, so their total is Gemini's."""
+    counts = ledger_counts(input=tokens["input"] + tokens["tool"], output=tokens["output"],
+                           cache_read=tokens["cached"], reasoning=tokens["thoughts"],
+                           input_holds_cache=True, output_holds_reasoning=False)  # fmt: skip
+    del counts["cache_write_tokens"]  # Gemini writes no cache: NULL, not 0
+    return counts
+
+
+def _answers_only(content: Any) -> bool:
+    """Parts that are all `functionResponse`: what the CLI sends back after a tool ran."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
+                for p in content)
+    )  # fmt: skip
+
+
+def _function_calls(content: Any, at: str | None) -> list[dict[str, Any]]:
+    """A reply's `functionCall` parts as `toolCalls` entries, without result or status yet (a
+    resume snapshot writes replies this way)."""
+    calls = []
+    for index, part in enumerate(content if isinstance(content, list) else []):
+        call = part.get("functionCall") if isinstance(part, dict) else None
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            calls.append({"id": str(call.get("id") or f"{call['name']}-{index}"),
+                          "name": call["name"], "args": call.get("args"),
+                          "timestamp": at})  # fmt: skip
+    return calls
+
+
+def _thought_parts(content: Any, limit: int) -> str | None:
+    parts = [p["text"] for p in content if isinstance(p, dict) and p.get("thought")
+             and isinstance(p.get("text"), str)] if isinstance(content, list) else []  # fmt: skip
+    return cap("\n\n".join(parts), limit) if parts else None
+
+
 def content_text(content: Any) -> str:
     """A PartListUnion's text: a string, a part (`{text}`), or a list of them. Parts without
-    text (inline data, function calls) are left to the tool calls that hold them."""
+    text (inline data, function calls) are left to the tool calls that hold them; thought parts
+    are the message's thinking."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, dict):
         text = content.get("text")
-        return text if isinstance(text, str) else ""
+        return text if isinstance(text, str) and not content.get("thought") else ""
     if isinstance(content, list):
         return "".join(content_text(part) for part in content)
     return str(content)

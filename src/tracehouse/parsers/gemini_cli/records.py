@@ -5,8 +5,11 @@ Two forms (README.md here): a `.json` document rewritten whole on every change, 
 `.jsonl` log whose first line is the metadata and whose later lines are messages, `$set`
 patches and `$rewindTo` cuts. A message id seen again replaces the earlier version in its first
 place (a Gemini reply is written once without its tool calls, again with them); `$set` with
-`messages` replaces the whole list; `$rewindTo` drops that message and all after it (an unknown
-id: all of them). Lines are split on `\\n` only: strings hold U+2028/U+2029.
+`messages` is a snapshot of the whole list, written on every resume (0.61): it is merged by
+message id, the full records read before winning over its thinner copies (no tokens, model or
+`toolCalls`, every time reset to the resume), and a message only the snapshot holds is taken
+from it in its place. `$rewindTo` drops that message and all after it (an unknown id: all of
+them). Lines are split on `\\n` only: strings hold U+2028/U+2029.
 """
 
 from __future__ import annotations
@@ -94,12 +97,8 @@ def load_lines(data: bytes) -> Conversation:
             if not isinstance(patch, dict):
                 conv.problems.append((f"line {number}", "$set: expected an object"))
                 continue
-            if isinstance(patch.get("messages"), list):  # a checkpoint: the list replaced
-                order.clear()
-                latest.clear()
-                for message in patch["messages"]:
-                    if _is_message(message):
-                        _put(message, order, latest)
+            if isinstance(patch.get("messages"), list):
+                _merge_snapshot(patch["messages"], order, latest)
             conv.meta.update({k: v for k, v in patch.items() if k != "messages"})
             conv.accounting["$set"] += 1
         elif _is_message(record):
@@ -123,3 +122,40 @@ def _put(message: dict[str, Any], order: list[str], latest: dict[str, dict[str, 
     if message["id"] not in latest:
         order.append(message["id"])
     latest[message["id"]] = message
+
+
+def _merge_snapshot(
+    snapshot: list[Any], order: list[str], latest: dict[str, dict[str, Any]]
+) -> None:
+    """A `$set.messages` snapshot merged into the messages read so far. Its copy of a tool's
+    answer (`<id>_response`, the reply's `functionResponse` parts again) is left out: the reply
+    it answers holds that result."""
+    given = [m for m in snapshot if _is_message(m)]
+    replies = {m["id"] for m in given}
+    merged: list[str] = []
+    for message in given:
+        key = message["id"]
+        if key.endswith("_response") and key.removesuffix("_response") in replies:
+            continue
+        if key not in latest:
+            latest[key] = message
+        merged.append(key)
+    order[:] = _interleave(order, merged)
+
+
+def _interleave(order: list[str], merged: list[str]) -> list[str]:
+    """The earlier order, with the snapshot's new messages each put after the message the
+    snapshot lists before it. What was read before and the snapshot no longer lists (a
+    compressed history) was said all the same, and keeps its place."""
+    known = set(order)
+    out = list(order)
+    after: str | None = None
+    for key in merged:
+        if key in known:
+            after = key
+            continue
+        at = out.index(after) + 1 if after is not None else 0
+        out.insert(at, key)
+        known.add(key)
+        after = key
+    return out

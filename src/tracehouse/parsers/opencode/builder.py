@@ -24,6 +24,7 @@ from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
 from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
 from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
@@ -273,17 +274,19 @@ class SessionBuilder:
 
 
 def token_columns(tokens: dict[str, Any]) -> dict[str, int]:
+    """OpenCode's step tokens in the ledger's convention: its `input` leaves the cache reads
+    and writes out and its `output` leaves `reasoning` out; the ledger's hold them. (Its own
+    `total`, where written, is the same sum.)"""
     cache = _dict(tokens.get("cache"))
-    out = {
-        "input_tokens": fields.count(tokens.get("input"), "tokens.input"),
-        "output_tokens": fields.count(tokens.get("output"), "tokens.output"),
-        "reasoning_tokens": fields.count(tokens.get("reasoning"), "tokens.reasoning"),
-        "cached_input_tokens": fields.count(cache.get("read"), "tokens.cache.read"),
-        "cache_write_tokens": fields.count(cache.get("write"), "tokens.cache.write"),
-    }
-    total = fields.count(tokens.get("total"), "tokens.total")
-    out["total_tokens"] = total or sum(out.values())
-    return out
+    return ledger_counts(
+        input=fields.count(tokens.get("input"), "tokens.input"),
+        output=fields.count(tokens.get("output"), "tokens.output"),
+        cache_read=fields.count(cache.get("read"), "tokens.cache.read"),
+        cache_write=fields.count(cache.get("write"), "tokens.cache.write"),
+        reasoning=fields.count(tokens.get("reasoning"), "tokens.reasoning"),
+        input_holds_cache=False,
+        output_holds_reasoning=False,
+    )
 
 
 def _message_metadata(message: dict[str, Any]) -> dict[str, Any]:

@@ -59,9 +59,20 @@ def _unrecorded_tokens(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     )
 
 
+def _token_convention(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    from tracehouse.sinks.token_convention import to_convention
+
+    def execute_many(sql: str, rows: list[tuple[Any, ...]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
+    to_convention(lambda sql, args: conn.execute(sql, args).fetchall(), execute_many, "%s")
+
+
 PYTHON_STEPS: dict[int, Callable[[psycopg.Connection[tuple[Any, ...]]], None]] = {
     15: _segment_scripts,
     16: _unrecorded_tokens,
+    18: _token_convention,
 }
 
 

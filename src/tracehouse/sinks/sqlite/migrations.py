@@ -207,6 +207,14 @@ def m018_seed_details(db: Database) -> None:
     _add_column(db, "message_sources", "created_at TEXT")
 
 
+def m019_token_convention(db: Database) -> None:
+    # Every provider's tokens in the schema's one convention (`sinks/token_convention.py`).
+    from tracehouse.sinks.token_convention import to_convention
+
+    conn = db.conn
+    to_convention(lambda sql, args: conn.execute(sql, args).fetchall(), conn.executemany, "?")
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -258,6 +266,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m016_foreign_keys", m016_foreign_keys),
     ("m017_unrecorded_tokens", m017_unrecorded_tokens),
     ("m018_seed_details", m018_seed_details),
+    ("m019_token_convention", m019_token_convention),
 ]
 
 
