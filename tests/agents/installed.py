@@ -1,5 +1,5 @@
 """The real agents the tests drive, as `.ci/run` installs them from the npm registry under
-tests/npm, and the environment that keeps them offline: their model is the scripted one on
+conformance/npm, and the environment that keeps them offline: their model is the scripted one on
 127.0.0.1 (Claude Code's by its base URL, Codex's by a provider in its config), and any other
 address goes to a closed local port."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO
 
-NODE_MODULES = REPO / "tests" / "npm" / "node_modules"
+NODE_MODULES = REPO / "conformance" / "npm" / "node_modules"
 
 
 def _platform() -> str:
@@ -24,10 +24,10 @@ def _platform() -> str:
 
 
 def required(found: Path, what: str) -> Path:
-    """`found`, installed by `npm ci --prefix tests/npm`: a test without it skips, saying so,
+    """`found`, installed by `npm ci --prefix conformance/npm`: a test without it skips, saying so,
     and fails in CI (TRACEHOUSE_REQUIRE_NPM)."""
     if not found.exists():
-        why = f"{found} missing: `npm ci --prefix tests/npm` installs {what}"
+        why = f"{found} missing: `npm ci --prefix conformance/npm` installs {what}"
         if os.environ.get("TRACEHOUSE_REQUIRE_NPM"):
             pytest.fail(why)
         pytest.skip(why)

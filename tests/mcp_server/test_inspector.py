@@ -1,5 +1,6 @@
-"""The MCP Inspector's CLI (from the npm registry, installed by `.ci/run` under tests/npm) lists
-and calls every tool, over stdio and through the gateway: a client that is not our SDK's."""
+"""The MCP Inspector's CLI (from the npm registry, installed by `.ci/run` under
+conformance/npm) lists and calls every tool, over stdio and through the gateway: a client that
+is not our SDK's."""
 
 from __future__ import annotations
 

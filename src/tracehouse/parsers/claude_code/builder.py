@@ -47,6 +47,7 @@ class SessionBuilder:
         self.links = Links(self.sid, s)
         self.prompted: bool = s.get("prompted", False)
         self.queued: list[str] = s.get("queued", [])
+        self.waiting: bool = s.get("waiting", False)  # the last enqueued has seen no reply yet
         self.agg = SessionAggregate.from_state(s.get("session"))
         # Replays come first in a file: once a line of its own has been seen, stop looking.
         self.replaying: bool = s.get("replaying", True)
@@ -74,6 +75,8 @@ class SessionBuilder:
             self.seen_uuids.add(uuid)
         self.ts = ts = self.agg.note_envelope(r)
         if handler is not None:
+            if kind == "assistant":
+                self.waiting = False  # the agent was at work: a prompt enqueued now waits
             disposition = handler(self, r, offset)
             if self.turn is not None and ts:
                 self.turn["completed_at"] = ts  # the turn's last line so far
@@ -244,11 +247,18 @@ class SessionBuilder:
         return "folded"
 
     def _queue(self, r: dict[str, Any]) -> None:
+        """A prompt is queued when it waited for the agent: enqueued while a reply was still
+        being written, or dequeued only after one was. Claude Code enqueues every prompt, and
+        one dequeued before any reply (`-p`: 2 ms later) never waited."""
         op = r.get("operation")
         self.agg.count_queue(op)
         content = r.get("content")
         if op == "enqueue" and isinstance(content, str) and content:
             self.queued = [*self.queued[-31:], rec.cap(content, 200)]
+            self.waiting = True
+        elif op == "dequeue" and self.waiting and self.queued:
+            self.queued.pop()
+            self.waiting = False
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -297,6 +307,7 @@ class SessionBuilder:
             meta.update(source=source, source_agent_id=self._parent_session(), via=self.ident.via)
         if kind.message_type == "user":
             self.prompted = True
+            self.agg.note_prompt(text)
             if rec.cap(text, 200) in self.queued:
                 meta["queued"] = True
             meta.update(rec.origin(r))
@@ -371,6 +382,7 @@ class SessionBuilder:
             "prompted": self.prompted,
             "replaying": self.replaying,
             "queued": self.queued,
+            "waiting": self.waiting,
             "session": self.agg.to_state(),
         }
 

@@ -152,9 +152,10 @@ META_KEYS = ("agentType", "description", "worktreePath")
 
 
 def read_meta(path: str | None) -> dict[str, Any]:
-    """`agent-<id>.meta.json` (agentType, description, worktreePath), read at parse time: the
-    three texts it names, and nothing of another type (a sidecar annotates its session; a
-    damaged one must not keep the session from being stored)."""
+    """`agent-<id>.meta.json` (agentType, description, worktreePath; from 2.1.3xx `finished`),
+    read at parse time: the texts it names and whether it finished, nothing of another type (a
+    sidecar annotates its session; a damaged one must not keep the session from being
+    stored)."""
     if not path:
         return {}
     try:
@@ -162,7 +163,10 @@ def read_meta(path: str | None) -> dict[str, Any]:
     except (OSError, orjson.JSONDecodeError):
         return {}
     found = mapping(value)
-    return {k: found[k] for k in META_KEYS if isinstance(found.get(k), str)}
+    kept = {k: found[k] for k in META_KEYS if isinstance(found.get(k), str)}
+    if isinstance(found.get("finished"), bool):
+        kept["finished"] = found["finished"]
+    return kept
 
 
 def _unit(path: str, root: str, project: str, **info: Any) -> Unit:

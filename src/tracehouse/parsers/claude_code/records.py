@@ -185,7 +185,7 @@ def usage_tuple(usage: Any) -> tuple[int, int, int, int, int]:
         cache_read=count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens"),
         cache_write=count(
             usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"
-        ),  # fmt: skip
+        ),
         reasoning=count(thinking, "usage.output_tokens_details.thinking_tokens"),
         input_holds_cache=False,
         output_holds_reasoning=True,

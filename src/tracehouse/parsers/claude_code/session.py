@@ -37,6 +37,7 @@ class SessionAggregate:
     custom_title: str | None = None
     ai_title: str | None = None
     summary: str | None = None
+    first_prompt: str | None = None  # the title when Claude Code gave none
     agent_name: str | None = None
     permission_mode: str | None = None
     line_session_id: str | None = None
@@ -72,6 +73,10 @@ class SessionAggregate:
 
     def count_attachment(self, kind: Any) -> None:
         self.attachments[str(kind)] = self.attachments.get(str(kind), 0) + 1
+
+    def note_prompt(self, text: str) -> None:
+        if self.first_prompt is None and text.strip():
+            self.first_prompt = text.strip().splitlines()[0][:200]
 
     def count_queue(self, op: Any) -> None:
         self.queue[str(op)] = self.queue.get(str(op), 0) + 1
@@ -166,7 +171,9 @@ class SessionAggregate:
             "source_provider": PROVIDER,
             "source_session_id": ident.source_session_id,
             "label": ids.session_label(PROVIDER, ident.source_session_id),
-            "title": self.custom_title or self.ai_title or self.summary,
+            # Claude Code's own title (`/rename`, its generated one, a compaction summary),
+            # else the first prompt's first line: never blank where a prompt exists.
+            "title": self.custom_title or self.ai_title or self.summary or self.first_prompt,
             "created_at": self.first_timestamp,
             "updated_at": self.max_timestamp,
             "model": self.model,
@@ -184,7 +191,7 @@ class SessionAggregate:
             "parent_message_id": None,
             "spawn_tool_call_id": None,
             "task_description": ident.meta.get("description"),
-            "task_status": None,
+            "task_status": _task_status(ident.meta) if ident.is_subagent else None,
             **recorded(
                 {
                     "input_tokens": inp,
@@ -216,3 +223,10 @@ def _project_name(workspace: str | None) -> str | None:
         return None
     name = PurePath(workspace.replace("\\", "/")).name
     return name or None
+
+
+def _task_status(meta: dict[str, Any]) -> str | None:
+    """A subagent's status from its `.meta.json` sidecar: from 2.1.3xx `finished` says whether
+    its task is done; older sidecars say nothing (NULL)."""
+    finished = meta.get("finished")
+    return None if finished is None else "completed" if finished else "running"

@@ -87,7 +87,7 @@ class RolloutBuilder:
                 own = {"id": self.agg.thread_id, **self.agg.meta}
                 self.copied.observe(kind, p, self.ts, own)
             self.agg.count(f"{kind}:{p.get('type')}" if enveloped else kind)
-            echo = kind == "event_msg" and p.get("type") == "user_message"
+            echo = kind == "event_msg" and events.is_prompt_echo(p)
             if self.awaiting is not None and not echo:
                 self._resolve_prompt(echoed=False)
             return self._envelope(kind, p, r, offset)
@@ -188,7 +188,11 @@ class RolloutBuilder:
         if role != "user" or self.agg.generation in ("G0", "G1"):
             self._classify(row, rec.prompt_kind(role, text), text)
             return "row"
-        # G2 and later echo every typed prompt as the very next record (a user_message event).
+        if rec.typed_by_user(p):  # 0.169 on: the item says so itself
+            self._classify(row, "user", text)
+            return "row"
+        # G2 and later echo every typed prompt as the very next record (a user_message event,
+        # from 0.169 an item_completed UserMessage).
         self.awaiting = {"row": row, "text": text}
         return "row"
 
@@ -207,6 +211,7 @@ class RolloutBuilder:
             if not self.copied.active:  # a copied prompt is the source thread's, not ours
                 row["meta"] = self._attribution(text)
                 self.prompted = True
+                self.agg.note_prompt(text)
         self.messages.add(row)
 
     def _attribution(self, text: str) -> dict[str, Any]:
@@ -367,7 +372,8 @@ class RolloutBuilder:
         row = self.agg.session_row(
             sid,
             self.ctx.path,
-            self.ctx.title(sid, self.agg.title_event),
+            # the thread's name, else its first prompt: never blank where a prompt exists
+            self.ctx.title(sid, self.agg.title_event) or self.agg.first_prompt,
             self.ctx.parent_of(self.agg),
         )
         self.ctx.link_review(self.agg, row)

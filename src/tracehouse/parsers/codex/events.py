@@ -44,9 +44,19 @@ FOLDED = (
 )
 
 
-def handle(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+def is_prompt_echo(p: dict[str, Any]) -> bool:
+    """The event that confirms the prompt before it was typed: `user_message`, or from 0.169
+    an `item_completed` whose item is a `UserMessage`."""
     kind = p.get("type")
     if kind == "user_message":
+        return True
+    item = p.get("item")
+    return kind == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage"
+
+
+def handle(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+    kind = p.get("type")
+    if is_prompt_echo(p):
         if b.awaiting is not None:
             b._resolve_prompt(echoed=True)
             return "echo"

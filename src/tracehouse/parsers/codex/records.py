@@ -118,6 +118,21 @@ def subagent_kind(meta: dict[str, Any]) -> str | None:
     return "subagent"
 
 
+def typed_by_user(message: dict[str, Any]) -> bool:
+    """A `user` message item that says it came from the person (0.169 on): every content
+    item's `provenance` in `internal_chat_message_metadata_passthrough` is `user`. Injected
+    context (environment, instructions) carries none or another."""
+    meta = message.get("internal_chat_message_metadata_passthrough")
+    found = meta.get("content_item_metadata") if isinstance(meta, dict) else None
+    if not isinstance(found, list) or not found:
+        return False
+    return all(
+        isinstance(m, dict) and isinstance(m.get("provenance"), dict)
+        and m["provenance"].get("type") == "user"
+        for m in found
+    )  # fmt: skip
+
+
 def usage_vector(usage: Any) -> list[int] | None:
     if not isinstance(usage, dict):
         return None

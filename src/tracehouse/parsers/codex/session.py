@@ -41,6 +41,7 @@ class SessionAggregate:
     model: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # from the latest turn_context
     title_event: str | None = None
+    first_prompt: str | None = None  # the title when the thread has no name
     generation: str = "G2"
     tokens: list[int] = field(default_factory=lambda: [0] * len(rec.USAGE_FIELDS))
     turns: int = 0
@@ -58,6 +59,10 @@ class SessionAggregate:
 
     def to_state(self) -> dict[str, Any]:
         return asdict(self)
+
+    def note_prompt(self, text: str) -> None:
+        if self.first_prompt is None and text.strip():
+            self.first_prompt = text.strip().splitlines()[0][:200]
 
     def count(self, kind: str) -> None:
         self.records[kind] = self.records.get(kind, 0) + 1

@@ -1,0 +1,116 @@
+"""`python -m conformance run [AGENT …]`: drive each agent at its pinned release through the
+scenario and print how the ledger differs from what it did (exit 1 on any difference).
+
+`python -m conformance bump AGENT [--version V] [--pin]`: install the newest release of one
+agent (or V) into a cache of its own, run the suite on it, print the differences, and with
+`--pin` move the pin in conformance/npm when there are none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from conformance.agents import AGENTS, Agent
+from conformance.compare import Difference, compare
+from conformance.drive import drive
+
+HERE = Path(__file__).parent
+PINNED = HERE / "npm"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tracehouse-conformance"
+
+
+def check(agent: Agent, modules: Path, root: Path) -> list[Difference]:
+    """The suite for one agent: drive it, import what it wrote, compare."""
+    started = time.monotonic()
+    run = drive(agent, modules, root)
+    for r in run.runs:
+        print(f"  run  rc={r.returncode}  {r.prompt!r}")
+    conversation = [e for e in run.exchanges if e.conversation]
+    print(f"  model calls: {len(run.exchanges)} ({len(conversation)} of the conversation)"
+          f"  session {run.session_id or '?'}  {time.monotonic() - started:.1f} s")  # fmt: skip
+    if run.failed is not None:
+        tail = (run.failed.stderr or run.failed.stdout)[-1500:]
+        return [Difference(f"run {run.failed.argv[1:3]}", 0, run.failed.returncode, tail)]
+    return compare(run, root / "ledger.db")
+
+
+def version_of(agent: Agent, modules: Path) -> str:
+    manifest = modules / agent.package / "package.json"
+    return str(json.loads(manifest.read_text())["version"]) if manifest.exists() else "?"
+
+
+def run_suite(names: list[str], modules: Path, keep: Path | None = None) -> int:
+    failed = 0
+    for name in names:
+        agent = AGENTS[name]
+        print(f"{name} {version_of(agent, modules)}")
+        if not agent.binary(modules).exists():
+            print(f"  not installed: npm ci --prefix {PINNED} --ignore-scripts")
+            failed += 1
+            continue
+        with tempfile.TemporaryDirectory(prefix=f"conformance-{name}-") as root:
+            found = check(agent, modules, Path(root))
+            if keep is not None:
+                shutil.copytree(Path(root) / "home", keep / name, symlinks=True,
+                                dirs_exist_ok=True)  # fmt: skip
+        for difference in found:
+            print(difference)
+        print(f"  {len(found)} differences")
+        failed += bool(found)
+    return 1 if failed else 0
+
+
+def bump(name: str, version: str, pin: bool) -> int:
+    agent = AGENTS[name]
+    wanted = f"{agent.package}@{version}"
+    where = CACHE / wanted.replace("/", "+")
+    where.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--prefix", str(where), "--no-audit", "--no-fund",
+                    "--ignore-scripts", "--loglevel=error", wanted], check=True)  # fmt: skip
+    modules = where / "node_modules"
+    before = version_of(agent, PINNED / "node_modules")
+    print(f"{name}: pinned {before}, trying {version_of(agent, modules)}")
+    code = run_suite([name], modules)
+    if pin and code == 0:
+        subprocess.run(["npm", "install", "--prefix", str(PINNED), "--save-exact", "--no-audit",
+                        "--no-fund", "--ignore-scripts", "--loglevel=error",
+                        f"{agent.package}@{version_of(agent, modules)}"], check=True)  # fmt: skip
+        print(f"pinned {agent.package}@{version_of(agent, modules)} in {PINNED}/package.json")
+    elif pin:
+        print("not pinned: the suite found differences")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="the suite at the pinned releases")
+    run.add_argument("agents", nargs="*", choices=[*AGENTS, []], metavar="AGENT",
+                     help=f"any of {', '.join(AGENTS)} (default: all)")  # fmt: skip
+    run.add_argument("--modules", type=Path, default=PINNED / "node_modules",
+                     help="where npm installed the agents")  # fmt: skip
+    run.add_argument("--keep", type=Path, help="copy each agent's home here (KEEP/AGENT)")
+    newest = commands.add_parser("bump", help="try the newest release of one agent")
+    newest.add_argument("agent", choices=list(AGENTS))
+    newest.add_argument("--version", default="latest")
+    newest.add_argument("--pin", action="store_true", help="move the pin when it passes")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return run_suite(args.agents or list(AGENTS), args.modules, args.keep)
+    return bump(args.agent, args.version, args.pin)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""The agents the suite drives: where npm put each one, how it is pointed at the scripted model
+in a throwaway home, how it is run once and resumed, and its own names for the scenario's
+steps (a shell command, a file write, a file read).
+
+Every agent runs offline: its model is the scripted one on 127.0.0.1, and any other address
+goes to a proxy on a closed local port. Nothing is written outside the throwaway home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.scenario import TASK
+from conformance.servers.anthropic import Anthropic
+from conformance.servers.base import Call, Dialect
+from conformance.servers.chat import Chat
+from conformance.servers.gemini import Gemini
+from conformance.servers.responses import Responses
+
+NOTES = "notes.txt"
+NOTE_TEXT = "conformance notes: the ledger equals what the agent did\n"
+MARKER = "conformance-shell-ok"
+
+_CLOSED = "http://127.0.0.1:9"  # nothing listens: any address but the model's fails at once
+
+
+def _platform() -> str:
+    machine = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64"}.get(
+        platform.machine().lower(), platform.machine().lower()
+    )
+    return f"{platform.system().lower()}-{machine}"
+
+
+def base_env(home: Path) -> dict[str, str]:
+    return {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "HTTPS_PROXY": _CLOSED,
+        "HTTP_PROXY": _CLOSED,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent CLI as the suite drives it."""
+
+    name: str  # tracehouse's source name
+    package: str  # the npm package its version is pinned by
+    dialect: Callable[[], Dialect]
+    prefix: str  # what the agent puts before the API's paths
+    model: str
+    binary: Callable[[Path], Path]  # node_modules → the program
+    setup: Callable[[Path, str], dict[str, str]]  # (home, model url) → environment
+    first: Callable[[Path, str], list[str]]  # (program, prompt) → argv
+    resume: Callable[[Path, str, str], list[str]]  # (program, session id, prompt) → argv
+    session_id: Callable[[Path, str], str]  # (home, first run's stdout) → the session's id
+    steps: Callable[[Path], tuple[Call, ...]]  # work dir → shell, write, read (, subagent)
+
+
+# -- Claude Code ------------------------------------------------------------------------------
+
+
+def _claude_binary(modules: Path) -> Path:
+    # The platform package's native program: the wrapper's `bin` is a placeholder that an
+    # install script replaces, and no install script runs.
+    return modules / "@anthropic-ai" / f"claude-code-{_platform()}" / "claude"
+
+
+def _claude_setup(home: Path, url: str) -> dict[str, str]:
+    return {**base_env(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-scripted",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}  # fmt: skip
+
+
+_CLAUDE_FLAGS = ["--model", "claude-sonnet-4-5", "--output-format", "json",
+                 "--allowedTools", "Bash,Write,Read,Agent"]  # fmt: skip
+
+
+def _claude_steps(work: Path) -> tuple[Call, ...]:
+    notes = str(work / NOTES)
+    task = {"description": "Check the notes", "prompt": TASK, "subagent_type": "general-purpose",
+            "run_in_background": False}  # fmt: skip
+    return (
+        Call("Bash", {"command": f"echo {MARKER}", "description": "Print the marker"}),
+        Call("Write", {"file_path": notes, "content": NOTE_TEXT}),
+        Call("Read", {"file_path": notes}),
+        Call("Agent", task),
+    )
+
+
+CLAUDE_CODE = Agent(
+    name="claude-code",
+    package="@anthropic-ai/claude-code",
+    dialect=Anthropic,
+    prefix="",
+    model="claude-sonnet-4-5",
+    binary=_claude_binary,
+    setup=_claude_setup,
+    first=lambda program, prompt: [str(program), "-p", prompt, *_CLAUDE_FLAGS],
+    resume=lambda program, sid, prompt: [
+        str(program),
+        "--resume",
+        sid,
+        "-p",
+        prompt,
+        *_CLAUDE_FLAGS,
+    ],
+    session_id=lambda home, stdout: str(json.loads(stdout)["session_id"]),
+    steps=_claude_steps,
+)
+
+
+# -- Codex CLI --------------------------------------------------------------------------------
+
+_CODEX_TARGETS = {"linux-x64": "x86_64-unknown-linux-musl",
+                  "linux-arm64": "aarch64-unknown-linux-musl"}  # fmt: skip
+
+
+def _codex_binary(modules: Path) -> Path:
+    target = _CODEX_TARGETS.get(_platform(), "")
+    return modules / "@openai" / f"codex-{_platform()}" / "vendor" / target / "bin" / "codex"
+
+
+def _codex_setup(home: Path, url: str) -> dict[str, str]:
+    config = home / ".codex"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(
+        'model = "gpt-5.5"\nmodel_provider = "scripted"\n\n'
+        '[model_providers.scripted]\nname = "scripted"\n'
+        f'base_url = "{url}"\nenv_key = "SCRIPTED_API_KEY"\nwire_api = "responses"\n'
+    )
+    return {**base_env(home), "CODEX_HOME": str(config), "SCRIPTED_API_KEY": "sk-scripted"}
+
+
+_CODEX_FLAGS = ["--skip-git-repo-check", "--json", "--dangerously-bypass-approvals-and-sandbox"]
+
+
+def _codex_session(home: Path, stdout: str) -> str:
+    for line in stdout.splitlines():
+        if '"thread_id"' in line:
+            return str(json.loads(line)["thread_id"])
+    raise ValueError("codex exec --json named no thread")
+
+
+def _codex_steps(work: Path) -> tuple[Call, Call, Call]:
+    patch = f"*** Begin Patch\n*** Add File: {NOTES}\n+{NOTE_TEXT.rstrip()}\n*** End Patch\n"
+    return (
+        Call("exec_command", {"cmd": f"echo {MARKER}"}),
+        Call("apply_patch", {"input": patch}),
+        Call("exec_command", {"cmd": f"cat {NOTES}"}),
+    )
+
+
+CODEX = Agent(
+    name="codex",
+    package="@openai/codex",
+    dialect=Responses,
+    prefix="/v1",
+    model="gpt-5.5",
+    binary=_codex_binary,
+    setup=_codex_setup,
+    first=lambda program, prompt: [str(program), "exec", *_CODEX_FLAGS, prompt],
+    resume=lambda program, sid, prompt: [
+        str(program),
+        "exec",
+        *_CODEX_FLAGS,
+        "resume",
+        sid,
+        prompt,
+    ],
+    session_id=_codex_session,
+    steps=_codex_steps,
+)
+
+
+# -- Gemini CLI -------------------------------------------------------------------------------
+
+
+def _gemini_setup(home: Path, url: str) -> dict[str, str]:
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                    "telemetry": {"enabled": False},
+                                    "general": {"disableAutoUpdate": True}}))  # fmt: skip
+    return {**base_env(home), "GEMINI_API_KEY": "scripted", "GOOGLE_GEMINI_BASE_URL": url,
+            "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "1"}  # fmt: skip
+
+
+_GEMINI_FLAGS = ["--yolo", "-m", "gemini-2.5-flash", "--output-format", "json"]
+
+
+def _gemini_session(home: Path, stdout: str) -> str:
+    chats = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+    header = chats[-1].read_text(encoding="utf-8").split("\n", 1)[0]
+    return str(json.loads(header)["sessionId"])
+
+
+def _gemini_steps(work: Path) -> tuple[Call, Call, Call]:
+    notes = str(work / NOTES)
+    return (
+        Call("run_shell_command", {"command": f"echo {MARKER}", "description": "Print it"}),
+        Call("write_file", {"file_path": notes, "content": NOTE_TEXT}),
+        Call("read_file", {"file_path": notes}),
+    )
+
+
+GEMINI_CLI = Agent(
+    name="gemini-cli",
+    package="@google/gemini-cli",
+    dialect=Gemini,
+    prefix="",
+    model="gemini-2.5-flash",
+    binary=lambda modules: modules / "@google" / "gemini-cli" / "bundle" / "gemini.js",
+    setup=_gemini_setup,
+    first=lambda program, prompt: ["node", str(program), "-p", prompt, *_GEMINI_FLAGS],
+    resume=lambda program, sid, prompt: [
+        "node",
+        str(program),
+        "--resume",
+        sid,
+        "-p",
+        prompt,
+        *_GEMINI_FLAGS,
+    ],
+    session_id=_gemini_session,
+    steps=_gemini_steps,
+)
+
+
+# -- OpenCode ---------------------------------------------------------------------------------
+
+
+def _opencode_setup(home: Path, url: str) -> dict[str, str]:
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    provider = {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
+                "options": {"baseURL": url, "apiKey": "sk-scripted"},
+                "models": {"scripted-model": {"name": "Scripted model"}}}  # fmt: skip
+    config.write_text(json.dumps({"$schema": "https://opencode.ai/config.json",
+                                  "autoupdate": False, "share": "disabled",
+                                  "provider": {"scripted": provider},
+                                  "model": "scripted/scripted-model"}))  # fmt: skip
+    return {**base_env(home), "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+
+
+def _opencode_session(home: Path, stdout: str) -> str:
+    for line in stdout.splitlines():
+        if '"sessionID"' in line:
+            return str(json.loads(line)["sessionID"])
+    raise ValueError("opencode run --format json named no session")
+
+
+def _opencode_steps(work: Path) -> tuple[Call, Call, Call]:
+    notes = str(work / NOTES)
+    return (
+        Call("bash", {"command": f"echo {MARKER}", "description": "Print the marker"}),
+        Call("write", {"filePath": notes, "content": NOTE_TEXT}),
+        Call("read", {"filePath": notes}),
+    )
+
+
+# OpenCode joins its message words with spaces, quoting any word that holds one: a prompt
+# given word by word is sent as typed.
+OPENCODE = Agent(
+    name="opencode",
+    package="opencode-ai",
+    dialect=Chat,
+    prefix="/v1",
+    model="scripted-model",
+    binary=lambda modules: modules / f"opencode-{_platform()}" / "bin" / "opencode",
+    setup=_opencode_setup,
+    first=lambda program, prompt: [str(program), "run", "--format", "json", *prompt.split()],
+    resume=lambda program, sid, prompt: [
+        str(program),
+        "run",
+        "--format",
+        "json",
+        "--session",
+        sid,
+        *prompt.split(),
+    ],
+    session_id=_opencode_session,
+    steps=_opencode_steps,
+)
+
+AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE)}

@@ -1,0 +1,214 @@
+"""What the agent wrote, imported through the ordinary sync path, against the ground truth the
+scripted model recorded: the session, each prompt and answer, each tool call with its result,
+tokens per turn and per session in the ledger's convention, models, times, and no rejects.
+
+A difference names what differs, what the truth says, what the ledger holds, and the raw record
+each came from: the model's response as it was sent, the agent's line as the ledger cites it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.drive import Drive
+from conformance.scenario import CLOSING, TASK, prompt_of
+from conformance.servers.base import Exchange
+
+TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
+          "reasoning_tokens", "total_tokens")  # fmt: skip
+
+
+@dataclass
+class Difference:
+    what: str
+    expected: Any
+    got: Any
+    raw: str = ""  # the records behind both sides
+
+    def __str__(self) -> str:
+        lines = [f"✗ {self.what}", f"    truth:  {self.expected!r}", f"    ledger: {self.got!r}"]
+        if self.raw:
+            lines.append(f"    raw:    {self.raw[:1200]}")
+        return "\n".join(lines)
+
+
+def import_home(home: Path, ledger: Path) -> dict[str, Any]:
+    """`tracehouse sync backfill --home HOME`: the path every user's import takes."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tracehouse.cli.app", "sync", "backfill", "--home", str(home),
+         "--store", str(ledger), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"sync backfill failed ({done.returncode}): {done.stderr[-2000:]}")
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def compare(run: Drive, ledger: Path) -> list[Difference]:
+    report = import_home(run.home, ledger)
+    found: list[Difference] = []
+    if report.get("rejects"):
+        found.append(Difference("rejects", [], report["rejects"]))
+    conn = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        found += _compare(run, conn)
+    finally:
+        conn.close()
+    return found
+
+
+def _rows(conn: sqlite3.Connection, sql: str, *args: Any) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(sql, args)]
+
+
+def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
+    found: list[Difference] = []
+    sessions = _rows(conn, "SELECT * FROM sessions WHERE NOT is_subagent")
+    if len(sessions) != 1:
+        return [Difference("main sessions", 1, [s["source_session_id"] for s in sessions])]
+    (session,) = sessions
+    sid = session["session_id"]
+    # The main conversation's calls: a subagent's carry none of the scenario's prompts.
+    asked = [e for e in run.exchanges if e.conversation and prompt_of(e.request) is not None]  # type: ignore[arg-type]
+    prompted = list(run.prompts)
+    by_prompt: dict[int, list[Exchange]] = {}
+    for exchange in asked:
+        assert exchange.request is not None
+        index = prompt_of(exchange.request)
+        if index is not None:
+            by_prompt.setdefault(index, []).append(exchange)
+
+    messages = _rows(conn, "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", sid)
+    prompts = [m["content"] for m in messages if m["message_type"] == "user"]
+    if prompts != prompted:
+        found.append(Difference("prompts (user messages, in order)", prompted, prompts,
+                                _refs(m for m in messages if m["role"] == "user")))  # fmt: skip
+    waited = [m["content"] for m in messages
+              if m["message_type"] == "user" and "queued" in (m["meta"] or "")]  # fmt: skip
+    if waited:
+        found.append(Difference("prompts flagged queued (none waited)", [], waited))
+    said = [m["content"] for m in messages if m["role"] == "assistant" and m["content"]]
+    answers = [e.answer.text for e in asked if e.answer and e.answer.text]
+    if said != answers:
+        found.append(Difference("answers (assistant text, in order)", answers, said))
+
+    calls = _rows(conn, "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY seq", sid)
+    made = [c for e in asked for c in (e.answer.calls if e.answer else ())]
+    got = [(c["tool_name"], _params(c["params"])) for c in calls]
+    if got != [(c.tool, c.args) for c in made]:
+        found.append(Difference("tool calls (name, params)", [(c.tool, c.args) for c in made],
+                                got))  # fmt: skip
+    for call in calls:
+        if call["status"] != "completed":
+            found.append(Difference(f"status of {call['tool_name']}", "completed",
+                                    call["status"], str(call["result"])))  # fmt: skip
+    for call, sent in zip(calls, _results_sent(asked), strict=False):
+        if not _same_result(call["result"], sent):
+            found.append(Difference(f"result of {call['tool_name']}", sent, call["result"]))
+
+    turns = _rows(conn, "SELECT * FROM turns WHERE session_id = ? ORDER BY seq", sid)
+    if len(turns) != len(prompted):
+        found.append(Difference("turns (one per prompt)", len(prompted), len(turns)))
+    for index, turn in enumerate(turns[: len(prompted)]):
+        spent = by_prompt.get(index, [])
+        truth = _sum([e.usage.ledger() for e in spent if e.usage])
+        held = {c: turn[c] or 0 for c in TOKENS}
+        if held != truth:
+            raw = "; ".join(json.dumps(_usage_sent(e)) for e in spent)
+            found.append(Difference(f"turn {index + 1} tokens", truth, held, raw))
+        model = spent[0].request.model if spent and spent[0].request else None
+        if turn["model"] != model:
+            found.append(Difference(f"turn {index + 1} model", model, turn["model"]))
+        window = run.runs[index] if index < len(run.runs) else None
+        if window and not (window.started <= (turn["started_at"] or "") <= window.ended):
+            span = (window.started, window.ended)
+            found.append(Difference(f"turn {index + 1} start within its run", span,
+                                    turn["started_at"]))  # fmt: skip
+    total = _sum([e.usage.ledger() for index in by_prompt for e in by_prompt[index] if e.usage])
+    held = {c: session[c] or 0 for c in TOKENS}
+    if held != total:
+        found.append(Difference("session tokens", total, held))
+    if session["title"] is None:
+        found.append(Difference("title", "the agent's title or the first prompt", None))
+    closing = CLOSING[len(prompted) - 1]
+    if closing not in said:
+        found.append(Difference("the last answer", closing, said[-1:] or None))
+    if any(c.tool in SPAWNING for c in made):
+        found += _subagent(conn, session, calls)
+    return found
+
+
+SPAWNING = frozenset({"Agent", "Task"})  # the calls that give a task to a subagent
+
+
+def _subagent(
+    conn: sqlite3.Connection, session: dict[str, Any], calls: list[dict[str, Any]]
+) -> list[Difference]:
+    """The task given to a subagent: its session, linked both ways, finished."""
+    found = []
+    children = _rows(conn, "SELECT * FROM sessions WHERE is_subagent")
+    spawn = next((c for c in calls if c["tool_name"] in SPAWNING), None)
+    if len(children) != 1 or spawn is None:
+        return [Difference("subagent sessions", 1, len(children))]
+    (child,) = children
+    if child["parent_session_id"] != session["session_id"]:
+        found.append(Difference("subagent's parent", session["session_id"],
+                                child["parent_session_id"]))  # fmt: skip
+    if spawn["spawned_session_id"] != child["session_id"]:
+        found.append(Difference("spawning call's child", child["session_id"],
+                                spawn["spawned_session_id"]))  # fmt: skip
+    if child["task_status"] != "completed":
+        found.append(Difference("subagent's task_status", "completed", child["task_status"]))
+    asked = _rows(conn, "SELECT content FROM messages WHERE session_id = ? AND"
+                  " message_type = 'user'", child["session_id"])  # fmt: skip
+    if [m["content"] for m in asked] != [TASK]:
+        found.append(Difference("subagent's prompt", [TASK], [m["content"] for m in asked]))
+    return found
+
+
+def _results_sent(asked: list[Exchange]) -> list[str]:
+    """What the agent sent back for each call: the newest result of the request after the
+    answer that made it."""
+    sent = []
+    for made, after in itertools.pairwise(asked):
+        if made.answer and made.answer.calls and after.request and after.request.results:
+            sent.append(after.request.results[-1])
+    return sent
+
+
+def _params(text: str | None) -> Any:
+    return json.loads(text) if text else None
+
+
+def _same_result(held: str | None, sent: str) -> bool:
+    """The ledger's result is what the agent sent back to the model, or holds it (an agent may
+    wrap a result for the model: `Output: …`, a JSON envelope)."""
+    if held is None:
+        return False
+    return held.strip() in sent or sent.strip() in held
+
+
+def _sum(counts: list[dict[str, int]]) -> dict[str, int]:
+    """Summed counts; a part a provider does not report (0 here) may be NULL in the ledger, so
+    both sides compare NULL as 0."""
+    return {k: sum(c[k] for c in counts) for k in TOKENS}
+
+
+def _usage_sent(exchange: Exchange) -> Any:
+    u = exchange.usage
+    return {"response": exchange.response_id, "fresh": u.fresh, "cache_read": u.cache_read,
+            "cache_write": u.cache_write, "visible": u.visible,
+            "reasoning": u.reasoning} if u else None  # fmt: skip
+
+
+def _refs(messages: Any) -> str:
+    return "; ".join(f"{m['source_ref']}: {str(m['content'])[:80]!r}" for m in messages)

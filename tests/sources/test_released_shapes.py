@@ -1,0 +1,100 @@
+"""The shapes today's agent releases write, from logs they wrote themselves against the
+conformance suite's scripted model (`python -m conformance run --keep`), kept under
+`tests/data/<agent>/released` so a fresh clone checks them without npm:
+
+- Claude Code 2.1.328: every `-p` prompt enqueued and dequeued 5 ms later (none waited); no
+  `ai-title`, so the first prompt is the title; a subagent whose `.meta.json` says `finished`.
+- Codex 0.169: prompts as `response_item` messages with a `user` provenance and an
+  `item_completed` `UserMessage`, lines with an `ordinal`; no thread name, so the first prompt.
+- Gemini CLI 0.61, resumed twice: each resume appends a header and a `$set.messages` snapshot
+  (thin copies, `<id>_response` entries, times reset); a `<session_context>` preamble.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import DATA
+from tracehouse.cli.app import app
+from tracehouse.sinks import open_store
+
+PROMPTS = ["Run the shell step and tell me what it printed.", "Write the notes file.",
+           "Read the notes file back to me."]  # fmt: skip
+
+
+def imported(tmp_path: Path, agent: str) -> tuple[list[dict], list[dict], list[dict], list[dict]]:  # type: ignore[type-arg]
+    ledger = tmp_path / "ledger.db"
+    done = CliRunner().invoke(app, ["sync", "backfill", "--home", str(DATA / agent / "released"),
+                                    "--store", str(ledger), "--json"])  # fmt: skip
+    assert done.exit_code == 0 and orjson.loads(done.output)["rejects"] == [], done.output
+    store = open_store(ledger, create=False)
+    try:
+        return (store.query("SELECT * FROM sessions ORDER BY is_subagent"),
+                store.query("SELECT * FROM turns ORDER BY session_id, seq"),
+                store.query("SELECT * FROM messages ORDER BY session_id, seq"),
+                store.query("SELECT * FROM tool_calls ORDER BY session_id, seq"))  # fmt: skip
+    finally:
+        store.close()
+
+
+def prompts(messages: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    return [m["content"] for m in messages if m["message_type"] == "user"]
+
+
+def test_claude_code_2_1_328(tmp_path: Path) -> None:
+    sessions, _, messages, calls = imported(tmp_path, "claude")
+    main, child = sessions
+    assert main["title"] == PROMPTS[0]  # no ai-title: the first prompt
+    assert not any("queued" in (m["meta"] or "") for m in messages)
+    assert prompts([m for m in messages if m["session_id"] == main["session_id"]]) == [
+        *PROMPTS, "Ask a helper to check the notes file."]  # fmt: skip
+    assert child["parent_session_id"] == main["session_id"]
+    assert child["task_status"] == "completed"  # the sidecar's `finished: true`
+    spawn = [c for c in calls if c["tool_name"] == "Agent"]
+    assert [c["spawned_session_id"] for c in spawn] == [child["session_id"]]
+    assert all(c["status"] == "completed" for c in calls)
+
+
+def test_codex_0_169(tmp_path: Path) -> None:
+    (session,), turns, messages, calls = imported(tmp_path, "codex")
+    assert prompts(messages) == PROMPTS  # not `system`
+    assert session["title"] == PROMPTS[0]
+    assert len(turns) == 3 and [c["tool_name"] for c in calls] == [
+        "exec_command", "apply_patch", "exec_command"]  # fmt: skip
+    assert all(c["status"] == "completed" for c in calls)
+    assert session["total_tokens"] == sum(t["total_tokens"] for t in turns) == 23_715
+
+
+def test_gemini_cli_0_61_resumed(tmp_path: Path) -> None:
+    (session,), turns, messages, calls = imported(tmp_path, "gemini")
+    assert prompts(messages) == PROMPTS  # the preamble is not a prompt, nor a tool's answer
+    assert session["title"] == PROMPTS[0]
+    assert messages[0]["role"] == "system" and messages[0]["content"].startswith(
+        "<session_context>")  # fmt: skip
+    assert not any(m["role"] == "user" and not m["content"] for m in messages)
+    assert len(turns) == 3  # one per prompt
+    assert [c["tool_name"] for c in calls] == ["run_shell_command", "write_file", "read_file"]
+    assert all(c["status"] == "completed" and c["result"] for c in calls)
+    # the snapshots' thin copies lose nothing: each reply keeps its model, tokens and time
+    replies = [m for m in messages if m["role"] == "assistant"]
+    assert all(m["model"] == "gemini-2.5-flash" for m in replies)
+    first_resume = turns[1]["started_at"]
+    assert all(
+        m["created_at"] < first_resume for m in messages if m["turn_id"] == turns[0]["turn_id"]
+    )
+    assert session["input_tokens"] == 23_184 and session["output_tokens"] == 531
+    assert session["total_tokens"] == session["input_tokens"] + session["output_tokens"]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_second_import_changes_nothing(tmp_path: Path, agent: str) -> None:
+    ledger = tmp_path / "ledger.db"
+    args = ["sync", "backfill", "--home", str(DATA / agent / "released"), "--store", str(ledger),
+            "--json"]  # fmt: skip
+    CliRunner().invoke(app, args)
+    again = orjson.loads(CliRunner().invoke(app, args).output)
+    assert again["sessions"]["imported"] == again["sessions"]["upserted"] == 0, again
