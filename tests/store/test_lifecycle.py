@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.store.factory import batch, item
+from tests.store.factory import T0, batch, item
 from tracehouse.model import ids
 from tracehouse.model.tables import ALL_TABLES
 from tracehouse.sinks.deletion import HasSubagents, delete_sessions, restore_sessions
@@ -121,7 +121,8 @@ def test_colliding_labels_are_lengthened_and_the_old_one_keeps_resolving(make_st
     first, second = "abcdef12-1111-4000-8000-000000000001", "abcdef12-2222-4000-8000-000000000002"
     (shown,) = store.import_batch(batch([item(first)])).results
     assert shown.session_label == "cc-abcdef12"
-    (then,) = store.import_batch(batch([item(second)])).results
+    # a later session: the short label stays with the earlier one, whatever came first
+    (then,) = store.import_batch(batch([item(second, createdAtMs=T0 + 60_000)])).results
     labels = {r["source_session_id"]: r["label"] for r in store.rows("sessions")}
     assert labels == {first: "cc-abcdef1211", second: "cc-abcdef1222"}
     assert then.session_label == "cc-abcdef1222"
@@ -132,7 +133,8 @@ def test_colliding_labels_are_lengthened_and_the_old_one_keeps_resolving(make_st
     assert again.status == "upserted" and again.session_label == "cc-abcdef1211"
     assert {r["label"] for r in store.rows("sessions")} == set(labels.values())
     # a producer's own label collides too
-    (hinted,) = store.import_batch(batch([item("z1", labelHint="cc-abcdef12")])).results
+    hint = item("z1", labelHint="cc-abcdef12", createdAtMs=T0 + 120_000)
+    (hinted,) = store.import_batch(batch([hint])).results
     assert hinted.session_label.startswith("cc-abcdef12-")
     assert find_session(store, "cc-abcdef12")["source_session_id"] == first
 
@@ -143,10 +145,16 @@ def test_labels_do_not_depend_on_the_order_sessions_arrive_in(make_store, order)
     sources = ["abcdef12-1111-4000-8000-000000000001", "abcdef12-2222-4000-8000-000000000002",
                "abcdef12-2233-4000-8000-000000000003"]  # fmt: skip
     for index in order:
-        store.import_batch(batch([item(sources[index])]))
+        store.import_batch(batch([item(sources[index], createdAtMs=T0 + index)]))
     labels = {r["source_session_id"]: r["label"] for r in store.rows("sessions")}
     assert labels == dict(zip(sources, ["cc-abcdef121111", "cc-abcdef122222",
                                         "cc-abcdef122233"], strict=True))  # fmt: skip
+    # every shorter label is an alias, of the earliest session that had it
+    aliases = {r["alias"]: r["session_id"] for r in store.rows("session_aliases")}
+    session_of = {r["label"]: r["session_id"] for r in store.rows("sessions")}
+    assert aliases == {"cc-abcdef12": session_of["cc-abcdef121111"],
+                       "cc-abcdef1211": session_of["cc-abcdef121111"],
+                       "cc-abcdef1222": session_of["cc-abcdef122222"]}  # fmt: skip
 
 
 def test_the_store_keeps_a_sessions_threads(make_store) -> None:  # type: ignore[no-untyped-def]

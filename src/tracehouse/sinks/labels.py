@@ -26,12 +26,14 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
     """Give a newly stored session a label no other session has; returns it.
 
     The sessions whose labels grew from the same short label form a group. Every member gets
-    its k-th longer label, k the smallest that tells them all apart (none for a group of one):
-    a function of which sessions the ledger holds, not of the order they came in. A member whose
-    label changes keeps its old one as an alias."""
+    its k-th longer label, k the smallest that tells them all apart (none for a group of one),
+    and every shorter label of every member is an alias, of the earliest-created member that
+    had it: both a function of which sessions the ledger holds, not of the order they came in
+    (nor of how a sync cut them into batches). Every label a member was shown under before is
+    one of those, so it keeps resolving."""
     label = str(session["label"])
     group = tx.query(
-        "SELECT session_id, label, source_provider, source_session_id FROM sessions"
+        "SELECT session_id, label, source_provider, source_session_id, created_at FROM sessions"
         " WHERE label_base = ? AND session_id != ?",
         [label, session["session_id"]],
     )
@@ -42,18 +44,37 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
     members = [*group, session]
     chosen = _joined(group, session, label) or _spread(members, label)
     for member, new in zip(members, chosen, strict=True):
-        old = member["label"]
-        if new == old:
-            continue
-        tx.execute("UPDATE sessions SET label = ? WHERE session_id = ?",
-                   [new, member["session_id"]])  # fmt: skip
-        if member is not session:  # shown under `old` until now: it keeps resolving there
-            tx.execute(
-                "INSERT INTO session_aliases (alias, session_id, created_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (alias) DO NOTHING",
-                [old, member["session_id"], now],
-            )
+        if new != member["label"]:
+            tx.execute("UPDATE sessions SET label = ? WHERE session_id = ?",
+                       [new, member["session_id"]])  # fmt: skip
+    for alias, owner in _aliases(members, chosen, label).items():
+        tx.execute(
+            "INSERT INTO session_aliases (alias, session_id, created_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (alias) DO UPDATE SET session_id = excluded.session_id"
+            " WHERE session_aliases.session_id != excluded.session_id",
+            [alias, owner, now],
+        )
     return chosen[-1]
+
+
+def _aliases(members: list[dict[str, Any]], chosen: list[str], label: str) -> dict[str, str]:
+    """alias → session id: each member's labels shorter than its chosen one (the short label
+    first), each owned by the earliest-created member that has it (then the smallest id)."""
+    holders: dict[str, list[dict[str, Any]]] = {}
+    for member, new in zip(members, chosen, strict=True):
+        options = [label, *_longer(member, label)]
+        if new not in options:
+            continue  # a whole-id label: every shorter one is shared, and owned below
+        for shorter in options[: options.index(new)]:
+            holders.setdefault(shorter, []).append(member)
+    taken = set(chosen)
+    return {
+        alias: min(found, key=lambda m: (m.get("created_at") or "", str(m["session_id"])))[
+            "session_id"
+        ]
+        for alias, found in holders.items()
+        if alias not in taken
+    }
 
 
 def _joined(group: list[dict[str, Any]], session: dict[str, Any], label: str) -> list[str] | None:
