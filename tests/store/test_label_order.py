@@ -4,6 +4,7 @@ imported in any order, cut into any batches, give the same `sessions.label` and 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,14 @@ from tracehouse.sinks.sqlite.store import SqliteStore
 
 # Colliding short labels at several depths: cc-abcdef12 for all, cc-abcdef1211/…22 apart, and
 # two that only part at the 12th character; one producer label in the same group.
-SOURCES = ["abcdef12-1111-4000-8000-000000000001", "abcdef12-1122-4000-8000-000000000002",
-           "abcdef12-2222-4000-8000-000000000003", "abcdef12-2233-4000-8000-000000000004",
-           "abcdef12-3333-4000-8000-000000000005", "0f0f0f0f-0000-4000-8000-000000000006"]  # fmt: skip
+SOURCES = [
+    "abcdef12-1111-4000-8000-000000000001",
+    "abcdef12-1122-4000-8000-000000000002",
+    "abcdef12-2222-4000-8000-000000000003",
+    "abcdef12-2233-4000-8000-000000000004",
+    "abcdef12-3333-4000-8000-000000000005",
+    "0f0f0f0f-0000-4000-8000-000000000006",
+]
 
 
 def items() -> list[dict[str, Any]]:
@@ -33,7 +39,7 @@ def stored(path: Path, order: list[int], cuts: list[int]) -> tuple[Any, Any]:
     bounds = sorted({0, len(arranged), *(c % (len(arranged) + 1) for c in cuts)})
     store = SqliteStore(path)
     try:
-        for start, end in zip(bounds, bounds[1:], strict=False):
+        for start, end in itertools.pairwise(bounds):
             if arranged[start:end]:
                 store.import_batch(batch(arranged[start:end]))
         labels = sorted((r["source_session_id"], r["label"]) for r in store.rows("sessions"))
