@@ -298,7 +298,7 @@ def test_titles_come_from_the_thread_index_when_the_session_index_has_none(tmp_p
     db.close()
     assert titles[CHILD] == "explore the repo for billing"
     assert titles[PARENT] == "tests fixed"  # session_index.jsonl names it: the user's name wins
-    assert titles[G1] is None
+    assert titles[G1] == "what is in this repo?"  # no name anywhere: its first prompt
 
 
 def _review_home(tmp_path: Path, children: int) -> Path:
@@ -325,7 +325,7 @@ def test_each_rollout_is_read_once_for_every_review_child(tmp_path, monkeypatch)
         return open(path, *args, **kwargs)
 
     monkeypatch.setattr(jsonl, "open", counting_open, raising=False)  # where blocks() opens
-    context._review_starts.cache_clear()
+    context._reviews_of.cache_clear()
     linked = []
     for unit in codex.discover([home]):
         if unit.info["kind"] == "history":
@@ -355,3 +355,26 @@ def test_a_review_record_written_after_its_child_is_found_on_the_next_parse(tmp_
     assert child_session()["parent_session_id"] is None
     parent.write_text("".join(lines))
     assert child_session()["parent_session_id"] == ids.session_id("codex", PARENT)
+
+
+def test_a_review_child_created_inside_the_review_window_is_linked(tmp_path):
+    """Real logs: a `/review` child's `session_meta` is stamped 8 ms after the parent's
+    `entered_review_mode`; it is the child of the review whose window holds its creation."""
+    from tracehouse.parsers.codex import context
+
+    home = _review_home(tmp_path, children=1)
+    child = next(home.rglob(f"rollout-*{REVIEW}.jsonl"))
+    child.write_text(child.read_text().replace("2026-02-23T12:20:00.000Z",
+                                               "2026-02-23T12:20:00.008Z"))  # fmt: skip
+    context._reviews_of.cache_clear()
+    unit = next(u for u in codex.discover([home]) if u.info.get("thread") == REVIEW)
+    item, _frames, rejects = parse_all(codex, unit)
+    assert rejects == []
+    assert item.session["parent_source_session_id"] == PARENT
+    assert item.session["spawn_source_tool_call_id"].startswith("review:")
+    # outside the window (after `exited_review_mode`) it is no review's child
+    child.write_text(child.read_text().replace("2026-02-23T12:20:00.008Z",
+                                               "2026-02-23T12:21:00.000Z"))  # fmt: skip
+    context._reviews_of.cache_clear()
+    item, _frames, _ = parse_all(codex, unit)
+    assert item.session["parent_source_session_id"] is None

@@ -204,54 +204,93 @@ def read_snapshot(path: str, *queries: str) -> list[list[tuple[Any, ...]]]:
 
 
 def _review_parent(home: str, child: str, created_at: str) -> tuple[str, int] | None:
-    """The rollout (thread id) and offset of the `entered_review_mode` record stamped with the
-    review child's creation time: the first such line, rollouts in path order. Each rollout's
-    review records are read once per version of it, not once per review child: a home with
-    R review children and N rollouts read N files R times."""
+    """The rollout (thread id) and offset of the `entered_review_mode` record of the review
+    that made the child: the one stamped with the child's creation time, else the one whose
+    window (from `entered_review_mode` to `exited_review_mode`, or to the rollout's end while
+    the review runs) holds that time, the latest to open where several do. Rollouts in path
+    order. Each rollout's review records are read once per version of it, not once per review
+    child: a home with R review children and N rollouts read N files R times."""
+    inside: list[tuple[str, str, int]] = []  # (opened at, parent, offset)
     for path in rollout_paths(home):
         if path == child:
             continue
-        offset = _review_starts(*_signature(path)).get(created_at)
+        stamps, windows = _reviews_of(*_signature(path))
+        parent = rec.thread_id_of(os.path.basename(path))
+        if parent is None:
+            continue
+        offset = stamps.get(created_at)
         if offset is not None:
-            parent = rec.thread_id_of(os.path.basename(path))
-            return (parent, offset) if parent else None
-    return None
+            return parent, offset
+        for opened, closed, at in windows:
+            if opened <= created_at and (closed is None or created_at <= closed):
+                inside.append((opened, parent, at))
+    if not inside:
+        return None
+    _, parent, offset = max(inside)
+    return parent, offset
 
 
 _REVIEW = b'"entered_review_mode"'
+_REVIEW_END = b'"exited_review_mode"'
 _TIMESTAMP = b'"timestamp":"'
+Window = tuple[str, str | None, int]  # (opened at, closed at, offset of the opening line)
 
 
 @lru_cache(maxsize=4096)
-def _review_starts(path: str, size: int, _mtime: int) -> dict[str, int]:
-    """For each `entered_review_mode` line of a rollout, each `"timestamp"` string it holds →
-    the offset of the line (the first line, where two share one)."""
+def _reviews_of(path: str, size: int, _mtime: int) -> tuple[dict[str, int], list[Window]]:
+    """A rollout's reviews: each `"timestamp"` string an `entered_review_mode` line holds → the
+    offset of the line (the first line, where two share one), and each review's window."""
     found: dict[str, int] = {}
+    windows: list[Window] = []
     if size < 0:
-        return found
+        return found, windows
     try:
         for chunk in blocks(path):
-            _review_stamps(chunk.data, chunk.start, found)
+            _review_stamps(chunk.data, chunk.start, found, windows)
     except OSError:
         pass  # what was read stands: a review's parent is then not found
-    return found
+    return found, windows
 
 
-def _review_stamps(data: bytes, offset: int, found: dict[str, int]) -> None:
-    at = data.find(_REVIEW)
-    while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        end = data.find(b"\n", at)
-        end = end if end >= 0 else len(data)
-        stamp = data.find(_TIMESTAMP, start, end)
-        while stamp >= 0:
-            value = stamp + len(_TIMESTAMP)
-            close = data.find(b'"', value, end)
-            if close < 0:
-                break
-            found.setdefault(data[value:close].decode("utf-8", "replace"), offset + start)
-            stamp = data.find(_TIMESTAMP, close, end)
-        at = data.find(_REVIEW, end)
+def _review_stamps(data: bytes, offset: int, found: dict[str, int], windows: list[Window]) -> None:
+    for start, end, closing in _review_lines(data):
+        stamps = _stamps(data, start, end)
+        if closing:
+            if windows and windows[-1][1] is None and stamps:
+                windows[-1] = (windows[-1][0], stamps[0], windows[-1][2])
+            continue
+        for stamp in stamps:
+            found.setdefault(stamp, offset + start)
+        if stamps:
+            windows.append((stamps[0], None, offset + start))
+
+
+def _review_lines(data: bytes) -> list[tuple[int, int, bool]]:
+    """(start, end, whether it closes a review) of each review line, in order."""
+    lines = []
+    for marker, closing in ((_REVIEW, False), (_REVIEW_END, True)):
+        at = data.find(marker)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            end = end if end >= 0 else len(data)
+            lines.append((start, end, closing))
+            at = data.find(marker, end)
+    return sorted(lines)
+
+
+def _stamps(data: bytes, start: int, end: int) -> list[str]:
+    """Every `"timestamp"` string of a line, the envelope's first."""
+    out = []
+    stamp = data.find(_TIMESTAMP, start, end)
+    while stamp >= 0:
+        value = stamp + len(_TIMESTAMP)
+        close = data.find(b'"', value, end)
+        if close < 0:
+            break
+        out.append(data[value:close].decode("utf-8", "replace"))
+        stamp = data.find(_TIMESTAMP, close, end)
+    return out
 
 
 def rollout_paths(home: str) -> list[str]:
