@@ -194,10 +194,24 @@ def test_subagent_session_is_linked_and_its_prompt_attributed():
     }
 
 
-def test_queued_prompt_is_attributed():
+def test_a_prompt_is_queued_only_when_it_waited(tmp_path: Path):
+    """Claude Code enqueues every prompt: one dequeued before any reply (as `-p` does, 5 ms
+    later) never waited; one enqueued while a reply was still being written did."""
     _item, frames, _ = parsed(f"{MAIN}.jsonl")
-    queued = next(m for m in rows(frames, "messages") if m["content"] == "now add a test")
-    assert orjson.loads(queued["meta"])["queued"] is True
+    at_once = next(m for m in rows(frames, "messages") if m["content"] == "now add a test")
+    assert "queued" not in orjson.loads(at_once["meta"] or "{}")
+    lines = (HOME / ".claude" / "projects" / "-tmp-demo" / f"{MAIN}.jsonl").read_text()
+    lines = lines.splitlines(keepends=True)
+    enqueue = next(i for i, line in enumerate(lines) if '"enqueue"' in line)
+    reply = max(i for i, line in enumerate(lines[:enqueue]) if '"type":"assistant"' in line)
+    lines.insert(reply, lines.pop(enqueue))  # typed while the last reply was being written
+    home = tmp_path / ".claude" / "projects" / "-tmp-demo"
+    home.mkdir(parents=True)
+    (home / f"{MAIN}.jsonl").write_text("".join(lines))
+    unit = next(u for u in claude_code.discover([tmp_path / ".claude"]) if MAIN in u.key)
+    _item, frames, _ = parse_all(claude_code, unit)
+    waited = next(m for m in rows(frames, "messages") if m["content"] == "now add a test")
+    assert orjson.loads(waited["meta"])["queued"] is True
 
 
 def test_warm_up_agent_output_belongs_to_a_turn():
