@@ -294,3 +294,22 @@ def test_lone_surrogates_and_invalid_utf8_are_kept_not_rejected(tmp_path):
 
     assert backfill(store, path.parents[3]).ok
     store.close()
+
+
+def test_a_side_question_keeps_only_its_own_lines(tmp_path: Path):
+    """An `aside_question` sidechain replays its parent's lines with the same uuids, tool
+    results included: all of them stay with the parent, and what the side question says after
+    them links to nothing outside its own session."""
+    aside = DATA / "claude" / "aside" / ".claude"
+    found = {}
+    for unit in claude_code.discover([aside]):
+        item, frames, rejects = parse_all(claude_code, unit)
+        assert rejects == []
+        found[item.session["is_subagent"]] = (item, rows(frames, "messages"))
+    (_, parent), (child, side) = found[False], found[True]
+    assert [m["source_message_id"] for m in side] == ["s-q1", "msg:msg_s1"]
+    assert len(parent) == 4
+    own = {m["message_id"] for m in side}
+    assert all(m["parent_message_id"] in own | {None} for m in side)
+    assert side[0]["parent_message_id"] is None
+    assert child.session["parent_source_session_id"] == "22222222-2222-4222-8222-222222222222"

@@ -207,7 +207,8 @@ def _lines(format: str, details: Iterator[dict[str, Any]]) -> Iterator[bytes]:
         return (orjson.dumps(trace_request(d)) + b"\n" for d in details)
     from tracehouse.model.item_json import encode_item
 
-    items = (orjson.dumps(encode_item(d)) for d in details)
+    # A link that leaves its session (an older ledger's subagent replay) cannot travel.
+    items = (orjson.dumps(encode_item(d, drop_outside=True)) for d in details)
     if format == "jsonl":
         return (item + b"\n" for item in items)
     return (request + b"\n" for request in import_requests(items))

@@ -26,12 +26,16 @@ class EncodeError(ValueError):
     """A stored row links to a row its session does not hold: it has no source id to send."""
 
 
-def encode_item(detail: dict[str, Any], *, ledger_links: bool = False) -> dict[str, Any]:
+def encode_item(
+    detail: dict[str, Any], *, ledger_links: bool = False, drop_outside: bool = False
+) -> dict[str, Any]:
     """`detail` as `sinks.reads.session_detail` loads it (its rows as the store keeps them).
 
     A link to a row `detail` does not hold has no source id to send: an `EncodeError`, or with
     `ledger_links` (a pusher's tail, whose rows link to rows pushed before) the row's
-    `ledgerLinks` extension, `{fieldName: ledger id or ids}`."""
+    `ledgerLinks` extension, `{fieldName: ledger id or ids}`, or with `drop_outside` (an
+    export) left out: a ledger written before this release kept a subagent's link into its parent's
+    messages, which no form of a session can carry."""
     session = detail["session"]
     sources = {
         "turn": {r["turn_id"]: r["source_turn_id"] for r in detail["turns"]},
@@ -64,6 +68,7 @@ def encode_item(detail: dict[str, Any], *, ledger_links: bool = False) -> dict[s
                     sources,
                     f"{key}[{i}]",
                     ledger_links=ledger_links,
+                    drop_outside=drop_outside,
                 )
                 for i, row in enumerate(rows)
             ]
@@ -89,6 +94,7 @@ def _row(
     where: str,
     *,
     ledger_links: bool,
+    drop_outside: bool = False,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     outside: dict[str, Any] = {}
@@ -104,6 +110,10 @@ def _row(
             if ledger_links and not all(v in known for v in linked):
                 outside[field.name] = value if field.form == "link" else linked
                 continue
+            if drop_outside and not all(v in known for v in linked):
+                linked = [v for v in linked if v in known]
+                if field.form == "link":
+                    continue
             found = [_source(known, field, v, where) for v in linked]
             value = found if field.form == "links" else found[0]
         elif field.form != "result" and table.column(field.column).kind is Kind.JSON:

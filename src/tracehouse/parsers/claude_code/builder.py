@@ -18,7 +18,7 @@ from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
 from tracehouse.parsers.claude_code import records as rec
 from tracehouse.parsers.claude_code import replays, tools
 from tracehouse.parsers.claude_code.identity import Identity
-from tracehouse.parsers.claude_code.links import Links
+from tracehouse.parsers.claude_code.links import NO_MESSAGE, Links
 from tracehouse.parsers.claude_code.session import SessionAggregate
 from tracehouse.parsers.claude_code.turns import Turns, with_cache_input
 
@@ -102,7 +102,9 @@ class SessionBuilder:
             )
         owner_message = self._replays.owner_message(r, uuid)
         if owner_message is not None:
-            self.links.remember(uuid, owner_message, self._turn_id)
+            # a subagent's lines may not link into its parent's session
+            target = NO_MESSAGE if self.ident.is_subagent else owner_message
+            self.links.remember(uuid, target, self._turn_id)
             return True
         # A resumed file replays its predecessor before anything of its own; a side question
         # copies its parent's messages in between its own, so a subagent keeps looking.

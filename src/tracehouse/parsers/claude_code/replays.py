@@ -5,8 +5,10 @@
   timestamp of its first conversational line. A file whose root is also the root of an earlier
   session (earlier first timestamp, then file name) replays it; lines whose uuid appears in such
   an earlier file belong to the earliest one and are skipped here.
-* A side-question sidechain copies its parent's assistant messages, sometimes with new request
-  ids: a subagent's assistant line whose `message.id` appears in its parent's file is skipped.
+* A side-question sidechain (`aside_question`) copies its parent's lines with the same uuids,
+  its assistant messages sometimes with new request ids: a subagent's line whose uuid is a line
+  of its parent's file, or whose assistant `message.id` appears there, is skipped. What the
+  subagent says after them links to nothing before it (a link may not leave its session).
   The parent's `agent_progress` records, which mirror a running subagent, do not count: the
   subagent's own file is the original.
 
@@ -51,6 +53,7 @@ class Replays:
     owners: dict[str, str]  # line uuid → source session id of the session that owns it
     parent_messages: frozenset[str]
     parent: str | None = None
+    parent_lines: frozenset[str] = frozenset()  # a subagent's parent's own line uuids
 
     def owner_message(self, r: dict[str, Any], uuid: str) -> str | None:
         """The id of the message this line is a copy of, in the session that owns it."""
@@ -60,8 +63,9 @@ class Replays:
         owner = self.owners.get(uuid)
         if owner is not None:
             return ids.message_id(PROVIDER, owner, f"msg:{message_id}" if message_id else uuid)
-        if message_id in self.parent_messages and self.parent:
-            return ids.message_id(PROVIDER, self.parent, f"msg:{message_id}")
+        if self.parent and (message_id in self.parent_messages or uuid in self.parent_lines):
+            key = f"msg:{message_id}" if message_id else uuid
+            return ids.message_id(PROVIDER, self.parent, key)
         return None
 
 
@@ -101,8 +105,8 @@ def for_subagent(project_dir: str, parent_session: str | None) -> Replays:
     """Replays in a subagent file: the assistant message ids its parent's file already holds."""
     if not parent_session:
         return NONE
-    messages = _message_ids(os.path.join(project_dir, f"{parent_session}.jsonl"))
-    return Replays({}, messages, parent_session)
+    path = os.path.join(project_dir, f"{parent_session}.jsonl")
+    return Replays({}, _message_ids(path), parent_session, _own_uuids(path, *_stat(path)))
 
 
 # project dir → (its mtime, session → root, session → path of the files without a root yet)
@@ -226,6 +230,23 @@ def _own_message_ids(path: str, size: int, _mtime: int) -> frozenset[str]:
             if _MIRROR in line and is_agent_progress(line):
                 continue
             found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(line))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=32)
+def _own_uuids(path: str, size: int, _mtime: int) -> frozenset[str]:
+    """The uuids of a transcript's own lines (a mirrored subagent line is not its own)."""
+    found: set[str] = set()
+    for data in _read(path, size):
+        for line in data.split(b"\n"):
+            if b'"uuid"' not in line or (_MIRROR in line and is_agent_progress(line)):
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # a torn line: its own parse reports it
+            if isinstance(record, dict) and isinstance(record.get("uuid"), str):
+                found.add(record["uuid"])
     return frozenset(found)
 
 
