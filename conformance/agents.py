@@ -25,6 +25,7 @@ from conformance.servers.responses import Responses
 NOTES = "notes.txt"
 NOTE_TEXT = "conformance notes: the ledger equals what the agent did\n"
 MARKER = "conformance-shell-ok"
+MISSING = "ls /conformance-missing-path"  # a command that fails: exit status 2
 
 _CLOSED = "http://127.0.0.1:9"  # nothing listens: any address but the model's fails at once
 
@@ -67,7 +68,10 @@ class Agent:
     first: Callable[[Path, str], list[str]]  # (program, prompt) → argv
     resume: Callable[[Path, str, str], list[str]]  # (program, session id, prompt) → argv
     session_id: Callable[[Path, str], str]  # (home, first run's stdout) → the session's id
-    steps: Callable[[Path], tuple[Call, ...]]  # work dir → shell, write, read (, subagent)
+    steps: Callable[[Path], tuple[Call, ...]]  # work dir → the scenario's calls (scenario.py)
+    # False for an agent tracehouse does not read yet: the suite checks it ran and resumed
+    read: bool = True
+    transcript: Callable[[Path, str], Path] | None = None  # (home, session id) → its log
 
 
 # -- Claude Code ------------------------------------------------------------------------------
@@ -97,6 +101,7 @@ def _claude_steps(work: Path) -> tuple[Call, ...]:
         Call("Bash", {"command": f"echo {MARKER}", "description": "Print the marker"}),
         Call("Write", {"file_path": notes, "content": NOTE_TEXT}),
         Call("Read", {"file_path": notes}),
+        Call("Bash", {"command": MISSING, "description": "List a missing path"}),
         Call("Agent", task),
     )
 
@@ -155,12 +160,13 @@ def _codex_session(home: Path, stdout: str) -> str:
     raise ValueError("codex exec --json named no thread")
 
 
-def _codex_steps(work: Path) -> tuple[Call, Call, Call]:
+def _codex_steps(work: Path) -> tuple[Call, ...]:
     patch = f"*** Begin Patch\n*** Add File: {NOTES}\n+{NOTE_TEXT.rstrip()}\n*** End Patch\n"
     return (
         Call("exec_command", {"cmd": f"echo {MARKER}"}),
         Call("apply_patch", {"input": patch}),
         Call("exec_command", {"cmd": f"cat {NOTES}"}),
+        Call("exec_command", {"cmd": MISSING}),
     )
 
 
@@ -208,12 +214,13 @@ def _gemini_session(home: Path, stdout: str) -> str:
     return str(json.loads(header)["sessionId"])
 
 
-def _gemini_steps(work: Path) -> tuple[Call, Call, Call]:
+def _gemini_steps(work: Path) -> tuple[Call, ...]:
     notes = str(work / NOTES)
     return (
         Call("run_shell_command", {"command": f"echo {MARKER}", "description": "Print it"}),
         Call("write_file", {"file_path": notes, "content": NOTE_TEXT}),
         Call("read_file", {"file_path": notes}),
+        Call("run_shell_command", {"command": MISSING, "description": "List it"}),
     )
 
 
@@ -263,12 +270,13 @@ def _opencode_session(home: Path, stdout: str) -> str:
     raise ValueError("opencode run --format json named no session")
 
 
-def _opencode_steps(work: Path) -> tuple[Call, Call, Call]:
+def _opencode_steps(work: Path) -> tuple[Call, ...]:
     notes = str(work / NOTES)
     return (
         Call("bash", {"command": f"echo {MARKER}", "description": "Print the marker"}),
         Call("write", {"filePath": notes, "content": NOTE_TEXT}),
         Call("read", {"filePath": notes}),
+        Call("bash", {"command": MISSING, "description": "List a missing path"}),
     )
 
 
@@ -296,4 +304,63 @@ OPENCODE = Agent(
     steps=_opencode_steps,
 )
 
-AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE)}
+# -- GitHub Copilot CLI -----------------------------------------------------------------------
+
+
+def _copilot_setup(home: Path, url: str) -> dict[str, str]:
+    return {**base_env(home), "COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": url,
+            "COPILOT_PROVIDER_API_KEY": "sk-scripted", "COPILOT_MODEL": "gpt-5.5",
+            "COPILOT_AUTO_UPDATE": "false", "COPILOT_ALLOW_ALL": "true"}  # fmt: skip
+
+
+def _copilot_session(home: Path, stdout: str) -> str:
+    (state,) = [p for p in (home / ".copilot" / "session-state").iterdir() if p.is_dir()
+                and not p.name.startswith(".")]  # fmt: skip
+    return state.name
+
+
+def _copilot_steps(work: Path) -> tuple[Call, ...]:
+    notes = work / NOTES
+    return (
+        Call("bash", {"command": f"echo {MARKER}", "description": "Print the marker"}),
+        Call(
+            "bash",
+            {
+                "command": f"printf '{NOTE_TEXT.strip()}\\n' > {notes}",
+                "description": "Write the notes",
+            },
+        ),
+        Call("view", {"path": str(notes)}),
+        Call("bash", {"command": MISSING, "description": "List a missing path"}),
+    )
+
+
+_COPILOT_FLAGS = ["--allow-all-tools", "--no-auto-update"]
+
+# Copilot CLI runs offline against a custom provider (BYOK) speaking Chat Completions. tracehouse
+# does not read its logs yet (the more-agents issue): the suite checks that it ran, resumed with
+# the earlier conversation, and wrote each prompt to its session's events.jsonl.
+COPILOT = Agent(
+    name="copilot",
+    package="@github/copilot",
+    dialect=Chat,
+    prefix="/v1",
+    model="gpt-5.5",
+    binary=lambda modules: modules / "@github" / "copilot" / "npm-loader.js",
+    setup=_copilot_setup,
+    first=lambda program, prompt: ["node", str(program), "-p", prompt, *_COPILOT_FLAGS],
+    resume=lambda program, sid, prompt: [
+        "node",
+        str(program),
+        f"--resume={sid}",
+        "-p",
+        prompt,
+        *_COPILOT_FLAGS,
+    ],
+    session_id=_copilot_session,
+    steps=_copilot_steps,
+    read=False,
+    transcript=lambda home, sid: home / ".copilot" / "session-state" / sid / "events.jsonl",
+)
+
+AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE, COPILOT)}

@@ -107,13 +107,14 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     if got != [(c.tool, c.args) for c in made]:
         found.append(Difference("tool calls (name, params)", [(c.tool, c.args) for c in made],
                                 got))  # fmt: skip
-    for call in calls:
-        if call["status"] != "completed":
-            found.append(Difference(f"status of {call['tool_name']}", "completed",
-                                    call["status"], str(call["result"])))  # fmt: skip
-    for call, sent in zip(calls, _results_sent(asked), strict=False):
+    for call, (sent, failed) in zip(calls, _results_sent(asked), strict=False):
         if not _same_result(call["result"], sent):
             found.append(Difference(f"result of {call['tool_name']}", sent, call["result"]))
+        # the status the agent gave the model; an API without the flag says it in the output
+        wanted = {True: {"failed"}, False: {"completed"}}.get(failed, {"completed", "failed"})  # type: ignore[arg-type]
+        if call["status"] not in wanted:
+            found.append(Difference(f"status of {call['tool_name']}", sorted(wanted),
+                                    call["status"], str(call["result"])))  # fmt: skip
 
     turns = _rows(conn, "SELECT * FROM turns WHERE session_id = ? ORDER BY seq", sid)
     if len(turns) != len(prompted):
@@ -137,6 +138,9 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     held = {c: session[c] or 0 for c in TOKENS}
     if held != total:
         found.append(Difference("session tokens", total, held))
+    unknown = json.loads(session["metadata"] or "{}").get("unknown_records")
+    if unknown:
+        found.append(Difference("records tracehouse does not know", None, str(unknown)[:600]))
     if session["title"] is None:
         found.append(Difference("title", "the agent's title or the first prompt", None))
     closing = CLOSING[len(prompted) - 1]
@@ -175,14 +179,38 @@ def _subagent(
     return found
 
 
-def _results_sent(asked: list[Exchange]) -> list[str]:
-    """What the agent sent back for each call: the newest result of the request after the
-    answer that made it."""
+def _results_sent(asked: list[Exchange]) -> list[tuple[str, bool | None]]:
+    """What the agent sent back for each call, and whether it said the call failed: the newest
+    result of the request after the answer that made it."""
     sent = []
     for made, after in itertools.pairwise(asked):
         if made.answer and made.answer.calls and after.request and after.request.results:
-            sent.append(after.request.results[-1])
+            flags = after.request.failed or [None]
+            sent.append((after.request.results[-1], flags[-1]))
     return sent
+
+
+def ran_and_resumed(run: Drive) -> list[Difference]:
+    """For an agent tracehouse does not read yet: every resume sent the earlier prompts back to
+    the model, every call was answered, and the agent's log holds every prompt."""
+    found = []
+    asked = [e for e in run.exchanges if e.conversation and e.request]
+    for index in range(1, len(run.prompts)):
+        first = next((e for e in asked if prompt_of(e.request) == index), None)  # type: ignore[arg-type]
+        said = [text for _, text in first.request.said] if first and first.request else []
+        missing = [p for p in run.prompts[:index] if not any(p in text for text in said)]
+        if first is None or missing:
+            found.append(Difference(f"resume {index}: the earlier prompts sent back", [],
+                                    missing or run.prompts[:index]))  # fmt: skip
+    made = sum(len(e.answer.calls) for e in asked if e.answer)
+    if len(_results_sent(asked)) != made:
+        found.append(Difference("calls answered with a result", made, len(_results_sent(asked))))
+    log = run.agent.transcript(run.home, run.session_id) if run.agent.transcript else None
+    text = log.read_text(encoding="utf-8") if log and log.exists() else ""
+    unlogged = [p for p in run.prompts if p not in text]
+    if unlogged:
+        found.append(Difference(f"prompts in {log}", [], unlogged))
+    return found
 
 
 def _params(text: str | None) -> Any:

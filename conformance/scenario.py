@@ -1,7 +1,8 @@
 """What the scripted model says: a prompt per run of the agent (the first run, then resumes of
 the same session), each answered by a tool call and, once its result comes back, a closing
-text: a shell command, a file write, a file read, and where the agent has subagents, a task
-given to one (whose own request, carrying none of these prompts, is answered with a text).
+text: a shell command, a file write, a file read, a shell command that fails, and where the
+agent has subagents, a task given to one (whose own request, carrying none of these prompts,
+is answered with a text).
 
 The model finds its place from the request alone (the latest of the scenario's prompts it
 carries, and the tool results after it), so a resumed agent that sends the earlier conversation
@@ -17,12 +18,14 @@ PROMPTS = (
     "Run the shell step and tell me what it printed.",
     "Write the notes file.",
     "Read the notes file back to me.",
+    "Run the failing step.",
     "Ask a helper to check the notes file.",
 )
 CLOSING = (
     "The shell step printed the marker.",
     "The notes file is written.",
     "The notes file says what we wrote.",
+    "The failing step failed, as it should.",
     "The helper checked the notes file.",
 )
 SIDE = "Scripted title"  # what a call outside the conversation (a title, a subagent) is told
@@ -41,7 +44,7 @@ def prompt_of(request: Request) -> int | None:
 
 @dataclass(frozen=True)
 class Scenario:
-    steps: tuple[Call, ...]  # the agent's own calls: shell, write, read (and a subagent's task)
+    steps: tuple[Call, ...]  # the agent's own calls: shell, write, read, failing shell (, task)
 
     @property
     def prompts(self) -> tuple[str, ...]:

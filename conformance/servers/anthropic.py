@@ -25,6 +25,7 @@ class Anthropic(Dialect):
     def read(self, path: str, body: Body) -> Request:
         said: list[tuple[str, str]] = []
         results = []
+        failed: list[bool | None] = []
         for message in body.get("messages") or []:
             role = str(message.get("role"))
             content = message.get("content")
@@ -41,8 +42,9 @@ class Anthropic(Dialect):
                     text = _result_text(block.get("content"))
                     said.append(("tool", text))
                     results.append(text)
+                    failed.append(bool(block.get("is_error")))
         tools = [str(t.get("name")) for t in body.get("tools") or []]
-        return Request(said, tools, results, model=str(body.get("model") or ""))
+        return Request(said, tools, results, str(body.get("model") or ""), failed)
 
     def write(self, exchange: Exchange, stream: bool) -> Reply:
         answer, usage = exchange.answer, exchange.usage

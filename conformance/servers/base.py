@@ -79,6 +79,8 @@ class Request:
     tools: list[str]  # the tools offered: a conversation request offers some
     results: list[str]  # tool results carried back, in order
     model: str = ""
+    # whether each result told the model its call failed; None where the API has no such flag
+    failed: list[bool | None] = field(default_factory=list)
 
 
 @dataclass

@@ -19,6 +19,7 @@ class Chat(Dialect):
     def read(self, path: str, body: Body) -> Request:
         said: list[tuple[str, str]] = []
         results = []
+        failed: list[bool | None] = []
         for message in body.get("messages") or []:
             role = str(message.get("role"))
             content = message.get("content")
@@ -30,13 +31,14 @@ class Chat(Dialect):
             if role == "tool":
                 said.append(("tool", text))
                 results.append(text)
+                failed.append(None)  # no flag: the output says it (an exit code)
                 continue
             if text:
                 said.append((role, text))
             for call in message.get("tool_calls") or []:
                 said.append(("assistant", str(call.get("function", {}).get("arguments"))))
         tools = [str(t.get("function", {}).get("name")) for t in body.get("tools") or []]
-        return Request(said, tools, results, model=str(body.get("model") or ""))
+        return Request(said, tools, results, str(body.get("model") or ""), failed)
 
     def write(self, exchange: Exchange, stream: bool) -> Reply:
         answer, usage = exchange.answer, exchange.usage

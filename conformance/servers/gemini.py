@@ -36,6 +36,7 @@ class Gemini(Dialect):
     def read(self, path: str, body: Body) -> Request:
         said: list[tuple[str, str]] = []
         results = []
+        failed: list[bool | None] = []
         for content in body.get("contents") or []:
             role = "assistant" if content.get("role") == "model" else "user"
             for part in content.get("parts") or []:
@@ -49,10 +50,11 @@ class Gemini(Dialect):
                     text = output if isinstance(output, str) else json.dumps(response)
                     said.append(("tool", text))
                     results.append(text)
+                    failed.append(isinstance(response, dict) and "error" in response)
         tools = [str(d.get("name")) for t in body.get("tools") or []
                  for d in t.get("functionDeclarations") or []]  # fmt: skip
         found = _PATH.search(path)
-        return Request(said, tools, results, model=found["model"] if found else "")
+        return Request(said, tools, results, found["model"] if found else "", failed)
 
     def write(self, exchange: Exchange, stream: bool) -> Reply:
         answer, usage, request = exchange.answer, exchange.usage, exchange.request

@@ -25,6 +25,7 @@ class Responses(Dialect):
     def read(self, path: str, body: Body) -> Request:
         said: list[tuple[str, str]] = []
         results = []
+        failed: list[bool | None] = []
         for item in body.get("input") or []:
             kind = item.get("type")
             if kind == "message":
@@ -38,8 +39,9 @@ class Responses(Dialect):
                 text = output if isinstance(output, str) else json.dumps(output)
                 said.append(("tool", text))
                 results.append(text)
+                failed.append(None)  # no flag: the output says it (an exit code)
         tools = [str(t.get("name") or t.get("type")) for t in body.get("tools") or []]
-        return Request(said, tools, results, model=str(body.get("model") or ""))
+        return Request(said, tools, results, str(body.get("model") or ""), failed)
 
     def write(self, exchange: Exchange, stream: bool) -> Reply:
         answer, usage = exchange.answer, exchange.usage

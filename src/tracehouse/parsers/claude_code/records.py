@@ -39,6 +39,13 @@ IGNORED_TYPES = {
     # hook_progress is structural; agent_progress mirrors a running subagent's messages, whose
     # originals are in the subagent's own transcript (counted as progress/agent_progress)
     "progress": "hook progress, or a mirror of a subagent's own transcript",
+    # 2.1.3xx's record of each API request (its shape, its body, what it cost, the tools it
+    # offered): the conversation itself is in the user and assistant lines
+    "api-request": "the API request Claude Code sent, as bookkeeping",
+    "api-request-shape": "the shape of the API requests, as bookkeeping",
+    "api-request-blob": "an API request's body, as bookkeeping",
+    "cost-state": "Claude Code's running cost estimate",
+    "tools-used": "the tools a request offered",
 }
 # Attachments that put a file into the model's context: message_sources of the turn's prompt.
 FILE_ATTACHMENTS = frozenset(

@@ -24,7 +24,10 @@ PROVIDER = rec.PROVIDER
 STATE_VERSION = 1
 RECENT_CALLS = 32  # completed calls a late `*_end` event may still amend
 ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
-FOLDED_TOP = ("world_state", "inter_agent_communication", "inter_agent_communication_metadata")
+# Top-level records counted and folded. 0.169's `token_usage_record` repeats the usage the
+# `token_count` event beside it carries: counting both would count every response twice.
+FOLDED_TOP = ("world_state", "inter_agent_communication", "inter_agent_communication_metadata",
+              "token_usage_record")  # fmt: skip
 FOLDED_ITEMS = ("ghost_snapshot", "compaction", "context_compaction")
 G1_ITEMS = ("message", "reasoning", *tools.CALL_TYPES, *tools.OUTPUT_TYPES)
 
