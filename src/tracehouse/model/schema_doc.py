@@ -12,11 +12,11 @@ from tracehouse.model.columns import Column, Table
 from tracehouse.model.tables import ALL_TABLES, PROVIDERS
 
 _TOKENS = {
-    "input_tokens": "Prompt tokens, cached ones included.",
+    "input_tokens": "Prompt tokens, cache reads and writes included (every provider).",
     "output_tokens": "Completion tokens, reasoning included.",
-    "cached_input_tokens": "Prompt tokens read from the provider's cache.",
-    "cache_write_tokens": "Prompt tokens written to the cache (Anthropic).",
-    "reasoning_tokens": "Reasoning tokens, where the provider reports them apart.",
+    "cached_input_tokens": "Prompt tokens read from the provider's cache (part of input).",
+    "cache_write_tokens": "Prompt tokens written to the cache (part of input; Anthropic).",
+    "reasoning_tokens": "Reasoning tokens (part of output), where the provider says them.",
     "total_tokens": "input + output. NULL when the source never said (not 0).",
 }
 _COMMON = {

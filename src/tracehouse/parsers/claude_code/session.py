@@ -10,6 +10,7 @@ import orjson
 
 from tracehouse.model import ids
 from tracehouse.model.rows import recorded
+from tracehouse.parsers.titles import first_line, prompt_title
 
 if TYPE_CHECKING:
     from tracehouse.parsers.claude_code.identity import Identity
@@ -38,6 +39,7 @@ class SessionAggregate:
     ai_title: str | None = None
     summary: str | None = None
     first_prompt: str | None = None  # the title when Claude Code gave none
+    first_line: str | None = None  # …and when no prompt held more than an agent's tags
     agent_name: str | None = None
     permission_mode: str | None = None
     line_session_id: str | None = None
@@ -75,8 +77,10 @@ class SessionAggregate:
         self.attachments[str(kind)] = self.attachments.get(str(kind), 0) + 1
 
     def note_prompt(self, text: str) -> None:
-        if self.first_prompt is None and text.strip():
-            self.first_prompt = text.strip().splitlines()[0][:200]
+        if self.first_prompt is None:
+            self.first_prompt = prompt_title(text)
+        if self.first_line is None:
+            self.first_line = first_line(text)
 
     def count_queue(self, op: Any) -> None:
         self.queue[str(op)] = self.queue.get(str(op), 0) + 1
@@ -173,7 +177,11 @@ class SessionAggregate:
             "label": ids.session_label(PROVIDER, ident.source_session_id),
             # Claude Code's own title (`/rename`, its generated one, a compaction summary),
             # else the first prompt's first line: never blank where a prompt exists.
-            "title": self.custom_title or self.ai_title or self.summary or self.first_prompt,
+            "title": self.custom_title
+            or self.ai_title
+            or self.summary
+            or self.first_prompt
+            or self.first_line,
             "created_at": self.first_timestamp,
             "updated_at": self.max_timestamp,
             "model": self.model,

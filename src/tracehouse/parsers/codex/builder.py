@@ -376,7 +376,9 @@ class RolloutBuilder:
             sid,
             self.ctx.path,
             # the thread's name, else its first prompt: never blank where a prompt exists
-            self.ctx.title(sid, self.agg.title_event) or self.agg.first_prompt,
+            self.ctx.title(sid, self.agg.title_event)
+            or self.agg.first_prompt
+            or self.agg.first_line,
             self.ctx.parent_of(self.agg),
         )
         self.ctx.link_review(self.agg, row)

@@ -10,6 +10,7 @@ from typing import Any
 from tracehouse.model import ids
 from tracehouse.model.rows import recorded
 from tracehouse.parsers.codex import records as rec
+from tracehouse.parsers.titles import first_line, prompt_title
 
 PROVIDER = rec.PROVIDER
 UNKNOWN_KEPT = 16  # unknown records kept whole in the session metadata
@@ -42,6 +43,7 @@ class SessionAggregate:
     settings: dict[str, Any] = field(default_factory=dict)  # from the latest turn_context
     title_event: str | None = None
     first_prompt: str | None = None  # the title when the thread has no name
+    first_line: str | None = None  # …and when no prompt held more than an agent's tags
     generation: str = "G2"
     tokens: list[int] = field(default_factory=lambda: [0] * len(rec.USAGE_FIELDS))
     turns: int = 0
@@ -61,8 +63,10 @@ class SessionAggregate:
         return asdict(self)
 
     def note_prompt(self, text: str) -> None:
-        if self.first_prompt is None and text.strip():
-            self.first_prompt = text.strip().splitlines()[0][:200]
+        if self.first_prompt is None:
+            self.first_prompt = prompt_title(text)
+        if self.first_line is None:
+            self.first_line = first_line(text)
 
     def count(self, kind: str) -> None:
         self.records[kind] = self.records.get(kind, 0) + 1

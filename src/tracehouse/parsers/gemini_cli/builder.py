@@ -21,6 +21,7 @@ from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Conversation
+from tracehouse.parsers.titles import first_line, prompt_title
 from tracehouse.parsers.untrusted import items
 
 TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",
@@ -50,6 +51,7 @@ class ConversationBuilder:
         self.turn: dict[str, Any] | None = None
         self.turn_rows: list[dict[str, Any]] = []
         self.first_prompt: str | None = None
+        self.first_line: str | None = None  # the title of last resort (titles.py)
         self.models: list[str] = []
         self.agents: list[str] = []
         self.times: list[str] = []
@@ -117,8 +119,9 @@ class ConversationBuilder:
         )
         if role == "user":
             self.turn["query_message_ids"].append(message_id)
-            if text and self.first_prompt is None:
-                self.first_prompt = text.strip().splitlines()[0] if text.strip() else None
+            if self.first_prompt is None:
+                self.first_prompt = prompt_title(text)
+            self.first_line = self.first_line or first_line(text)
         elif role == "assistant":
             self.turn["response_message_id"] = message_id
         self._tokens(message.get("tokens"))
@@ -244,7 +247,7 @@ class ConversationBuilder:
             "source_provider": PROVIDER,
             "source_session_id": self.sid,
             "label": ids.session_label(PROVIDER, str(meta.get("sessionId") or self.sid)),
-            "title": cap(summary or self.first_prompt or "", 200) or None
+            "title": cap(summary or self.first_prompt or self.first_line or "", 200) or None
             if not subagent else None,
             "created_at": min(times) if times else None,
             "updated_at": max(times) if times else None,
