@@ -81,6 +81,7 @@ class Request:
     model: str = ""
     # whether each result told the model its call failed; None where the API has no such flag
     failed: list[bool | None] = field(default_factory=list)
+    body: Body = field(default_factory=dict)  # the request as it came, for what the rest lacks
 
 
 @dataclass
@@ -167,6 +168,11 @@ class ScriptedModel:
     def conversation(self) -> list[Exchange]:
         return [e for e in self.exchanges if e.conversation]
 
+    @property
+    def requests(self) -> list[tuple[str, Body]]:
+        """(path without its query, body) of every request, in the order they came."""
+        return [(e.path.split("?")[0], e.body) for e in self.exchanges]
+
     def answer(self, path: str, body: Body) -> Reply:
         with self._lock:
             n = next(self._n)
@@ -174,6 +180,7 @@ class ScriptedModel:
                 self.exchanges.append(Exchange(n, path, body, None, None, None))
                 return self.dialect.other(path, body)
             request = self.dialect.read(path, body)
+            request.body = body
             answer = self.script(request)
             usage = Usage.nth(n, writes=self.dialect.usage_writes,
                               reasons=self.dialect.usage_reasons)  # fmt: skip

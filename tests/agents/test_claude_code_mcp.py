@@ -13,7 +13,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.agents.anthropic_model import Body, Reply, ScriptedModel, tool_names, tool_results
+from conformance.servers.anthropic import Anthropic
+from conformance.servers.base import Answer, Call, Request, ScriptedModel
 from tests.agents.installed import claude_code, offline_env
 from tracehouse.cli.app import app
 from tracehouse.sinks import open_store
@@ -22,16 +23,17 @@ SEARCH = "mcp__tracehouse__search"
 PHRASE = "ZeroDivisionError"  # said in cc-11111111 of tests/data/claude/home
 
 
-def script(body: Body) -> Reply:
+def script(request: Request) -> Answer:
     """Find the tool (Claude Code defers MCP tools behind ToolSearch), search, then answer."""
-    results = tool_results(body)
-    if SEARCH in tool_names(body):
+    results = request.results
+    if SEARCH in request.tools:
         if not any(PHRASE in r for r in results):
-            return Reply(text="Let me look.", tool=SEARCH, tool_input={"query": PHRASE})
-        return Reply(text="It was fixed in cc-11111111 with a guarded division.")
-    if "ToolSearch" in tool_names(body) and SEARCH in json.dumps(body) and not results:
-        return Reply(tool="ToolSearch", tool_input={"query": f"select:{SEARCH}", "max_results": 1})
-    return Reply(text="Division error fix")  # a side request: a title, a summary
+            return Answer(text="Let me look.", calls=(Call(SEARCH, {"query": PHRASE}),))
+        return Answer(text="It was fixed in cc-11111111 with a guarded division.")
+    if "ToolSearch" in request.tools and SEARCH in json.dumps(request.body) and not results:
+        found = Call("ToolSearch", {"query": f"select:{SEARCH}", "max_results": 1})
+        return Answer(calls=(found,))
+    return Answer(text="Division error fix")  # a side request: a title, a summary
 
 
 def test_claude_code_consults_the_ledger_over_mcp(data_ledger: Path, tmp_path: Path) -> None:
@@ -40,7 +42,7 @@ def test_claude_code_consults_the_ledger_over_mcp(data_ledger: Path, tmp_path: P
     home.mkdir()
     command = ["-m", "tracehouse.cli.app", "mcp", "--store", str(data_ledger)]
     server = {"command": sys.executable, "args": command}
-    with ScriptedModel(script).running() as model:
+    with ScriptedModel(Anthropic(), script).running() as model:
         done = subprocess.run(
             [str(claude), "-p", "How did we fix the division error before?",
              "--mcp-config", json.dumps({"mcpServers": {"tracehouse": server}}),
@@ -54,7 +56,7 @@ def test_claude_code_consults_the_ledger_over_mcp(data_ledger: Path, tmp_path: P
     asked = [body for path, body in model.requests if path == "/v1/messages"]
     offered = [b for b in asked if SEARCH in json.dumps(b)]
     assert offered, "Claude Code never told the model of the tracehouse tools"
-    carried = [r for b in asked for r in tool_results(b) if PHRASE in r]
+    carried = [r for b in asked for r in Anthropic().read("", b).results if PHRASE in r]
     assert carried and "cc-11111111" in carried[-1] and f"**{PHRASE}**" in carried[-1]
 
     # What Claude Code wrote of the session, imported, holds the call and the hit it returned.

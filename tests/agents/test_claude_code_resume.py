@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.agents.anthropic_model import Body, Reply, ScriptedModel
+from conformance.servers.anthropic import Anthropic
+from conformance.servers.base import Answer, Body, ScriptedModel
 from tests.agents.installed import claude_code, offline_env
 from tests.conftest import DATA
 from tests.resume.shapes import lacking, said
@@ -29,7 +30,7 @@ ANSWER = "Here is one more answer."
 
 def continued(claude: Path, home: Path, work: Path, session_id: str) -> list[Body]:
     """`claude --resume ID -p NEXT` in `work`: the requests it sent the model."""
-    with ScriptedModel(lambda body: Reply(text=ANSWER)).running() as model:
+    with ScriptedModel(Anthropic(), lambda request: Answer(text=ANSWER)).running() as model:
         done = subprocess.run(
             [str(claude), "--resume", session_id, "-p", NEXT, "--model", "claude-sonnet-4-5",
              "--output-format", "json"],

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conformance.servers.base import Answer, Body, ScriptedModel
+from conformance.servers.responses import Responses
 from tests.agents.installed import codex, codex_home, offline_env
-from tests.agents.openai_model import ScriptedModel
-from tests.agents.openai_model import said as sent
 from tests.conftest import DATA
 from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
@@ -25,6 +25,12 @@ from tracehouse.resume.conversation import conversation
 from tracehouse.sinks import open_store
 
 runner = CliRunner()
+
+
+def sent(body: Body) -> list[tuple[str, str]]:
+    return Responses().read("", body).said
+
+
 NEXT = "one more question, please"
 ANSWER = "Here is one more answer from Codex."
 
@@ -40,7 +46,7 @@ def test_every_agents_session_continues_in_codex(
     ledger = tmp_path / "ledger.db"
     with sqlite3.connect(data_ledger) as source, sqlite3.connect(ledger) as copy:
         source.backup(copy)
-    with ScriptedModel(lambda body: ANSWER).running() as model:
+    with ScriptedModel(Responses(), lambda request: Answer(text=ANSWER), "/v1").running() as model:
         codex_home(home, model.url)
         env = offline_env(home, model.url)
         done = runner.invoke(app, ["resume", label, "--in", "codex", "--store", str(ledger),
@@ -93,7 +99,7 @@ def test_a_rollout_codex_lost_is_restored_and_continued(tmp_path: Path) -> None:
     rollout = Path(original.session["source_path"])
     rollout.unlink()  # archived away, or another machine's session from the team ledger
     assert runner.invoke(app, backfill).exit_code == 0
-    with ScriptedModel(lambda body: ANSWER).running() as model:
+    with ScriptedModel(Responses(), lambda request: Answer(text=ANSWER), "/v1").running() as model:
         codex_home(home, model.url)
         env = offline_env(home, model.url)
         done = runner.invoke(app, ["resume", "cx-00000002", "--store", ledger, "--cwd",

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.agents import anthropic_model, openai_model
+from conformance.servers.anthropic import Anthropic
+from conformance.servers.base import Answer, ScriptedModel
+from conformance.servers.responses import Responses
 from tests.agents.installed import claude_code, codex, codex_home, offline_env
 from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
@@ -47,8 +49,8 @@ def test_a_cursor_composer_continues_in_claude_code(
     home, work = tmp_path / "home", tmp_path / "work"
     (home / ".claude").mkdir(parents=True)
     work.mkdir()
-    reply = anthropic_model.Reply(text="Continuing the composer.")
-    with anthropic_model.ScriptedModel(lambda body: reply).running() as model:
+    reply = Answer(text="Continuing the composer.")
+    with ScriptedModel(Anthropic(), lambda request: reply).running() as model:
         env = offline_env(home, model.url)
         answer = json.loads(runner.invoke(app, ["resume", label, "--in", "claude-code", "--store",
                                                 str(ledger), "--cwd", str(work), "--json"],
@@ -69,7 +71,8 @@ def test_a_cursor_composer_continues_in_codex(composer: tuple[Path, str], tmp_pa
     ledger, label = composer
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
-    with openai_model.ScriptedModel(lambda body: "Continuing the composer.").running() as model:
+    reply = Answer(text="Continuing the composer.")
+    with ScriptedModel(Responses(), lambda request: reply, "/v1").running() as model:
         codex_home(home, model.url)
         env = offline_env(home, model.url)
         answer = json.loads(runner.invoke(app, ["resume", label, "--in", "codex", "--store",
@@ -81,7 +84,7 @@ def test_a_cursor_composer_continues_in_codex(composer: tuple[Path, str], tmp_pa
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    requests = [openai_model.said(b) for p, b in model.requests if p.endswith("/responses")]
+    requests = [Responses().read("", b).said for p, b in model.requests if p.endswith("/responses")]
     request = next(r for r in reversed(requests) if any(NEXT in t for _, t in r))
     assert not lacking([*_original(ledger, label), ("user", NEXT)], request)
 
