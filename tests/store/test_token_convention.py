@@ -1,6 +1,7 @@
 """Schema 19 / migration 0018: every provider's tokens in the schema's one convention (input
-holds the cache, output the reasoning, total = input + output), and a ledger written before is
-brought to the figures a fresh import gives without reading a source again, on both backends.
+holds the cache, output the reasoning, total = input + output), and schema 20 / migration 0019:
+a title for every session with a prompt. A ledger written before is brought to the figures and
+titles a fresh import gives without reading a source again, on both backends.
 
 The ledger before is real: `tests/data/ledgers/before-token-convention.sql` is what tracehouse
 4ced0a8 (the release before the convention) wrote for the homes under tests/data, as `.dump`
@@ -28,13 +29,13 @@ CONVERTED = ("claude-code", "opencode", "gemini-cli")
 
 
 def _figures(store: Any) -> dict[str, tuple[Any, ...]]:
-    """Each turn's counts and fingerprint, each session's counts, by id."""
+    """Each turn's counts and fingerprint, each session's title and counts, by id."""
     out = {
         r["turn_id"]: (r["fingerprint"], *(r[c] for c in TOKEN_COLUMNS))
         for r in store.query(f"SELECT turn_id, fingerprint, {TOKENS} FROM turns")
     }
-    for r in store.query(f"SELECT session_id, {TOKENS} FROM sessions"):
-        out[r["session_id"]] = tuple(r[c] for c in TOKEN_COLUMNS)
+    for r in store.query(f"SELECT session_id, title, {TOKENS} FROM sessions"):
+        out[r["session_id"]] = (r["title"], *(r[c] for c in TOKEN_COLUMNS))
     return out
 
 
@@ -76,6 +77,7 @@ def test_a_sqlite_ledger_written_before_gets_the_fresh_figures(
     path = _before(tmp_path)
     with sqlite3.connect(path) as conn:
         old = {r[0]: r[1:] for r in conn.execute(f"SELECT turn_id, {TOKENS} FROM turns")}
+        untitled = conn.execute("SELECT count(*) FROM sessions WHERE title IS NULL").fetchone()[0]
     migrated = open_store(path)
     try:
         got = _figures(migrated)
@@ -85,6 +87,7 @@ def test_a_sqlite_ledger_written_before_gets_the_fresh_figures(
     assert report.ok, [c for c in report.checks if c.problems]
     changed = [key for key in old if old[key] != got[key][1:]]
     assert len(changed) >= 10  # the three providers' turns that did not follow it
+    assert untitled >= 3  # titled now, as a fresh import titles them (compared below)
     assert {key: got[key] for key in old} == {key: expected[key] for key in old}
     sessions = [key for key in got if key not in old]
     assert {key: got[key] for key in sessions} == {key: expected[key] for key in sessions}

@@ -69,10 +69,21 @@ def _token_convention(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     to_convention(lambda sql, args: conn.execute(sql, args).fetchall(), execute_many, "%s")
 
 
+def _prompt_titles(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    from tracehouse.sinks.prompt_titles import add_titles
+
+    def execute_many(sql: str, rows: list[tuple[Any, ...]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
+    add_titles(lambda sql, args: conn.execute(sql, args).fetchall(), execute_many, "%s")
+
+
 PYTHON_STEPS: dict[int, Callable[[psycopg.Connection[tuple[Any, ...]]], None]] = {
     15: _segment_scripts,
     16: _unrecorded_tokens,
     18: _token_convention,
+    19: _prompt_titles,
 }
 
 

@@ -215,6 +215,14 @@ def m019_token_convention(db: Database) -> None:
     to_convention(lambda sql, args: conn.execute(sql, args).fetchall(), conn.executemany, "?")
 
 
+def m020_prompt_titles(db: Database) -> None:
+    # A title for every session that has a prompt (`sinks/prompt_titles.py`).
+    from tracehouse.sinks.prompt_titles import add_titles
+
+    conn = db.conn
+    add_titles(lambda sql, args: conn.execute(sql, args).fetchall(), conn.executemany, "?")
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -267,6 +275,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m017_unrecorded_tokens", m017_unrecorded_tokens),
     ("m018_seed_details", m018_seed_details),
     ("m019_token_convention", m019_token_convention),
+    ("m020_prompt_titles", m020_prompt_titles),
 ]
 
 
