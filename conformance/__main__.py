@@ -9,7 +9,6 @@ agent (or V) into a cache of its own, run the suite on it, print the differences
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.agents import AGENTS, Agent
+from conformance.agents import AGENTS, Agent, version_of
 from conformance.compare import Difference, compare, ran_and_resumed
 from conformance.drive import drive
 
@@ -45,16 +44,11 @@ def check(agent: Agent, modules: Path, root: Path) -> list[Difference]:
     return compare(run, root / "ledger.db")
 
 
-def version_of(agent: Agent, modules: Path) -> str:
-    manifest = modules / agent.package / "package.json"
-    return str(json.loads(manifest.read_text())["version"]) if manifest.exists() else "?"
-
-
 def run_suite(names: list[str], modules: Path, keep: Path | None = None) -> int:
     failed = 0
     for name in names:
         agent = AGENTS[name]
-        print(f"{name} {version_of(agent, modules)}")
+        print(f"{name} {version_of(agent.binary(modules))}")
         if not agent.binary(modules).exists():
             print(f"  not installed: npm ci --prefix {PINNED} --ignore-scripts")
             failed += 1
@@ -79,14 +73,16 @@ def bump(name: str, version: str, pin: bool) -> int:
     subprocess.run(["npm", "install", "--prefix", str(where), "--no-audit", "--no-fund",
                     "--ignore-scripts", "--loglevel=error", wanted], check=True)  # fmt: skip
     modules = where / "node_modules"
-    before = version_of(agent, PINNED / "node_modules")
-    print(f"{name}: pinned {before}, trying {version_of(agent, modules)}")
+    before = version_of(agent.binary(PINNED / "node_modules"))
+    trying = version_of(agent.binary(modules))
+    print(f"{name}: pinned {before}, trying {trying}")
     code = run_suite([name], modules)
     if pin and code == 0:
+        wanted = f"{agent.pinned_as or agent.package}@{trying}"
         subprocess.run(["npm", "install", "--prefix", str(PINNED), "--save-exact", "--no-audit",
-                        "--no-fund", "--ignore-scripts", "--loglevel=error",
-                        f"{agent.package}@{version_of(agent, modules)}"], check=True)  # fmt: skip
-        print(f"pinned {agent.package}@{version_of(agent, modules)} in {PINNED}/package.json")
+                        "--no-fund", "--ignore-scripts", "--loglevel=error", wanted],
+                       check=True)  # fmt: skip
+        print(f"pinned {wanted} in {PINNED}/package.json")
     elif pin:
         print("not pinned: the suite found differences")
     return code

@@ -59,7 +59,7 @@ class Agent:
     """One agent CLI as the suite drives it."""
 
     name: str  # tracehouse's source name
-    package: str  # the npm package its version is pinned by
+    package: str  # the npm package a release is published as
     dialect: Callable[[], Dialect]
     prefix: str  # what the agent puts before the API's paths
     model: str
@@ -71,6 +71,7 @@ class Agent:
     steps: Callable[[Path], tuple[Call, ...]]  # work dir → the scenario's calls (scenario.py)
     # False for an agent tracehouse does not read yet: the suite checks it ran and resumed
     read: bool = True
+    pinned_as: str = ""  # the package npm/package.json pins, where not `package` itself
     transcript: Callable[[Path, str], Path] | None = None  # (home, session id) → its log
 
 
@@ -302,6 +303,9 @@ OPENCODE = Agent(
     ],
     session_id=_opencode_session,
     steps=_opencode_steps,
+    # pinned by its linux-x64 build: the registry lacks some of the other builds the wrapper
+    # names, and `npm ci` refuses a lock without them
+    pinned_as=f"opencode-{_platform()}",
 )
 
 # -- GitHub Copilot CLI -----------------------------------------------------------------------
@@ -364,3 +368,13 @@ COPILOT = Agent(
 )
 
 AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE, COPILOT)}
+
+
+def version_of(binary: Path) -> str:
+    """The release an installed program is: its package's version (a platform build's, such
+    as `0.169.0-linux-x64`, without its platform)."""
+    for folder in binary.parents:
+        manifest = folder / "package.json"
+        if manifest.exists():
+            return str(json.loads(manifest.read_text())["version"]).split("-")[0]
+    return "?"
