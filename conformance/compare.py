@@ -20,9 +20,9 @@ from typing import Any
 from conformance.drive import Drive
 from conformance.scenario import CLOSING, TASK, prompt_of
 from conformance.servers.base import Exchange
+from tracehouse.model.tables import TOKEN_COLUMNS
 
-TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-          "reasoning_tokens", "total_tokens")  # fmt: skip
+TOKENS = TOKEN_COLUMNS
 
 
 @dataclass

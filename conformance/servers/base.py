@@ -165,9 +165,6 @@ class ScriptedModel:
             self._server.shutdown()
             self._server.server_close()
 
-    def conversation(self) -> list[Exchange]:
-        return [e for e in self.exchanges if e.conversation]
-
     @property
     def requests(self) -> list[tuple[str, Body]]:
         """(path without its query, body) of every request, in the order they came."""
@@ -228,14 +225,3 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
-
-
-def results_since_prompt(said: list[tuple[str, str]]) -> int:
-    """Tool results after the latest user message: with one call per answer, how many answers
-    the model has given to that prompt."""
-    count = 0
-    for role, _ in reversed(said):
-        if role == "user":
-            break
-        count += role == "tool"
-    return count

@@ -106,7 +106,7 @@ def for_subagent(project_dir: str, parent_session: str | None) -> Replays:
     if not parent_session:
         return NONE
     path = os.path.join(project_dir, f"{parent_session}.jsonl")
-    return Replays({}, _message_ids(path), parent_session, _own_uuids(path, *_stat(path)))
+    return Replays({}, _message_ids(path), parent_session, _own_uuids(path))
 
 
 # project dir → (its mtime, session → root, session → path of the files without a root yet)
@@ -211,42 +211,30 @@ def _uuids(path: str) -> frozenset[str]:
 
 
 def _message_ids(path: str) -> frozenset[str]:
-    return _own_message_ids(path, *_stat(path))
+    return _own(path, *_stat(path), _MESSAGE_ID)
 
 
-@lru_cache(maxsize=32)
-def _own_message_ids(path: str, size: int, _mtime: int) -> frozenset[str]:
-    """The assistant message ids a transcript holds itself, not those it mirrors.
+def _own_uuids(path: str) -> frozenset[str]:
+    return _own(path, *_stat(path), _UUID)
+
+
+@lru_cache(maxsize=64)
+def _own(path: str, size: int, _mtime: int, pattern: re.Pattern[bytes]) -> frozenset[str]:
+    """The assistant message ids (or line uuids) a transcript holds itself, not those it
+    mirrors.
 
     2.1.x parents mirror a running subagent's messages as `progress` records
-    (`data.type: "agent_progress"`) with the subagent's own `message.id`: those copies are the
+    (`data.type: "agent_progress"`) with the subagent's own ids and uuids: those copies are the
     subagent's, so they must not make the subagent's originals look like replays."""
     found: set[str] = set()
     for data in _read(path, size):
         if _MIRROR not in data:
-            found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(data))
+            found.update(m.decode("utf-8", "replace") for m in pattern.findall(data))
             continue
         for line in data.split(b"\n"):
             if _MIRROR in line and is_agent_progress(line):
                 continue
-            found.update(m.decode("utf-8", "replace") for m in _MESSAGE_ID.findall(line))
-    return frozenset(found)
-
-
-@lru_cache(maxsize=32)
-def _own_uuids(path: str, size: int, _mtime: int) -> frozenset[str]:
-    """The uuids of a transcript's own lines (a mirrored subagent line is not its own)."""
-    found: set[str] = set()
-    for data in _read(path, size):
-        for line in data.split(b"\n"):
-            if b'"uuid"' not in line or (_MIRROR in line and is_agent_progress(line)):
-                continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue  # a torn line: its own parse reports it
-            if isinstance(record, dict) and isinstance(record.get("uuid"), str):
-                found.add(record["uuid"])
+            found.update(m.decode("utf-8", "replace") for m in pattern.findall(line))
     return frozenset(found)
 
 
