@@ -1,6 +1,7 @@
 """Backfill throughput against its floors, measured in one run.
 
     uv run python bench/backfill_bench.py [--copies 24] [--repeat 3] [--corpus ../shared/fixtures]
+                                          [--workers 1,2,4,8,16] [--no-reruns]
 
 Replicates every fixture source (Claude Code, Codex, Cursor, Gemini CLI, OpenCode, Cursor
 agent) `--copies` times with fresh ids (`bench/corpus.py`; about 42 MB a copy, so 24 copies ≈
@@ -16,7 +17,12 @@ agent) `--copies` times with fresh ids (`bench/corpus.py`; about 42 MB a copy, s
   append          10 lines appended to the largest transcript, the command again
 
 The floors, parse-only and backfill runs are interleaved `--repeat` times (the page cache
-warmed first): medians and ranges, ratios against the median floor. Targets
+warmed first): medians and ranges, ratios against the median floor.
+
+`--workers 1,2,4,8,16` adds a sweep: at each worker count a backfill from an empty ledger and a
+parse-only run (`--dry-run`), interleaved with the others `--repeat` times, each printed with its
+speed-up over one worker, the tree's peak memory, and where the time went (the report's phases,
+summed over the processes, of the median run). Targets
 (issue #20): backfill ≥ 100 MB/s, peak memory ≤ 250 MB, parse only ≥ 150 MB/s (≥ 35% of bare
 parse), written ≤ 1.5× read, no-change ≤ 0.3 s, append ≤ no-change + 0.2 s.
 """
@@ -162,11 +168,54 @@ def spread(values: list[float], unit: str, scale: float = 1.0) -> str:
     return f"{med * scale:8.0f} {unit} (range {min(values) * scale:.0f}–{max(values) * scale:.0f})"
 
 
+def worker_counts(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected counts like 1,2,4") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every count must be at least 1")
+    return counts
+
+
+def sweep(counts: list[int], repeat: int, sources_toml: Path, common: list[str], mb: float) -> None:
+    """Backfill and parse-only at each worker count, interleaved; speed-ups against 1 worker
+    (or the smallest count swept)."""
+    configs = {}
+    for n in counts:
+        configs[n] = OUT / f"workers-{n}.toml"
+        configs[n].write_text(f"workers = {n}\n{sources_toml.read_text()}")
+    ledger = Path(common[common.index("--store") + 1])
+    runs: dict[tuple[str, int], list[Run]] = {}
+    for _ in range(repeat):
+        for n in counts:
+            for kind, flags in (("backfill", []), ("parse", ["--dry-run"])):
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{ledger}{suffix}").unlink(missing_ok=True)
+                run = Run([*common, "--config", str(configs[n]), *flags])
+                runs.setdefault((kind, n), []).append(run)
+    print(f"sweep    {os.cpu_count()} cores; phases: seconds summed over the processes")
+    for kind in ("backfill", "parse"):
+        base = statistics.median(r.wall for r in runs[(kind, counts[0])])
+        for n in counts:
+            done = runs[(kind, n)]
+            walls = [r.wall for r in done]
+            middle = sorted(done, key=lambda r: r.wall)[(len(done) - 1) // 2]
+            phases = " ".join(f"{k} {v:.1f}" for k, v in middle.report.get("phases", {}).items())
+            print(
+                f"{kind:8} {n:2} workers  {spread([mb / w for w in walls], 'MB/s')}"
+                f"  {base / statistics.median(walls):4.1f}x of {counts[0]}"
+                f"  peak PSS {statistics.median(r.pss for r in done) / 2**20:4.0f} MB   {phases}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
+    parser.add_argument("--workers", type=worker_counts, default=[], help="e.g. 1,2,4,8,16")
+    parser.add_argument("--no-reruns", action="store_true", help="skip no-change and append")
     args = parser.parse_args()
     if args.copies < 1 or args.repeat < 1:
         raise SystemExit("--copies and --repeat must be at least 1")
@@ -232,6 +281,10 @@ def main() -> None:
     for tool in ("ccusage", "agsearch"):
         if shutil.which(tool) is None:
             print(f"peer     {tool}: not installed, no ratio")
+    if args.workers:
+        sweep(args.workers, args.repeat, sources_toml, common, mb)
+    if args.no_reruns:
+        return
 
     # This machine's timings vary from run to run: the no-change figure is the median of five.
     again = [Run([*common, "--config", str(sources_toml)]) for _ in range(5)]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import queue
+import tempfile
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,8 +19,28 @@ from tracehouse.pipeline.workers import TaskBoard
 CONTEXT = multiprocessing.get_context("spawn")
 
 
+SPILL = tempfile.mkdtemp(prefix="tracehouse-test-board-")
+
+
 def board_of(sizes: list[int]) -> TaskBoard:
-    return TaskBoard([(f"unit-{n}", None, size) for n, size in enumerate(sizes)], CONTEXT)  # type: ignore[misc]
+    return TaskBoard([(f"unit-{n}", None, size) for n, size in enumerate(sizes)], CONTEXT, SPILL)  # type: ignore[misc]
+
+
+def _take_all(board: TaskBoard, taken: multiprocessing.Queue) -> None:
+    taken.put([t[0] for t in board.front()])
+
+
+def test_a_worker_reads_the_units_from_the_spill_file_not_from_its_start_up_data(tmp_path):
+    tasks = [(f"unit-{n}", None, n) for n in range(5000)]
+    board = TaskBoard(tasks, CONTEXT, str(tmp_path))  # type: ignore[arg-type]
+    assert board.__getstate__()["_tasks"] is None  # a launch writes no units to the pipe
+    assert len(pickle.dumps(tasks)) > 64 * 1024  # they would have filled it
+    taken = CONTEXT.Queue()
+    worker = CONTEXT.Process(target=_take_all, args=(board, taken))
+    worker.start()
+    assert taken.get(timeout=60) == [f"unit-{n}" for n in reversed(range(5000))]
+    worker.join(timeout=10)
+    assert list(board.front()) == []  # the worker took them from the shared board
 
 
 def test_workers_take_the_largest_first_and_the_writer_the_smallest_that_fit():
@@ -62,7 +84,7 @@ def _inbox(tmp_path, monkeypatch, most_bytes):
     options = SyncOptions(sources={"claude-code": [home / ".claude"]})
     units = PARSERS["claude-code"].discover([home / ".claude"])
     tasks = [(u, c, size or 0) for u, c, size in plan(units, {}, False)]
-    board = TaskBoard(tasks, CONTEXT)
+    board = TaskBoard(tasks, CONTEXT, str(tmp_path))
     report = SyncReport(run_id="r" * 26)
     inbox = workers._Inbox(queue.Queue(), [_Running()], report, lambda n: None, running=1)
     stopping = CONTEXT.Event()

@@ -63,7 +63,9 @@ def parse_batches(
             break  # what was not committed keeps its old watermark: the next run reads it
         report.parsed += 1
         while True:
+            began = time.perf_counter()
             result = _parse(unit, cursor, parse_options)
+            report.phases["parse"] += time.perf_counter() - began
             if result.done:
                 written.append(result.mtime_ns)
             report.bytes_read += result.bytes_read
@@ -74,17 +76,21 @@ def parse_batches(
                 report.waiting += 1
             pending.add(result)
             if pending.bytes >= options.batch_bytes or len(pending.items) >= options.batch_sessions:
-                yield _ready(pending, written, run_id, options)
+                yield _ready(pending, written, run_id, options, report)
                 pending, written = PendingBatch(), []
             if result.done:
                 break
             cursor = result.cursor
     if not pending.empty:
-        yield _ready(pending, written, run_id, options)
+        yield _ready(pending, written, run_id, options, report)
 
 
-def _ready(pending: PendingBatch, written: list[int], run_id: str, options: SyncOptions) -> Ready:
+def _ready(
+    pending: PendingBatch, written: list[int], run_id: str, options: SyncOptions, report: SyncReport
+) -> Ready:
+    began = time.perf_counter()
     batch = None if options.dry_run else pending.build(run_id, options.mode)
+    report.phases["parse"] += time.perf_counter() - began
     return Ready(batch, pending.rejects, len(pending.items), pending.bytes, written)
 
 
@@ -120,7 +126,9 @@ def commit(
     if ready.batch is None:
         report.statuses["would import"] += ready.sessions
         return
+    began = time.perf_counter()
     response = write(ready.batch)
+    report.phases["write"] += time.perf_counter() - began
     report.batches += 1
     report.rows_written += response.rows_written
     for result in response.results:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,12 @@ if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
+# A run's time by phase, each summed over the processes that spent it (so with workers they add
+# up to more than the wall time): finding and planning the units; launching the worker processes
+# (the parent's time), and each worker's time from its launch to its first unit; parsing;
+# a worker blocked handing a batch over (the writer is behind); the writer waiting for a batch
+# (the parsers are behind); writing rows; bringing the search index up to date; committing.
+PHASES = ("plan", "launch", "start", "parse", "send", "wait", "write", "index", "commit")
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,8 @@ class SyncReport:
     # Retries the worker processes' stores made, by reason (the main store keeps its own).
     retry_reasons: Counter[str] = field(default_factory=Counter)
     redactions: Counter[str] = field(default_factory=Counter)  # kind → secrets replaced
+    # Seconds by phase, summed over the processes (see PHASES): where a run's time went.
+    phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def tail_lag(self) -> tuple[int | None, int | None]:
         """The median and the largest lag from a unit's last write to its commit."""
@@ -112,6 +120,19 @@ class SyncReport:
         self.lags_ms.extend(other.lags_ms)
         self.retry_reasons.update(other.retry_reasons)
         self.redactions.update(other.redactions)
+        for phase, spent in other.phases.items():
+            self.phases[phase] += spent
+
+    def book_store_timings(self, store: SessionStore) -> None:
+        """Move what a store measured of its own work (SQLite: its search-index flushes and
+        commits, `timings`) out of the "write" phase that enclosed it, into phases of their own."""
+        timings = getattr(store, "timings", None)
+        if not timings:
+            return
+        for phase in ("index", "commit"):
+            spent = timings.pop(phase, 0.0)
+            self.phases[phase] += spent
+            self.phases["write"] -= spent
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,6 +161,7 @@ class SyncReport:
             "batches": self.batches,
             "redacted": dict(sorted(self.redactions.items())),
             "seconds": round(self.seconds, 3),
+            "phases": {k: round(self.phases[k], 3) for k in PHASES if k in self.phases},
         }
 
 
@@ -186,11 +208,13 @@ def sync(
         for unit, cursor, size in planned:
             state = states.get(unit.key)
             tasks.append((unit, {**cursor, "state": state} if cursor and state else cursor, size))
+    report.phases["plan"] += time.monotonic() - started
     progress.start(total, len(tasks))
     try:
         _run(store, options, tasks, total, report, progress)
     finally:
         progress.finish()
+        report.book_store_timings(store)
         report.seconds = time.monotonic() - started
         if not options.dry_run:
             # A backfill's "lag" is the age of old files, not a delay worth reporting.

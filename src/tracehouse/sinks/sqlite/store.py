@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,6 +56,8 @@ class SqliteStore:
         schema is left as it is, for `store migrate` to show and apply."""
         self.path = Path(path).expanduser()
         self.retry_log = retrying.RetryLog()
+        # Seconds spent bringing the search index up to date and committing, for a run's phases.
+        self.timings: defaultdict[str, float] = defaultdict(float)
         self.location = self.address = str(self.path)
         if not self.path.exists():
             if not create:
@@ -109,7 +113,9 @@ class SqliteStore:
             if self.conn.in_transaction:  # some errors (a full disk) have rolled it back
                 self.conn.execute("ROLLBACK")
             raise
+        began = time.perf_counter()
         self.conn.execute("COMMIT")
+        self.timings["commit"] += time.perf_counter() - began
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -132,10 +138,14 @@ class SqliteStore:
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         try:
             with self._import_transaction() as conn:
-                return writer.import_batch(conn, self._statements, batch, alone=True)
+                response = writer.import_batch(conn, self._statements, batch, alone=True)
+                self._flush_index(conn)
+                return response
         except writer.ItemFailed:  # rolled back: again, each item alone
             with self._import_transaction() as conn:
-                return writer.import_batch(conn, self._statements, batch, isolated=True)
+                response = writer.import_batch(conn, self._statements, batch, isolated=True)
+                self._flush_index(conn)
+                return response
 
     @contextmanager
     def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
@@ -146,15 +156,20 @@ class SqliteStore:
 
             def write(batch: ImportBatch) -> ImportResponse:
                 nonlocal unindexed
-                response = writer.import_batch(conn, self._statements, batch, index=False)
+                response = writer.import_batch(conn, self._statements, batch)
                 unindexed += response.rows_written
                 if unindexed >= INDEX_ROWS:
-                    search_index.flush(conn)
+                    self._flush_index(conn)
                     unindexed = 0
                 return response
 
             yield write
-            search_index.flush(conn)
+            self._flush_index(conn)
+
+    def _flush_index(self, conn: sqlite3.Connection) -> None:
+        began = time.perf_counter()
+        search_index.flush(conn)
+        self.timings["index"] += time.perf_counter() - began
 
     def start_run(self, run_id: str, mode: str) -> None:
         started = now_iso()  # before any wait for the lock: the run's time includes it

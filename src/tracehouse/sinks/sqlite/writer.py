@@ -34,7 +34,6 @@ from tracehouse.sinks.items import (
     resolved_rejects,
     unit_cursors_to_save,
 )
-from tracehouse.sinks.sqlite import search_index
 from tracehouse.sinks.sqlite.apply import Items, Slices, Statements, save_watermark
 
 
@@ -48,13 +47,12 @@ def import_batch(
     sql: Statements,
     batch: ImportBatch,
     *,
-    index: bool = True,
     alone: bool = False,
     isolated: bool = False,
 ) -> ImportResponse:
-    """With `index=False` the caller flushes the search index before it commits: once for a
-    group of batches, FTS5 writes one segment instead of a small one per batch (the next batch's
-    savepoint would push its pending terms out), and the group's indexing costs half.
+    """The caller brings the search index up to date before it commits (`search_index.flush`):
+    once for a group of batches, FTS5 writes one segment instead of a small one per batch (the
+    next batch's savepoint would push its pending terms out), and the group's indexing costs half.
 
     `alone`: the batch is all its transaction holds, so a failing item can roll back the
     whole transaction (ItemFailed) instead of a savepoint; `isolated`: each item in a savepoint
@@ -122,8 +120,6 @@ def import_batch(
     for reject in batch.rejects:
         save_reject(conn, batch.run_id, reject, now)
 
-    if index:
-        search_index.flush(conn)
     response = ImportResponse(batch.run_id, batch.in_request_order(results))
     _add_run_counts(conn, batch.run_id, response)
     if batch.redactions:
