@@ -7,14 +7,17 @@ import pickle
 import queue
 import tempfile
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.pipeline.helpers import make_home
+from tests.pipeline.helpers import backfill, make_home
 from tracehouse.parsers.registry import PARSERS
+from tracehouse.pipeline import sync as sync_module
 from tracehouse.pipeline import workers
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, plan
 from tracehouse.pipeline.workers import TaskBoard
+from tracehouse.sinks.sqlite.store import SqliteStore
 
 CONTEXT = multiprocessing.get_context("spawn")
 
@@ -114,3 +117,40 @@ def test_the_writer_steals_nothing_once_the_run_stops(tmp_path, monkeypatch):
     inbox, _, _, stopping = _inbox(tmp_path, monkeypatch, most_bytes=10**9)
     stopping.set()
     assert inbox.next_ready() is None and inbox.report.parsed == 0
+
+
+@pytest.mark.parametrize(
+    ("asked", "dry_run", "parsers"),
+    [(2, False, 1), (5, False, 4), (16, False, sync_module.SQLITE_PARSERS), (6, True, 5)],
+)
+def test_sqlite_gets_no_more_parsers_than_its_writer_can_use(
+    tmp_path, monkeypatch, asked, dry_run, parsers
+):
+    """Beyond SQLITE_PARSERS, parsers beside SQLite's one writer would only wait for it; a dry
+    run, with nothing to write, has them all."""
+    started = []
+    monkeypatch.setattr(
+        workers, "run_in_workers",
+        lambda store, options, tasks, n, report, advance: started.append(n),
+    )  # fmt: skip
+    store = SqliteStore(tmp_path / "ledger.db")
+    try:
+        backfill(store, make_home(tmp_path), workers=asked, pool_min_bytes=0, dry_run=dry_run)
+    finally:
+        store.close()
+    assert started == [parsers]
+
+
+def test_a_backfill_reports_where_its_time_went(tmp_path):
+    """Every phase a run spends time in is reported, summed over the processes; the writer's
+    index and commit apart from its writing."""
+    store = SqliteStore(tmp_path / "ledger.db")
+    try:
+        report = backfill(store, make_home(tmp_path, copies=2), workers=2, pool_min_bytes=0)
+    finally:
+        store.close()
+    phases = report.to_json()["phases"]
+    assert set(phases) <= set(sync_module.PHASES)
+    for phase in ("plan", "launch", "start", "parse", "write", "index", "commit"):
+        assert phases.get(phase, 0) > 0, (phase, phases)
+    assert all(seconds >= 0 for seconds in phases.values()), phases

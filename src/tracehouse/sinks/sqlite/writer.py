@@ -34,6 +34,7 @@ from tracehouse.sinks.items import (
     resolved_rejects,
     unit_cursors_to_save,
 )
+from tracehouse.sinks.sqlite import search_index
 from tracehouse.sinks.sqlite.apply import Items, Slices, Statements, save_watermark
 
 
@@ -86,6 +87,7 @@ def import_batch(
         name: Slices(table, batch.tuples(table.name) if to_write else [], to_write)
         for name, table in _CONTENT_BY_NAME.items()
     }
+    search_index.note_sessions(conn, {name: p.by_session for name, p in partitions.items()})
     now = now_iso()
     items = Items(conn, sql, batch, partitions, socket.gethostname(), now, deleted)
     # Each item must fail alone, but a savepoint per item cost the writer 11% of a backfill:

@@ -1,0 +1,72 @@
+"""The SQLite writer indexes the rows of sessions free of unspaced scripts as they are, and every
+other row through the segmenting SQL function (`search_index.note_sessions`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.store.factory import batch, item
+from tracehouse.search import scripts
+from tracehouse.search.hits import SearchFilters
+from tracehouse.sinks.sqlite import search_index
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+EVERYTHING = SearchFilters(limit=1000)
+
+
+@pytest.fixture
+def ledger(tmp_path: Path):
+    store = SqliteStore(tmp_path / "ledger.db")
+    segmented: list[str] = []
+
+    def counting(text):  # type: ignore[no-untyped-def]
+        if isinstance(text, str):
+            segmented.append(text)
+        return scripts.sql_segmented(text)
+
+    store.conn.create_function(search_index.SEGMENTED, 1, counting, deterministic=True)
+    yield store, segmented
+    store.close()
+
+
+def test_a_plain_session_is_indexed_without_the_function(ledger):
+    store, segmented = ledger
+    assert store.import_batch(batch([item("plain", 4, text="rotate the webhook key")])).ok
+    assert not [t for t in segmented if "webhook" in t]  # its messages and calls: as they are
+    assert store.search("webhook", EVERYTHING)
+
+
+def test_a_session_with_an_unspaced_script_is_segmented_whichever_batch_brings_it(ledger):
+    """Two batches of one session in one transaction: the first plain, the second with Chinese
+    text; the session's rows all go through the function and the word inside the run is found.
+    A plain session beside it in the same batch is not segmented."""
+    store, segmented = ledger
+    first = item("mixed", 2, text="plain words first")
+    second = item("mixed", 4, text="帮我搜集所有聊天记录")
+    with store.import_group() as write:
+        assert write(batch([first, item("beside", 2, text="nothing to split")])).ok
+        assert write(batch([second])).ok
+    assert any("聊天记录" in t for t in segmented)
+    assert not [t for t in segmented if "nothing to split" in t]
+    beside = {h.session_id for h in store.search("nothing", EVERYTHING)}
+    found = {h.session_id for h in store.search("记录", EVERYTHING)}
+    assert len(beside) == 1 and len(found) == 1 and found != beside
+
+
+def test_rows_written_outside_an_import_go_through_the_function(ledger):
+    """A row no import noted (written by hand here) is indexed through the function, as before."""
+    store, segmented = ledger
+    assert store.import_batch(batch([item("s", 2, text="first")])).ok
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT INTO messages (message_id, session_id, seq, role, message_type, content)"
+        " SELECT 'by-hand', session_id, 99, 'user', 'text', 'これは日本語のテキストです'"
+        " FROM sessions LIMIT 1"
+    )
+    search_index.flush(conn)
+    conn.execute("COMMIT")
+    assert "これは日本語のテキストです" in segmented
+    assert store.search("テキスト", EVERYTHING)
