@@ -159,6 +159,10 @@ class ImportBatch:
     clears: tuple[Clear, ...] = ()
     # What the receiving end redacted of this batch (a gateway's, of a push): added to the run.
     redactions: Mapping[str, int] = field(default_factory=dict)
+    # The sessions whose messages or tool calls hold text of a script written without spaces,
+    # where the producer worked it out (the pipeline's parsers do, beside the writer; see
+    # `search.scripts.unspaced_sessions`); None: the SQLite writer works it out itself.
+    unspaced: frozenset[str] | None = None
 
     def frame(self, table: str) -> pl.DataFrame:
         frame = self.frames.get(table)

@@ -39,8 +39,20 @@ SQLITE_PARSERS = 4
 # up to more than the wall time): finding and planning the units; launching the worker processes
 # (the parent's time), and each worker's time from its launch to its first unit; parsing;
 # a worker blocked handing a batch over (the writer is behind); the writer waiting for a batch
-# (the parsers are behind); writing rows; bringing the search index up to date; committing.
-PHASES = ("plan", "launch", "start", "parse", "send", "wait", "write", "index", "commit")
+# (the parsers are behind); writing rows; bringing the search index up to date; committing;
+# and, beside the writer, copying the SQLite WAL into the ledger (`checkpointer`).
+PHASES = (
+    "plan",
+    "launch",
+    "start",
+    "parse",
+    "send",
+    "wait",
+    "write",
+    "index",
+    "commit",
+    "checkpoint",
+)
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ class SyncReport:
             spent = timings.pop(phase, 0.0)
             self.phases[phase] += spent
             self.phases["write"] -= spent
+        self.phases["checkpoint"] += timings.pop("checkpoint", 0.0)  # beside the writer
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -151,30 +151,41 @@ def _noted_table(conn: sqlite3.Connection) -> None:
     )
 
 
-def note_sessions(
-    conn: sqlite3.Connection, rows_by_table: Mapping[str, Mapping[str, Sequence[tuple[Any, ...]]]]
-) -> None:
-    """Before a batch's rows are upserted (per table, per session, tuples in the table's column
-    order): note each session they belong to, and whether any row of it in an index noted here
-    (`NOTED_TABLES`) holds an unspaced script in its indexed text."""
-    unspaced: dict[str, bool] = {}
-    for table, by_session in rows_by_table.items():
-        if table not in NOTED_TABLES:
-            continue
+def unspaced_sessions(rows: Mapping[str, Iterable[tuple[Any, ...]]]) -> frozenset[str]:
+    """The sessions with a row in `rows` (table → tuples in the table's column order) of a
+    `NOTED_TABLES` table whose indexed text holds an unspaced script. The pipeline's parsers
+    work it out for the batches they send (`ImportBatch.unspaced`), so the writer need not."""
+    found: set[str] = set()
+    for table in NOTED_TABLES:
         names = TABLES_BY_NAME[table].names
+        session_at = names.index("session_id")
         text_at = [names.index(c) for c in BY_TABLE[table].columns]
-        for session_id, rows in by_session.items():
-            found = unspaced.get(session_id, False) or any(
-                isinstance(row[i], str) and scripts.has_unspaced(row[i])
-                for row in rows
-                for i in text_at
-            )
-            unspaced[session_id] = found
+        for row in rows.get(table, ()):
+            if row[session_at] not in found and any(
+                isinstance(row[i], str) and scripts.has_unspaced(row[i]) for i in text_at
+            ):
+                found.add(row[session_at])
+    return frozenset(found)
+
+
+def note_sessions(
+    conn: sqlite3.Connection,
+    rows: Mapping[str, Mapping[str, Sequence[tuple[Any, ...]]]],
+    unspaced: frozenset[str] | None,
+) -> None:
+    """Before a batch's rows are upserted (table → session → tuples): note each session they
+    belong to, and whether any of its rows holds an unspaced script in its indexed text
+    (`unspaced`, where the batch says; else worked out here)."""
+    sessions = {s for by_session in rows.values() for s in by_session}
+    if unspaced is None:
+        unspaced = unspaced_sessions(
+            {t: [r for rs in rows.get(t, {}).values() for r in rs] for t in NOTED_TABLES}
+        )
     _noted_table(conn)
     conn.executemany(
         f"INSERT INTO {NOTED} VALUES (?, ?) ON CONFLICT (session_id)"
         " DO UPDATE SET unspaced = max(unspaced, excluded.unspaced)",
-        list(unspaced.items()),
+        [(s, s in unspaced) for s in sessions],
     )
 
 

@@ -24,6 +24,7 @@ from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.sinks.reads import unresolved_reject_units
 from tracehouse.sinks.sqlite import apply, search_index, writer
+from tracehouse.sinks.sqlite.checkpointer import Checkpointer
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 T = TypeVar("T")
@@ -32,6 +33,10 @@ T = TypeVar("T")
 LOCK_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
 BUSY_TIMEOUT_MS = 5000
 CACHE_KIB = 24 * 1024
+# A group import's page cache (a backfill's writer): on the 880 MB bench corpus the writer spent
+# 10-15% less time writing and committing at 64 MB than at 24 MB; 128 MB was no faster. It
+# holds that much only once the ledger is that large.
+GROUP_CACHE_KIB = 64 * 1024
 PAGE_BYTES = 8192
 SEARCH_MMAP_BYTES = 1 << 30
 SEARCH_THREADS = 3
@@ -58,6 +63,8 @@ class SqliteStore:
         self.retry_log = retrying.RetryLog()
         # Seconds spent bringing the search index up to date and committing, for a run's phases.
         self.timings: defaultdict[str, float] = defaultdict(float)
+        self._checkpointer: Checkpointer | None = None
+        self._busy_timeout_ms = busy_timeout_ms
         self.location = self.address = str(self.path)
         if not self.path.exists():
             if not create:
@@ -116,6 +123,8 @@ class SqliteStore:
         began = time.perf_counter()
         self.conn.execute("COMMIT")
         self.timings["commit"] += time.perf_counter() - began
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -150,7 +159,13 @@ class SqliteStore:
     @contextmanager
     def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
         """Several batches in one transaction; the search index is brought up to date every
-        INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch)."""
+        INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch). From the
+        first group on, checkpoints run beside the writer (`Checkpointer`), and the page cache
+        is GROUP_CACHE_KIB."""
+        if self._checkpointer is None:
+            self._checkpointer = Checkpointer(self.path, self._busy_timeout_ms, self.timings)
+            self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+            self.conn.execute(f"PRAGMA cache_size = -{GROUP_CACHE_KIB}")
         with self._import_transaction() as conn:
             unindexed = 0
 
@@ -348,6 +363,8 @@ class SqliteStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         for reader in self._readers:
             reader.close()
         self.conn.close()

@@ -87,7 +87,8 @@ def import_batch(
         name: Slices(table, batch.tuples(table.name) if to_write else [], to_write)
         for name, table in _CONTENT_BY_NAME.items()
     }
-    search_index.note_sessions(conn, {name: p.by_session for name, p in partitions.items()})
+    rows = {name: p.by_session for name, p in partitions.items()}
+    search_index.note_sessions(conn, rows, batch.unspaced)
     now = now_iso()
     items = Items(conn, sql, batch, partitions, socket.gethostname(), now, deleted)
     # Each item must fail alone, but a savepoint per item cost the writer 11% of a backfill:

@@ -1,0 +1,61 @@
+"""Checkpoints beside the writer (`sinks/sqlite/checkpointer.py`): once a group import has run,
+each commit is copied from the WAL into the ledger by a thread of its own, never by the commit."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from tests.store.factory import batch, item
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+
+def _group(store: SqliteStore, first: int, count: int) -> None:
+    with store.import_group() as write:
+        for n in range(first, first + count):
+            assert write(batch([item(f"s{n}", 20, text=f"words of session {n} " * 50)])).ok
+
+
+def _wait_for(condition, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_commits_are_checkpointed_in_the_background(tmp_path: Path):
+    path = tmp_path / "ledger.db"
+    store = SqliteStore(path)
+    try:
+        before = path.stat().st_size
+        _group(store, 0, 30)
+        assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+        # The ledger file grows while the store is open: the thread copied the WAL into it.
+        assert _wait_for(lambda: path.stat().st_size > before)
+        assert _wait_for(lambda: store.timings["checkpoint"] > 0)
+        _group(store, 30, 5)  # later groups reuse the same thread
+        assert [t.name for t in threading.enumerate()].count("ledger-checkpoint") == 1
+    finally:
+        store.close()
+    assert "ledger-checkpoint" not in [t.name for t in threading.enumerate()]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (35,)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_reader_sees_every_commit_while_checkpoints_run(tmp_path: Path):
+    path = tmp_path / "ledger.db"
+    store = SqliteStore(path)
+    reader = sqlite3.connect(path)
+    try:
+        for n in range(5):
+            _group(store, n * 4, 4)
+            count = reader.execute("SELECT count(*) FROM sessions").fetchone()[0]
+            assert count == (n + 1) * 4
+    finally:
+        reader.close()
+        store.close()
