@@ -1,6 +1,7 @@
 """Crash safety, measured: SIGKILL a run at random moments, run again, compare with a clean run.
 
     uv run python bench/kill_bench.py [--kills 40] [--modes sqlite,postgresql,live] [--seed 1]
+                                      [--workers 1,2,4]
 
 The corpus is every fixture home, copied once into bench/out/kill and named to the CLI with one
 `--source` per home and source (all six: each source's own default places under the home). For
@@ -15,7 +16,11 @@ no scratch copy may be left in TMPDIR (the second run removes what the killed on
   live         `sync live` while a writer appends to a transcript; killed, then the appends
                finish and `sync backfill` catches up; the reference is a backfill of the end state
 
-Target (issue #13): ≥ 100 kill points across the modes, 0 diffs, 0 leftovers.
+`--workers 1,2,4` runs every mode at each worker count (TRACEHOUSE_WORKERS), the clean run
+included; by default the runs take the default (one per core).
+
+Target (issue #13): ≥ 100 kill points across the modes, 0 diffs, 0 leftovers (issue #46: at
+every worker count).
 """
 
 from __future__ import annotations
@@ -192,7 +197,11 @@ def main() -> int:
     parser.add_argument("--modes", default="sqlite,postgresql,live")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
+    parser.add_argument("--workers", default="", help="worker counts, e.g. 1,2,4")
     args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",") if n] or [0]
+    if min(counts) < 0:
+        parser.error("--workers: counts must be at least 1")
     rng = random.Random(args.seed)
     OUT.mkdir(parents=True, exist_ok=True)
     home, flags = build_home(args.corpus)
@@ -204,7 +213,12 @@ def main() -> int:
     appender = Appender(transcript)
     totals = {"tried": 0, "killed": 0, "diffs": 0, "leftovers": 0}
     failures: list[str] = []
-    for mode in args.modes.split(","):
+    for mode, workers in [(m, n) for n in counts for m in args.modes.split(",")]:
+        if workers:
+            env["TRACEHOUSE_WORKERS"] = str(workers)
+            mode_name = f"{mode}, {workers} workers"
+        else:
+            mode_name = mode
         stores = Stores("postgresql" if mode == "postgresql" else "sqlite")
         try:
             appender.reset()
@@ -215,7 +229,10 @@ def main() -> int:
             run(["sync", "backfill", *flags, "--store", reference_store, "-q"], env)
             clean_seconds = time.perf_counter() - started
             reference = snapshot(reference_store)
-            print(f"{mode}: clean run {clean_seconds:.2f}s, {len(reference['messages'])} messages")
+            print(
+                f"{mode_name}: clean run {clean_seconds:.2f}s,"
+                f" {len(reference['messages'])} messages"
+            )
             tried = diffs = leftovers = killed = 0
             for n in range(args.kills):
                 appender.reset()
@@ -238,7 +255,7 @@ def main() -> int:
                 found = diff(reference, snapshot(url))
                 left = sorted(p.name for p in tmp.iterdir())
                 if found or left:
-                    failures.append(f"{mode} #{n}: {found} leftovers {left}")
+                    failures.append(f"{mode_name} #{n}: {found} leftovers {left}")
                 diffs += bool(found)
                 leftovers += len(left)
                 shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,6 @@
 """A full backfill into PostgreSQL against the same backfill into SQLite, measured in one run.
 
-    uv run python bench/pg_backfill_bench.py [--copies 24] [--repeat 3]
+    uv run python bench/pg_backfill_bench.py [--copies 24] [--repeat 3] [--workers 1,2]
                                              [--dsn postgresql://postgres@127.0.0.1:5432/test]
 
 Builds (or reuses) the six-source corpus of `backfill_bench.py` (`bench/corpus.py`), then runs
@@ -10,6 +10,10 @@ local one), created and migrated before the clock starts and dropped after. Prin
 wall time (median and range), the ratio, and where the CPU went: the client's process tree and
 the whole machine's busy time over the run (the server's share is the difference, when the
 server runs on this machine). Target (issue #20): PostgreSQL within 1.5x of SQLite.
+
+`--workers 1,2` runs both stores at each worker count instead of the default: PostgreSQL takes
+writes side by side, so N workers are N parsers that each write (issue #46: faster with 2
+writers than with 1); SQLite's are one writer and N - 1 parsers.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from urllib.parse import quote
 
 import psutil
 import psycopg
-from backfill_bench import build_corpus
+from backfill_bench import build_corpus, worker_counts
 
 from tracehouse.sinks.postgres.store import PostgresStore
 
@@ -82,25 +86,34 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=Path("../shared/fixtures"))
     parser.add_argument("--dsn", default=os.environ.get("TRACEHOUSE_PG_DSN") or DEFAULT_DSN)
+    parser.add_argument("--workers", type=worker_counts, default=[0], help="e.g. 1,2")
     args = parser.parse_args()
     if args.copies < 1 or args.repeat < 1:
         parser.error("--copies and --repeat must be at least 1")
-    config = build_corpus(args.corpus, args.copies) / "sources.toml"
-    runs: dict[str, list[tuple[float, float, float]]] = {"sqlite": [], "postgresql": []}
+    sources = build_corpus(args.corpus, args.copies) / "sources.toml"
+    configs = {}
+    for n in args.workers:  # 0: the default, one per core
+        configs[n] = sources.parent / f"pg-bench-workers-{n}.toml"
+        configs[n].write_text(f"workers = {n}\n{sources.read_text()}" if n else sources.read_text())
+    runs: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
     for _ in range(args.repeat):
-        runs["sqlite"].append(sqlite_run(config))
-        runs["postgresql"].append(pg_run(config, args.dsn))
-    for name, measured in runs.items():
+        for n, config in configs.items():
+            runs.setdefault(("sqlite", n), []).append(sqlite_run(config))
+            runs.setdefault(("postgresql", n), []).append(pg_run(config, args.dsn))
+    for (name, n), measured in runs.items():
         walls = [w for w, _, _ in measured]
         client = statistics.median(c for _, c, _ in measured)
         busy = statistics.median(b for _, _, b in measured)
-        print(f"{name:10} backfill {statistics.median(walls):5.1f} s (range {min(walls):.1f}–"
-              f"{max(walls):.1f})   CPU: client {client:.1f} s, machine busy {busy:.1f} s"
-              " (medians)")  # fmt: skip
-    ratio = statistics.median(w for w, _, _ in runs["postgresql"]) / statistics.median(
-        w for w, _, _ in runs["sqlite"]
-    )
-    print(f"ratio      PostgreSQL / SQLite = {ratio:.2f}x   (target ≤ 1.5x)")
+        workers = f"{n} workers" if n else "default  "
+        print(f"{name:10} {workers} backfill {statistics.median(walls):5.1f} s (range"
+              f" {min(walls):.1f}–{max(walls):.1f})   CPU: client {client:.1f} s, machine busy"
+              f" {busy:.1f} s (medians)")  # fmt: skip
+    for n in configs:
+        ratio = statistics.median(w for w, _, _ in runs[("postgresql", n)]) / statistics.median(
+            w for w, _, _ in runs[("sqlite", n)]
+        )
+        workers = f"{n} workers" if n else "default"
+        print(f"ratio      {workers}: PostgreSQL / SQLite = {ratio:.2f}x   (target ≤ 1.5x)")
 
 
 if __name__ == "__main__":

@@ -75,7 +75,10 @@ DOCS: dict[str, str] = {
     "sources": "Per source, the roots to read instead of the defaults under `home`.",
     "batch_bytes": "Source bytes parsed into one import batch (one transaction).",
     "batch_sessions": "Sessions at most in one import batch.",
-    "workers": "Sync processes; 0 means one per CPU core. On SQLite one writes, the rest parse.",
+    "workers": (
+        "Sync processes; 0 means one per CPU core. On SQLite one writes and up to 4 parse"
+        " (more would only wait for the writer); on PostgreSQL each parses and writes."
+    ),
     "workers_min_bytes": "Below this much to parse, no worker processes are started.",
     "quiet_seconds": "A last line with no newline counts once the file has been quiet this long.",
     "max_field_bytes": "Longer text fields are cut to this size with a marker and the full hash.",
