@@ -185,63 +185,51 @@ def run_in_workers(
     report: SyncReport,
     advance: Callable[[int], None],
 ) -> None:
-    with scratch_space.private_dir(options.scratch) as spill:
-        _run_in_workers(store, options, tasks, workers, report, advance, spill)
-
-
-def _run_in_workers(
-    store: SessionStore,
-    options: SyncOptions,
-    tasks: list[Task],
-    workers: int,
-    report: SyncReport,
-    advance: Callable[[int], None],
-    spill: str,
-) -> None:
-    context = multiprocessing.get_context("spawn")
-    messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
-    stopping = context.Event()  # set: each worker stops before its next unit
-    portable = replace(options, on_batch=None, stop=None)
-    address = store.address if store.concurrent_writes else None
-    board = TaskBoard(tasks, context, spill)
-    launched = time.time()
-    processes = [
-        context.Process(
-            target=_worker,
-            args=(portable, board, report.run_id, messages, stopping, address, launched),
-            daemon=True,
-        )
-        for _ in range(min(workers, len(tasks)))
-    ]
-    held = _hold_ctrl_c()
-    began = time.perf_counter()
-    try:
-        for process in processes:
-            process.start()
-    except BaseException:
-        _release_ctrl_c(held, raise_caught=False)
-        raise
-    report.phases["launch"] += time.perf_counter() - began
-    inbox = _Inbox(messages, processes, report, advance, running=len(processes))
-    if address is None:  # this process writes: it parses too while no batch waits for it
-        here = replace(portable, stop=stopping.is_set)  # as the workers parse
-        inbox.steal = lambda: _steal(board, here, inbox, stopping)
-    interrupted = False
-    try:
-        _release_ctrl_c(held)  # a Ctrl-C held back while they started stops the run here
-        while inbox.open and not _stopped(options, stopping):
-            _commit_next(store, inbox, stopping, report, options)
-    except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
-        interrupted = True
-    finally:
-        stopping.set()
-        _drain(inbox)  # uncommitted batches are dropped: their units keep their old cursors
-        for process in processes:
-            process.join(timeout=5)
-    if inbox.errors:
-        raise TracehouseError(inbox.errors[0])
-    if interrupted:
-        raise KeyboardInterrupt
+    with scratch_space.private_dir(options.scratch) as spill:  # the units' spill file
+        context = multiprocessing.get_context("spawn")
+        messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
+        stopping = context.Event()  # set: each worker stops before its next unit
+        portable = replace(options, on_batch=None, stop=None)
+        address = store.address if store.concurrent_writes else None
+        board = TaskBoard(tasks, context, spill)
+        launched = time.time()
+        processes = [
+            context.Process(
+                target=_worker,
+                args=(portable, board, report.run_id, messages, stopping, address, launched),
+                daemon=True,
+            )
+            for _ in range(min(workers, len(tasks)))
+        ]
+        held = _hold_ctrl_c()
+        began = time.perf_counter()
+        try:
+            for process in processes:
+                process.start()
+        except BaseException:
+            _release_ctrl_c(held, raise_caught=False)
+            raise
+        report.phases["launch"] += time.perf_counter() - began
+        inbox = _Inbox(messages, processes, report, advance, running=len(processes))
+        if address is None:  # this process writes: it parses too while no batch waits for it
+            here = replace(portable, stop=stopping.is_set)  # as the workers parse
+            inbox.steal = lambda: _steal(board, here, inbox, stopping)
+        interrupted = False
+        try:
+            _release_ctrl_c(held)  # a Ctrl-C held back while they started stops the run here
+            while inbox.open and not _stopped(options, stopping):
+                _commit_next(store, inbox, stopping, report, options)
+        except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
+            interrupted = True
+        finally:
+            stopping.set()
+            _drain(inbox)  # uncommitted batches are dropped: their units keep their old cursors
+            for process in processes:
+                process.join(timeout=5)
+        if inbox.errors:
+            raise TracehouseError(inbox.errors[0])
+        if interrupted:
+            raise KeyboardInterrupt
 
 
 def _commit_next(
