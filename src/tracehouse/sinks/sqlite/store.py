@@ -25,19 +25,21 @@ from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, Sto
 from tracehouse.sinks.reads import unresolved_reject_units
 from tracehouse.sinks.sqlite import apply, search_index, writer
 from tracehouse.sinks.sqlite.checkpointer import Checkpointer
+from tracehouse.sinks.sqlite.connection import (
+    BUSY_TIMEOUT_MS,
+    LOCK_BACKOFF,
+    apply_pragmas,
+    create_private,
+    lock_reason,
+)
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 T = TypeVar("T")
 
-# Nine tries of `busy_timeout` each, with short waits between: about 45 s before giving up.
-LOCK_BACKOFF = retrying.Backoff(attempts=9, first=0.05, most=2.0)
-BUSY_TIMEOUT_MS = 5000
-CACHE_KIB = 24 * 1024
 # A group import's page cache (a backfill's writer): on the 880 MB bench corpus the writer spent
 # 10-15% less time writing and committing at 64 MB than at 24 MB; 128 MB was no faster. It
 # holds that much only once the ledger is that large.
 GROUP_CACHE_KIB = 64 * 1024
-PAGE_BYTES = 8192
 SEARCH_MMAP_BYTES = 1 << 30
 SEARCH_THREADS = 3
 # In a long import group, the search index is flushed every this many rows: indexing a whole
@@ -69,7 +71,7 @@ class SqliteStore:
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no ledger here (run `tracehouse store init`)")
-            _create_private(self.path)
+            create_private(self.path)
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_pragmas(self.conn, busy_timeout_ms)
@@ -104,12 +106,12 @@ class SqliteStore:
         try:
             retrying.call(
                 lambda: self.conn.execute("BEGIN IMMEDIATE"),
-                reason=_lock_reason,
+                reason=lock_reason,
                 backoff=LOCK_BACKOFF,
                 log=self.retry_log,
             )
         except sqlite3.OperationalError as exc:
-            if _lock_reason(exc) is None:
+            if lock_reason(exc) is None:
                 raise
             raise StoreLockedError(
                 f"{self.path}: the ledger stayed locked by another writer; try again"
@@ -368,50 +370,3 @@ class SqliteStore:
         for reader in self._readers:
             reader.close()
         self.conn.close()
-
-
-def apply_pragmas(conn: sqlite3.Connection, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-    """How every connection to a ledger is set up (the import bench's floor uses it too)."""
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    # Only a new, empty file takes it (a ledger keeps the page size it was made with). Rows of
-    # transcripts run to kilobytes: at 8 KiB pages a backfill's writer spent 7% less time than
-    # at 4 KiB (fewer overflow chains and page splits); 16 KiB was no faster.
-    conn.execute(f"PRAGMA page_size = {PAGE_BYTES}")
-    # Turning a new file to WAL takes an exclusive lock and is refused at once, without the busy
-    # timeout, while a second first run holds the file: retried as a locked transaction is.
-    retrying.call(
-        lambda: conn.execute("PRAGMA journal_mode = WAL"), reason=_lock_reason, backoff=LOCK_BACKOFF
-    )
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = OFF")
-    # Ids are hashes, so inserts land all over each B-tree: a larger page cache keeps the hot
-    # part of the indexes in memory during a batch. At 16 MB (4 KiB pages) a 600 MB ledger's
-    # writer spilled and re-read index pages 460k times; at 32 MB, 390k times and 8% faster;
-    # 64 MB, no faster. With 8 KiB pages 24 MB is as fast as 32 MB, and leaves room for the
-    # journal of a batch's savepoint (writer.import_batch), which is held in memory too.
-    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    # Each checkpoint syncs the file: every 40 MB of WAL rather than every 4 MB makes a
-    # backfill's writes ~18% faster; the size limit shrinks the WAL back afterwards.
-    conn.execute("PRAGMA wal_autocheckpoint = 10000")
-    conn.execute(f"PRAGMA journal_size_limit = {64 * 1024 * 1024}")
-
-
-def _create_private(path: Path) -> None:
-    """The ledger holds whole conversations: 0600 file in a 0700 directory (DESIGN §9)."""
-    try:
-        if not path.parent.exists():
-            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:
-        return  # another first run created it a moment ago: the migrations' lock orders the two
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot create the ledger ({exc.strerror})") from None
-    os.close(fd)
-
-
-def _lock_reason(exc: BaseException) -> str | None:
-    if isinstance(exc, sqlite3.OperationalError):
-        text = str(exc)
-        if "locked" in text or "busy" in text:
-            return retrying.short(text)
-    return None
