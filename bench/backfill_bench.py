@@ -130,8 +130,14 @@ def run_cli(args: list[str]) -> tuple[float, tuple[int, int], dict[str, object]]
 class Run:
     """One command: wall time, the tree's peak memory, bytes written, and its --json report."""
 
-    def __init__(self, args: list[str]) -> None:
-        command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
+    def __init__(
+        self, args: list[str], command: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        """`tracehouse ARGS`, or another program's `command` (a peer's: no report) in `env`."""
+        self.env = env
+        self.tracehouse = command is None
+        if command is None:
+            command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
         counted = Path("/usr/bin/time").exists()
         with tempfile.NamedTemporaryFile("r", suffix=".time") as outputs:
             if counted:  # GNU time: the blocks written by the command and its workers
@@ -146,7 +152,9 @@ class Run:
         start = time.perf_counter()
         # As on a user's machine, bytecode caches are written and reused between runs.
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**env, **(self.env or {})}
+        )
         root = psutil.Process(process.pid)
         self.pss = self.rss = 0
         while process.poll() is None:
@@ -160,14 +168,50 @@ class Run:
         out, err = process.communicate()
         self.wall = time.perf_counter() - start
         if process.returncode not in (0, 1):
-            raise SystemExit(f"backfill failed ({process.returncode}): {err.decode()[-2000:]}")
-        self.report = json.loads(out)
+            raise SystemExit(f"{command[-1]} failed ({process.returncode}): {err.decode()[-2000:]}")
+        self.report = json.loads(out) if self.tracehouse else {}
 
 
 def spread(values: list[float], unit: str, scale: float = 1.0) -> str:
     """Median and range of a figure over the repeats."""
     med = statistics.median(values)
     return f"{med * scale:8.0f} {unit} (range {min(values) * scale:.0f}–{max(values) * scale:.0f})"
+
+
+def peer_agsearch(corpus: Path, ledger: Path, repeat: int) -> None:
+    """tracehouse against agsearch (PyPI; `pip install agsearch` puts it on PATH) on what both
+    read, the corpus's Claude Code and Codex logs: agsearch's full `--reindex` with the corpus
+    as its home and a fresh cache, and a tracehouse backfill of the same two sources into a new
+    ledger, interleaved `repeat` times. Issue #46's target: ≥ 1.4x its speed at ≤ 1/3 its memory."""
+    agsearch = shutil.which("agsearch")
+    if agsearch is None:
+        print("peer     agsearch: not installed (pip install agsearch), no ratio")
+        return
+    mb = sum(p.stat().st_size for p in files_of(corpus / ".claude") + files_of(corpus / ".codex"))
+    mb /= 1e6
+    ours, theirs = [], []
+    sources = [
+        "--source",
+        f"claude-code={corpus / '.claude'}",
+        "--source",
+        f"codex={corpus / '.codex'}",
+    ]
+    for _ in range(repeat):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{ledger}{suffix}").unlink(missing_ok=True)
+        ours.append(Run(["sync", "backfill", "--store", str(ledger), "--json", "-q", *sources]))
+        with tempfile.TemporaryDirectory(prefix="agsearch-cache-") as cache:
+            env = {"HOME": str(corpus), "XDG_CACHE_HOME": cache}
+            theirs.append(Run([], [agsearch, "--reindex", "-n", "no-such-words-anywhere"], env))
+    wall = statistics.median(r.wall for r in ours)
+    peer = statistics.median(r.wall for r in theirs)
+    pss = statistics.median(r.pss for r in ours) / 2**20
+    peer_pss = statistics.median(r.pss for r in theirs) / 2**20
+    print(
+        f"peer     Claude Code + Codex, {mb:,.0f} MB: tracehouse {wall:.1f} s {pss:.0f} MB,"
+        f" agsearch --reindex {peer:.1f} s {peer_pss:.0f} MB (medians of {repeat})"
+        f" = {peer / wall:.2f}x its speed at {pss / peer_pss:.2f}x its memory"
+    )
 
 
 def worker_counts(text: str) -> list[int]:
@@ -288,9 +332,7 @@ def main() -> None:
         f"memory   peak PSS of the tree {spread([r.pss / 2**20 for r in full], 'MB')}"
         f"    (largest single process RSS {max(r.rss for r in full) / 2**20:.0f} MB)"
     )
-    for tool in ("ccusage", "agsearch"):
-        if shutil.which(tool) is None:
-            print(f"peer     {tool}: not installed, no ratio")
+    peer_agsearch(corpus, ledger, args.repeat)
     if args.no_reruns:
         return
 
