@@ -161,7 +161,7 @@ class ImportBatch:
     redactions: Mapping[str, int] = field(default_factory=dict)
     # The sessions whose messages or tool calls hold text of a script written without spaces,
     # where the producer worked it out (the pipeline's parsers do, beside the writer; see
-    # `search.scripts.unspaced_sessions`); None: the SQLite writer works it out itself.
+    # `sinks.sqlite.search_index.unspaced_sessions`); None: the SQLite writer works it out.
     unspaced: frozenset[str] | None = None
 
     def frame(self, table: str) -> pl.DataFrame:

@@ -334,8 +334,7 @@ def _run(
     # parsers and the writer fighting over them, with one worker's memory less. At most
     # SQLITE_PARSERS parse beside the writer: more only wait for it, holding memory (a dry run,
     # with nothing to write, has them all). A store that takes writes side by side gets N
-    # parsers that write.
-    # One process parses and writes inline.
+    # parsers that write. One process parses and writes inline.
     workers = min(options.workers, len(tasks) + 1) if total >= options.pool_min_bytes else 1
     if workers <= 1:
         run_tasks(store, options, tasks, report, progress.advance)

@@ -296,7 +296,6 @@ def flush(conn: sqlite3.Connection) -> None:
         if top > mark:
             conn.execute(index.insert_new(), (mark,))
             conn.execute(f"UPDATE {MARKS} SET indexed_through = ? WHERE name = ?", (top, name))
-
         if conn.execute(f"SELECT 1 FROM {PENDING} WHERE name = ? LIMIT 1", (name,)).fetchone():
             conn.execute(
                 f"{index.insert()} FROM {PENDING} p JOIN {index.table} t ON t.rowid = p.rid"
