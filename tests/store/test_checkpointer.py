@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 from tests.store.factory import batch, item
+from tracehouse.sinks.sqlite import connection
+from tracehouse.sinks.sqlite import store as sqlite_store
 from tracehouse.sinks.sqlite.store import SqliteStore
 
 
@@ -59,3 +61,18 @@ def test_a_reader_sees_every_commit_while_checkpoints_run(tmp_path: Path):
     finally:
         reader.close()
         store.close()
+
+
+def test_a_group_import_takes_a_larger_page_cache_only_where_the_writer_is_the_wall(
+    tmp_path: Path, monkeypatch
+):
+    """On 4 cores or more the writer is the wall and gets GROUP_CACHE_KIB; on 2 it keeps the
+    ordinary cache, and the memory."""
+    for cores, expected in ((2, -connection.CACHE_KIB), (16, -sqlite_store.GROUP_CACHE_KIB)):
+        monkeypatch.setattr(sqlite_store.os, "cpu_count", lambda cores=cores: cores)
+        store = SqliteStore(tmp_path / f"ledger-{cores}.db")
+        try:
+            _group(store, 0, 1)
+            assert store.conn.execute("PRAGMA cache_size").fetchone() == (expected,)
+        finally:
+            store.close()

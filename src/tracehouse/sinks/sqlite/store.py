@@ -36,10 +36,12 @@ from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 T = TypeVar("T")
 
-# A group import's page cache (a backfill's writer): on the 880 MB bench corpus the writer spent
-# 10-15% less time writing and committing at 64 MB than at 24 MB; 128 MB was no faster. It
-# holds that much only once the ledger is that large.
+# A group import's page cache (a backfill's writer) where the writer is the wall, with 4 cores
+# or more: on the 880 MB bench corpus it spent 10-15% less time writing and committing at 64 MB
+# than at 24 MB (128 MB was no faster). On 2 cores, where parsing is, the run took as long and
+# held 43 MB more, so it keeps CACHE_KIB there.
 GROUP_CACHE_KIB = 64 * 1024
+GROUP_CACHE_CORES = 4
 SEARCH_MMAP_BYTES = 1 << 30
 SEARCH_THREADS = 3
 # In a long import group, the search index is flushed every this many rows: indexing a whole
@@ -162,12 +164,13 @@ class SqliteStore:
     def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
         """Several batches in one transaction; the search index is brought up to date every
         INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch). From the
-        first group on, checkpoints run beside the writer (`Checkpointer`), and the page cache
-        is GROUP_CACHE_KIB."""
+        first group on, checkpoints run beside the writer (`Checkpointer`), and on a machine
+        of GROUP_CACHE_CORES or more the page cache is GROUP_CACHE_KIB."""
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.path, self._busy_timeout_ms, self.timings)
             self.conn.execute("PRAGMA wal_autocheckpoint = 0")
-            self.conn.execute(f"PRAGMA cache_size = -{GROUP_CACHE_KIB}")
+            if (os.cpu_count() or 1) >= GROUP_CACHE_CORES:
+                self.conn.execute(f"PRAGMA cache_size = -{GROUP_CACHE_KIB}")
         with self._import_transaction() as conn:
             unindexed = 0
 
