@@ -1,7 +1,7 @@
 """Backfill throughput against its floors, measured in one run.
 
     uv run python bench/backfill_bench.py [--copies 24] [--repeat 3] [--corpus ../shared/fixtures]
-                                          [--workers 1,2,4,8,16] [--no-reruns]
+                                          [--workers 1,2,4,8,16]
 
 Replicates every fixture source (Claude Code, Codex, Cursor, Gemini CLI, OpenCode, Cursor
 agent) `--copies` times with fresh ids (`bench/corpus.py`; about 42 MB a copy, so 24 copies ≈
@@ -182,7 +182,8 @@ def peer_agsearch(corpus: Path, ledger: Path, repeat: int) -> None:
     """tracehouse against agsearch (PyPI; `pip install agsearch` puts it on PATH) on what both
     read, the corpus's Claude Code and Codex logs: agsearch's full `--reindex` with the corpus
     as its home and a fresh cache, and a tracehouse backfill of the same two sources into a new
-    ledger, interleaved `repeat` times. Issue #46's target: ≥ 1.4x its speed at ≤ 1/3 its memory."""
+    ledger of its own (the reruns below use the main one), interleaved `repeat` times. Issue
+    #46's target: ≥ 1.4x its speed at ≤ 1/3 its memory."""
     agsearch = shutil.which("agsearch")
     if agsearch is None:
         print("peer     agsearch: not installed (pip install agsearch), no ratio")
@@ -203,6 +204,8 @@ def peer_agsearch(corpus: Path, ledger: Path, repeat: int) -> None:
         with tempfile.TemporaryDirectory(prefix="agsearch-cache-") as cache:
             env = {"HOME": str(corpus), "XDG_CACHE_HOME": cache}
             theirs.append(Run([], [agsearch, "--reindex", "-n", "no-such-words-anywhere"], env))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{ledger}{suffix}").unlink(missing_ok=True)
     wall = statistics.median(r.wall for r in ours)
     peer = statistics.median(r.wall for r in theirs)
     pss = statistics.median(r.pss for r in ours) / 2**20
@@ -264,7 +267,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
     parser.add_argument("--workers", type=worker_counts, default=[], help="e.g. 1,2,4,8,16")
-    parser.add_argument("--no-reruns", action="store_true", help="skip no-change and append")
     args = parser.parse_args()
     if args.copies < 1 or args.repeat < 1:
         raise SystemExit("--copies and --repeat must be at least 1")
@@ -332,9 +334,7 @@ def main() -> None:
         f"memory   peak PSS of the tree {spread([r.pss / 2**20 for r in full], 'MB')}"
         f"    (largest single process RSS {max(r.rss for r in full) / 2**20:.0f} MB)"
     )
-    peer_agsearch(corpus, ledger, args.repeat)
-    if args.no_reruns:
-        return
+    peer_agsearch(corpus, OUT / "peer-ledger.db", args.repeat)
 
     # This machine's timings vary from run to run: the no-change figure is the median of five.
     again = [Run([*common, "--config", str(sources_toml)]) for _ in range(5)]

@@ -41,6 +41,8 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out" / "kill"
 sys.path.insert(0, str(HERE.parent))
 
+from backfill_bench import worker_counts  # noqa: E402
+
 from tracehouse.parsers.registry import PARSERS  # noqa: E402
 from tracehouse.sinks import open_store  # noqa: E402
 
@@ -197,11 +199,9 @@ def main() -> int:
     parser.add_argument("--modes", default="sqlite,postgresql,live")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
-    parser.add_argument("--workers", default="", help="worker counts, e.g. 1,2,4")
+    parser.add_argument("--workers", type=worker_counts, default=[0], help="e.g. 1,2,4")
     args = parser.parse_args()
-    counts = [int(n) for n in args.workers.split(",") if n] or [0]
-    if min(counts) < 0:
-        parser.error("--workers: counts must be at least 1")
+    counts = args.workers  # 0: the default, one per core
     rng = random.Random(args.seed)
     OUT.mkdir(parents=True, exist_ok=True)
     home, flags = build_home(args.corpus)

@@ -3,11 +3,15 @@ other row through the segmenting SQL function (`search_index.note_sessions`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from tests.store.factory import batch, item
+from tracehouse.pipeline import workers
+from tracehouse.pipeline.ingest import Ready
+from tracehouse.pipeline.sync import SyncReport
 from tracehouse.search import scripts
 from tracehouse.search.hits import SearchFilters
 from tracehouse.sinks.sqlite import search_index
@@ -70,3 +74,22 @@ def test_rows_written_outside_an_import_go_through_the_function(ledger):
     conn.execute("COMMIT")
     assert "これは日本語のテキストです" in segmented
     assert store.search("テキスト", EVERYTHING)
+
+
+def test_the_writer_takes_the_parsers_word_for_which_sessions_to_segment(ledger):
+    """A batch that says which sessions hold unspaced scripts (`ImportBatch.unspaced`, from a
+    parser process) is taken at its word: the session it names goes through the function."""
+    store, segmented = ledger
+    plain = batch([item("named", 2, text="plain words here")])
+    named = dataclasses.replace(plain, unspaced=frozenset(i.session_id for i in plain.items))
+    assert store.import_batch(named).ok
+    assert any("plain words here" in t for t in segmented)
+
+
+def test_a_parser_process_works_out_the_sessions_to_segment(ledger):
+    both = batch([item("cjk", 2, text="帮我搜集所有聊天记录"), item("plain", 2, text="plain")])
+    ready = Ready(both, [], 2, 100)
+    hinted = workers._hinted(ready, SyncReport(run_id="r" * 26))
+    assert hinted.batch is not None
+    assert hinted.batch.unspaced == {both.items[0].session_id}
+    assert workers._hinted(Ready(None, [], 0, 0), SyncReport(run_id="r" * 26)).batch is None

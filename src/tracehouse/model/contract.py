@@ -160,8 +160,8 @@ class ImportBatch:
     # What the receiving end redacted of this batch (a gateway's, of a push): added to the run.
     redactions: Mapping[str, int] = field(default_factory=dict)
     # The sessions whose messages or tool calls hold text of a script written without spaces,
-    # where the producer worked it out (the pipeline's parsers do, beside the writer; see
-    # `sinks.sqlite.search_index.unspaced_sessions`); None: the SQLite writer works it out.
+    # where the producer worked it out (parser processes do for SQLite's writer in another
+    # process; see `sinks.sqlite.search_index.unspaced_sessions`); None: the writer works it out.
     unspaced: frozenset[str] | None = None
 
     def frame(self, table: str) -> pl.DataFrame:

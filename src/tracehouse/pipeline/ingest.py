@@ -7,7 +7,6 @@ the transaction of the group it belongs to) and books the result in the run repo
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +17,6 @@ from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, dangling
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
 from tracehouse.redaction.rows import redact_result
-from tracehouse.sinks.sqlite.search_index import unspaced_sessions
 from tracehouse.state.watermark import Action
 
 if TYPE_CHECKING:  # sync imports this module
@@ -91,12 +89,7 @@ def _ready(
     pending: PendingBatch, written: list[int], run_id: str, options: SyncOptions, report: SyncReport
 ) -> Ready:
     began = time.perf_counter()
-    batch = None
-    if not options.dry_run:
-        batch = pending.build(run_id, options.mode)
-        # Worked out here, in a parser, so that SQLite's one writer need not (a tenth of its
-        # time); a writer that takes writes side by side ignores it.
-        batch = dataclasses.replace(batch, unspaced=unspaced_sessions(batch.rows))
+    batch = None if options.dry_run else pending.build(run_id, options.mode)
     report.phases["parse"] += time.perf_counter() - began
     return Ready(batch, pending.rejects, len(pending.items), pending.bytes, written)
 

@@ -38,6 +38,7 @@ from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_bat
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
 from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.sqlite.search_index import unspaced_sessions
 from tracehouse.state import scratch as scratch_space
 
 POLL_SECONDS = 0.5
@@ -316,6 +317,7 @@ def _worker(
     try:
         if address is None:
             for ready in parse_batches(options, board.front(), run_id, part, lambda n: None):
+                ready = _hinted(ready, part)
                 began = time.perf_counter()
                 messages.put(("ready", ready))
                 part.phases["send"] += time.perf_counter() - began
@@ -333,6 +335,17 @@ def _worker(
         messages.put(("error", str(exc)))
         return
     messages.put(("done", part))
+
+
+def _hinted(ready: Ready, report: SyncReport) -> Ready:
+    """A batch for SQLite's writer with the sessions that hold unspaced scripts worked out here,
+    in a parser (`ImportBatch.unspaced`), so that the writer need not: a tenth of its time."""
+    if ready.batch is None:
+        return ready
+    began = time.perf_counter()
+    batch = replace(ready.batch, unspaced=unspaced_sessions(ready.batch.rows))
+    report.phases["parse"] += time.perf_counter() - began
+    return replace(ready, batch=batch)
 
 
 def _hold_ctrl_c() -> tuple[Any, list[bool]] | None:

@@ -44,7 +44,7 @@ class Checkpointer:
         self._thread.join()
 
     def _run(self) -> None:
-        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self._path, isolation_level=None)  # this thread's own
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             while True:
