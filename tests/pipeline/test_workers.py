@@ -145,10 +145,16 @@ def test_a_backfill_reports_where_its_time_went(tmp_path):
     """Every phase a run spends time in is reported, summed over the processes; the writer's
     index and commit apart from its writing."""
     store = SqliteStore(tmp_path / "ledger.db")
+    home = make_home(tmp_path, copies=2)
     try:
-        report = backfill(store, make_home(tmp_path, copies=2), workers=2, pool_min_bytes=0)
+        report = backfill(store, home, workers=2, pool_min_bytes=0)
+        again = backfill(store, home, workers=2, pool_min_bytes=0).to_json()["phases"]
     finally:
         store.close()
+    # Nothing to write the second time: no phase of writing, and none below zero (the run's
+    # own bookkeeping commits are not an import's).
+    assert not {"parse", "write", "index", "commit"} & set(again), again
+    assert "plan" in again and all(seconds >= 0 for seconds in again.values()), again
     phases = report.to_json()["phases"]
     assert set(phases) <= set(sync_module.PHASES)
     for phase in ("plan", "launch", "start", "parse", "write", "index", "commit"):

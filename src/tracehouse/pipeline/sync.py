@@ -146,11 +146,12 @@ class SyncReport:
         timings = getattr(store, "timings", None)
         if not timings:
             return
-        for phase in ("index", "commit"):
+        for phase in ("index", "commit", "checkpoint"):
             spent = timings.pop(phase, 0.0)
-            self.phases[phase] += spent
-            self.phases["write"] -= spent
-        self.phases["checkpoint"] += timings.pop("checkpoint", 0.0)  # beside the writer
+            if spent:
+                self.phases[phase] += spent
+                if phase != "checkpoint":  # beside the writer, not inside it
+                    self.phases["write"] -= spent
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -65,7 +65,8 @@ class SqliteStore:
         schema is left as it is, for `store migrate` to show and apply."""
         self.path = Path(path).expanduser()
         self.retry_log = retrying.RetryLog()
-        # Seconds spent bringing the search index up to date and committing, for a run's phases.
+        # Seconds an import spent bringing the search index up to date and committing, and
+        # checkpoints beside it, for a run's phases (`SyncReport.book_store_timings`).
         self.timings: defaultdict[str, float] = defaultdict(float)
         self._checkpointer: Checkpointer | None = None
         self._busy_timeout_ms = busy_timeout_ms
@@ -102,9 +103,10 @@ class SqliteStore:
     # -- transactions -----------------------------------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self, *, timed: bool = False) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE, retried with backoff while another writer holds the lock (each try
-        already waits `busy_timeout` inside SQLite)."""
+        already waits `busy_timeout` inside SQLite). `timed`: its COMMIT counts in `timings`
+        (an import's, which a run's "write" phase encloses)."""
         try:
             retrying.call(
                 lambda: self.conn.execute("BEGIN IMMEDIATE"),
@@ -126,7 +128,8 @@ class SqliteStore:
             raise
         began = time.perf_counter()
         self.conn.execute("COMMIT")
-        self.timings["commit"] += time.perf_counter() - began
+        if timed:
+            self.timings["commit"] += time.perf_counter() - began
         if self._checkpointer is not None:
             self._checkpointer.committed()
 
@@ -143,7 +146,7 @@ class SqliteStore:
         of a whole ledger (an export) must still spill to disk."""
         self.conn.execute("PRAGMA temp_store = MEMORY")
         try:
-            with self.transaction() as conn:
+            with self.transaction(timed=True) as conn:
                 yield conn
         finally:
             self.conn.execute("PRAGMA temp_store = DEFAULT")
