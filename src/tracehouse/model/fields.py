@@ -58,3 +58,10 @@ def iso(value: Any) -> str | None:
             .replace("+00:00", "Z")
         )
     return str(value)
+
+
+def iso_seconds(value: Any) -> str | None:
+    """A Unix time in seconds (Crush's columns, Kimi's wire log) as ISO-8601 UTC."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        return None
+    return iso(value * 1000)

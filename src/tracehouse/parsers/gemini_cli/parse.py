@@ -24,11 +24,11 @@ from tracehouse.parsers.base import (
     UnitResult,
     session_item,
 )
-from tracehouse.parsers.gemini_cli import prompts
 from tracehouse.parsers.gemini_cli.builder import ConversationBuilder
 from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
 from tracehouse.parsers.gemini_cli.records import load_document, load_lines
 from tracehouse.parsers.jsonl_unit import read_whole, refused, whole_cursor, wm
+from tracehouse.parsers.kit.prompt_log import parse_prompt_log
 from tracehouse.state.watermark import Action
 
 LOCATIONS = ("document", "messages", "message ")
@@ -36,7 +36,8 @@ LOCATIONS = ("document", "messages", "message ")
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     if unit.info.get("logs"):
-        return prompts.parse(unit, cursor_json, options)
+        heads = _recorded(unit.root)
+        return parse_prompt_log(PROVIDER, unit, cursor_json, options, lambda s: s[:8] in heads)
     found = read_whole(PROVIDER, unit, cursor_json, options)
     if isinstance(found, UnitResult):
         return found
@@ -125,3 +126,16 @@ def _stamp(iso: Any) -> str | None:
     if not isinstance(iso, str) or not re.match(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", iso):
         return None
     return iso[:16].replace(":", "-")
+
+
+def _recorded(root: str) -> set[str]:
+    """The sessionId heads of every main chat file under the root: their prompts are theirs."""
+    heads: set[str] = set()
+    tmp = os.path.join(root, "tmp")
+    for project in os.listdir(tmp) if os.path.isdir(tmp) else ():
+        chats = os.path.join(tmp, project, "chats")
+        for name in os.listdir(chats) if os.path.isdir(chats) else ():
+            found = MAIN_FILE.match(name)
+            if found:
+                heads.add(found.group(2)[:8])
+    return heads

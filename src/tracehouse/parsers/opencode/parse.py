@@ -26,24 +26,21 @@ from tracehouse.parsers.base import (
     session_item,
     shape_error,
 )
+from tracehouse.parsers.kit.database import parse_database, plan_database
 from tracehouse.parsers.opencode import records
 from tracehouse.parsers.opencode.builder import SessionBuilder
 from tracehouse.parsers.opencode.discover import PROVIDER
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
 from tracehouse.state.watermark import Action
 
 
 def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
     """Bytes a parse may read, or None when no stat of the unit's files changed."""
     if unit.info.get("kind") == "db":
-        files = signature(unit.key)
-        stamp: Any = files
-    else:
-        files = json_signature(unit)
-        stamp = _digest(files)
-    if files.get("db", files.get(unit.key)) is None:
+        return plan_database(unit, cursor, full)
+    files = json_signature(unit)
+    if files.get(unit.key) is None:
         return None  # vanished since discovery: the next run flags it missing
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != stamp:
+    if full or not cursor or cursor.get("missing") or cursor.get("files") != _digest(files):
         return sum(f[1] for f in files.values() if f)
     return None
 
@@ -67,37 +64,18 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
 def _parse_database(
     unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions
 ) -> UnitResult:
-    files = signature(unit.key)
-    result = _result(unit, files)
-    known: dict[str, str] = dict(((cursor or {}).get("state") or {}).get("sessions") or {})
-    if options.full:
-        known = {}
-    try:
-        with snapshot(unit.key, options.scratch) as conn:
-            require_tables(conn, ("session",), "an OpenCode database")
-            rows = records.session_rows(conn)
-            stamps = records.session_stamps(conn)
-            changed = []
-            for row in rows:
-                sid = str(row.get("id"))
-                stamp = _stamp(row, stamps.get(sid, ""))
-                if known.get(sid) != stamp:
-                    changed.append(records.load_db_session(conn, row, unit.key))
-                    known[sid] = stamp
-    except (SnapshotError, sqlite3.DatabaseError, OSError) as exc:
-        result.rejects.append(Reject(PROVIDER, unit.key, "database", f"cannot read: {exc}"))
-        result.accounting["rejected"] += 1
-        return result  # no watermark: read again next run
-    keys = tuple(f"session {raw.info['id']}" for raw in changed)
-    result.clear = Clear(PROVIDER, unit.key, keys=keys or ("session ",))
-    for raw in changed:
-        item = _item(raw, unit, options, result)
-        if item is not None:
-            result.extra.append(item)
-    new_cursor = {"files": files}
-    result.cursor = new_cursor
-    result.watermark = WatermarkUpdate(PROVIDER, unit.key, new_cursor, {"sessions": known})
-    return result
+    rows: dict[str, dict[str, Any]] = {}
+
+    def stamps(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+        per_session = records.session_stamps(conn)
+        rows.update((str(row.get("id")), row) for row in records.session_rows(conn))
+        return [(sid, _stamp(row, per_session.get(sid, ""))) for sid, row in rows.items()]
+
+    def build(conn: sqlite3.Connection, sid: str, result: UnitResult) -> list[ImportItem]:
+        item = _item(records.load_db_session(conn, rows[sid], unit.key), unit, options, result)
+        return [item] if item is not None else []
+
+    return parse_database(PROVIDER, unit, cursor, options, ("session",), stamps, build)
 
 
 def _item(

@@ -1,16 +1,16 @@
-"""`logs.json`: every prompt typed into Gemini CLI in a project, `[{sessionId, messageId,
-timestamp, type: "user", message}]` (gemini-cli `core/logger.ts`).
+"""`logs.json`: every prompt typed into Gemini CLI (and its fork Qwen Code) in a project,
+`[{sessionId, messageId, timestamp, type: "user", message}]` (gemini-cli `core/logger.ts`).
 
 It keeps the prompts of sessions whose chat file is gone (the CLI's cleanup, a deleted
-directory): they become a session of their own, `<sessionId>@logs`, flagged
-`metadata.recovered_from = "logs.json"`. Sessions with a chat file anywhere under the root are
-left to it. The file is rewritten whole: any change parses it whole.
+directory, a release that kept no chats): they become a session of their own,
+`<sessionId>@logs`, flagged `metadata.recovered_from = "logs.json"`. Sessions with a chat file
+anywhere under the root (`recorded`) are left to it. The file is rewritten whole: any change
+parses it whole.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tracehouse.model import ids
@@ -19,9 +19,9 @@ from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.gemini_cli.discover import MAIN_FILE, PROVIDER
 from tracehouse.parsers.jsonl import blank
 from tracehouse.parsers.jsonl_unit import read_whole, whole_cursor, wm
+from tracehouse.parsers.kit.conversation import project_name
 from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
 from tracehouse.parsers.untrusted import decode_json, not_json, place
 from tracehouse.state.watermark import Action
@@ -29,8 +29,16 @@ from tracehouse.state.watermark import Action
 RECOVERED = "logs.json"
 
 
-def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
-    read = read_whole(PROVIDER, unit, cursor_json, options)
+def parse_prompt_log(
+    provider: str,
+    unit: Unit,
+    cursor_json: Mapping[str, Any] | None,
+    options: ParseOptions,
+    recorded: Callable[[str], bool],
+) -> UnitResult:
+    """A prompt log, its prompts of the sessions `recorded` says have no chat of their own
+    brought back as sessions."""
+    read = read_whole(provider, unit, cursor_json, options)
     if isinstance(read, UnitResult):
         return read
     st, data = read
@@ -42,28 +50,27 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
     result = UnitResult(
         unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
-    result.watermark = wm(PROVIDER, unit, cursor)
-    result.clear = Clear(PROVIDER, unit.key, from_line=1, keys=("document", "["))
+    result.watermark = wm(provider, unit, cursor)
+    result.clear = Clear(provider, unit.key, from_line=1, keys=("document", "["))
     if problem is not None:
         where, reason = place(problem, "document"), f"not a list of prompts: {problem}"
-        result.rejects.append(Reject(PROVIDER, unit.key, where, reason))
+        result.rejects.append(Reject(provider, unit.key, where, reason))
         result.accounting["rejected"] += 1
         return result
     prompts: dict[str, list[dict[str, Any]]] = {}
     for index, entry in enumerate(entries):
         if not _is_prompt(entry):
             reason = "not a prompt (needs sessionId, timestamp and message)"
-            result.rejects.append(Reject(PROVIDER, unit.key, f"[{index}]", reason))
+            result.rejects.append(Reject(provider, unit.key, f"[{index}]", reason))
             result.accounting["rejected"] += 1
             continue
         prompts.setdefault(entry["sessionId"], []).append(entry)
         result.accounting["prompt"] += 1
-    recorded = _recorded(unit.root)
     tables = {t.name: TableBuffer(t) for t in (MESSAGES, TURNS)}
     for sid, found in sorted(prompts.items()):
-        if sid[:8] in recorded:
+        if recorded(sid):
             continue
-        result.extra.append(_recovered(unit, sid, found, tables, options))
+        result.extra.append(_recovered(provider, unit, sid, found, tables, options))
         result.accounting["recovered"] += len(found)
     result.rows = {name: b.tuples() for name, b in tables.items() if len(b)}
     return result
@@ -79,20 +86,8 @@ def _is_prompt(entry: Any) -> bool:
     )
 
 
-def _recorded(root: str) -> set[str]:
-    """The sessionId heads of every main chat file under the root: their prompts are theirs."""
-    heads: set[str] = set()
-    tmp = os.path.join(root, "tmp")
-    for project in os.listdir(tmp) if os.path.isdir(tmp) else ():
-        chats = os.path.join(tmp, project, "chats")
-        for name in os.listdir(chats) if os.path.isdir(chats) else ():
-            found = MAIN_FILE.match(name)
-            if found:
-                heads.add(found.group(2)[:8])
-    return heads
-
-
 def _recovered(
+    provider: str,
     unit: Unit,
     sid: str,
     prompts: list[dict[str, Any]],
@@ -103,7 +98,7 @@ def _recovered(
     prompts = sorted(prompts, key=lambda p: p["timestamp"])
     add_prompts(
         tables,
-        PROVIDER,
+        provider,
         source_id,
         [
             Prompt(f"log:{p.get('messageId')}:{p['timestamp']}", p["timestamp"], p["message"],
@@ -117,14 +112,13 @@ def _recovered(
     text = prompts[0]["message"].strip()
     workspace = unit.info.get("workspace")
     session = {
-        "label": ids.session_label(PROVIDER, sid),
+        "label": ids.session_label(provider, sid),
         "title": cap(text.splitlines()[0], 200) if text else None,
         "created_at": prompts[0]["timestamp"],
         "updated_at": prompts[-1]["timestamp"],
         "workspace_path": workspace,
-        "project": os.path.basename(str(workspace).rstrip("/\\").replace("\\", "/"))
-        if workspace else None,
+        "project": project_name(workspace),
         "metadata": {"recovered_from": RECOVERED, "prompts": len(prompts), "session_id": sid},
         "source_path": unit.key,
     }  # fmt: skip
-    return recovered_item(PROVIDER, source_id, session, len(prompts), int(options.now * 1000))
+    return recovered_item(provider, source_id, session, len(prompts), int(options.now * 1000))
