@@ -41,6 +41,8 @@ class Settings:
     home: str = field(default_factory=lambda: str(Path.home()))
     # provider → roots given explicitly; a provider listed with no roots uses its default roots.
     sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Where per-project logs (Aider, Crush) are looked for: each root and two levels below it.
+    project_roots: tuple[str, ...] = ("~",)
     batch_bytes: int = 8 * 1024 * 1024
     batch_sessions: int = 500
     workers: int = 0
@@ -73,6 +75,10 @@ DOCS: dict[str, str] = {
     "store": "Where the ledger lives: a SQLite file path, or a postgresql:// DSN.",
     "home": "The home directory whose agent logs are read (default: yours).",
     "sources": "Per source, the roots to read instead of the defaults under `home`.",
+    "project_roots": (
+        "Where per-project logs (Aider, Crush) are looked for: in each directory and two levels"
+        " below it (`~` is `home`)."
+    ),
     "batch_bytes": "Source bytes parsed into one import batch (one transaction).",
     "batch_sessions": "Sessions at most in one import batch.",
     "workers": (
@@ -185,6 +191,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "store": _str,
     "home": _str,
     "sources": _sources,
+    "project_roots": _strings,
     "batch_bytes": _int(1),
     "batch_sessions": _int(1),
     "workers": _int(0),

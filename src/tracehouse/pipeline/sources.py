@@ -38,8 +38,17 @@ def resolve_sources(
         for path in named:
             if not path.is_dir():  # a root the user named is a typo if it is not there
                 raise ConfigError(f"source {provider}={path}: no such directory")
+        if not named and getattr(parser, "PER_PROJECT", False):
+            named = [_under(home, r) for r in settings.project_roots]
         out[provider] = named or parser.default_roots(home, env)
     return out
+
+
+def _under(home: Path, root: str) -> Path:
+    """A project root: `~` and relative paths are under `home` (another home's, with --home)."""
+    if root == "~" or root.startswith("~/"):
+        return home / root[2:]
+    return home / root
 
 
 def sync_options(
