@@ -16,7 +16,21 @@ ROLES = ("user", "assistant", "system", "tool")
 MESSAGE_TYPES = ("user", "assistant", "system", "tool_result", "host")
 TURN_STATUSES = ("completed", "aborted", "error")
 TOOL_STATUSES = ("pending", "running", "completed", "failed")
-PROVIDERS = ("claude-code", "codex", "cursor", "gemini-cli", "opencode", "cursor-agent")
+PROVIDERS = (
+    "claude-code",
+    "codex",
+    "cursor",
+    "gemini-cli",
+    "opencode",
+    "cursor-agent",
+    "copilot-cli",
+    "aider",
+    "qwen-code",
+    "crush",
+    "pi",
+    "kimi-cli",
+    "cline",
+)
 
 _TOKENS = (
     Column("input_tokens", INT),

@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
-from tracehouse.parsers import claude_code, codex, cursor, cursor_agent, gemini_cli, opencode
+from types import ModuleType
+
+from tracehouse.parsers import (
+    aider,
+    claude_code,
+    cline,
+    codex,
+    copilot_cli,
+    crush,
+    cursor,
+    cursor_agent,
+    gemini_cli,
+    kimi_cli,
+    opencode,
+    pi,
+    qwen_code,
+)
 from tracehouse.parsers.base import SourceParser
 
-PARSERS: dict[str, SourceParser] = {
-    claude_code.PROVIDER: claude_code,  # type: ignore[dict-item]
-    codex.PROVIDER: codex,  # type: ignore[dict-item]
-    cursor.PROVIDER: cursor,  # type: ignore[dict-item]
-    gemini_cli.PROVIDER: gemini_cli,  # type: ignore[dict-item]
-    opencode.PROVIDER: opencode,  # type: ignore[dict-item]
-    cursor_agent.PROVIDER: cursor_agent,  # type: ignore[dict-item]
-}
+_MODULES: tuple[ModuleType, ...] = (
+    claude_code,
+    codex,
+    cursor,
+    gemini_cli,
+    opencode,
+    cursor_agent,
+    copilot_cli,
+    qwen_code,
+    pi,
+    kimi_cli,
+    cline,
+    crush,
+    aider,
+)
+PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]

@@ -1,0 +1,151 @@
+"""A Cline task's `ui_messages.json` → ledger rows (README.md here has the mapping).
+
+One JSON array of what the task's panel showed, rewritten whole on every save: `{ts, type:
+say|ask, say|ask: subtype, text, partial, modelInfo}`. The first `say: text` is the task's
+prompt and each `user_feedback` a later one; `text`, `reasoning`, `completion_result` and a
+`followup` question are the model's; `tool` and `command` are calls; `api_req_started` carries
+one request's usage (`tokensIn` leaves the cache reads and writes out) and cost; errors and
+retries are the host's notices. A message cut short (`partial`) is kept when it has text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tracehouse.model.fields import count, iso
+from tracehouse.model.tokens import ledger_counts
+from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.kit.conversation import Conversation
+from tracehouse.parsers.kit.document import Read, parse_document
+from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.untrusted import decode_json, mapping, not_json, place
+
+PROVIDER = "cline"
+EXTENSION = ("globalStorage", "saoudrizwan.claude-dev")
+EDITORS = ("Code", "Code - Insiders", "Cursor", "VSCodium", "Windsurf", "Trae")
+CWD = re.compile(r"# Current Working Directory \((.+?)\)")
+REPLIES = ("text", "completion_result", "reasoning")
+NOTICES = ("error", "error_retry", "api_req_retried", "api_req_failed", "mistake_limit_reached",
+           "diff_error", "clineignore_error")  # fmt: skip
+QUIET = ("checkpoint_created", "task_progress", "deleted_api_reqs", "resume_task",
+         "resume_completed_task", "completion_result", "browser_action_launch")  # fmt: skip
+LAYOUT = Layout(PROVIDER, ("tasks/*/ui_messages.json", "tasks/*/claude_messages.json"))
+discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
+
+
+def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
+    """The extension's storage in every VS Code-family editor, on each OS, and the CLI's."""
+    bases = [
+        Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config",
+        home / "Library" / "Application Support",
+    ]
+    if env.get("APPDATA"):
+        bases.append(Path(env["APPDATA"]))
+    roots = [base / editor / "User" / Path(*EXTENSION) for base in bases for editor in EDITORS]
+    return [*roots, home / ".cline" / "data"]
+
+
+def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
+    read = Read()
+    records, problem = decode_json(data, list)
+    if problem is not None:
+        read.incomplete = not_json(problem)
+        read.problems.append((place(problem, "document"), f"not a list of messages: {problem}"))
+        return read
+    task = unit.path.parent.name
+    talk = Conversation(PROVIDER, task, unit.key, options.max_field)
+    state: dict[str, Any] = {}
+    for index, record in enumerate(records):
+        try:
+            read.count(_record(talk, mapping(record), index, state))
+        except SHAPE_ERRORS as exc:
+            read.problems.append((f"[{index}]", shape_error(exc)))
+    read.sessions.append((talk, {"workspace_path": state.get("cwd"), "entrypoint": "ide"}))
+    return read
+
+
+def _record(talk: Conversation, record: Mapping[str, Any], index: int, state: dict[str, Any]
+            ) -> str:  # fmt: skip
+    kind = str(record.get("say") or record.get("ask"))
+    said = f"{record.get('type')}.{kind}"
+    text: str = record["text"] if isinstance(record.get("text"), str) else ""
+    at, key = iso(record.get("ts")), str(record.get("ts") or index)
+    info = mapping(record.get("modelInfo"))
+    model = info.get("modelId") and str(info["modelId"])
+    if info:
+        talk.note_model(model, info.get("providerId") and str(info["providerId"]))
+    meta = {"partial": True} if record.get("partial") else None
+    if kind == "text" and record.get("type") == "say" and not state.get("asked"):
+        state["asked"] = True
+        talk.prompt(key, text, at)
+    elif kind == "user_feedback":
+        talk.prompt(key, text, at)
+    elif not text.strip():
+        return f"empty.{said}"
+    elif kind in REPLIES and said != "ask.completion_result":
+        thinking = text if kind == "reasoning" else None
+        talk.reply(key, None if thinking else text, at, thinking=thinking, model=model,
+                   metadata=meta)  # fmt: skip
+    elif kind == "followup":
+        question = mapping(_json(text)).get("question") or text
+        talk.reply(key, str(question), at, model=model, metadata={"followup": True})
+    elif kind == "tool":
+        call = mapping(_json(text))
+        name = str(call.get("tool") or "tool")
+        talk.call(key, name, {k: v for k, v in call.items() if k != "content"} or None, at)
+        shown = call.get("content") or call.get("diff")
+        talk.result(key, shown if isinstance(shown, str) else None, at)
+    elif kind == "command":
+        state["command"] = key
+        talk.call(key, "execute_command", {"command": text}, at)
+    elif kind == "command_output" and state.get("command"):
+        talk.result(state["command"], text, at)
+    elif kind == "api_req_started":
+        _request(talk, mapping(_json(text)), key, at, state)
+    elif kind in NOTICES:
+        message = mapping(_json(text)).get("message") or text
+        talk.notice(key, str(message), at, {"notice": kind})
+    elif kind in QUIET:
+        return f"quiet.{said}"
+    else:
+        return f"ignored.{said}"
+    return said
+
+
+def _request(talk: Conversation, request: Mapping[str, Any], key: str, at: str | None,
+             state: dict[str, Any]) -> None:  # fmt: skip
+    cwd = CWD.search(str(request.get("request") or ""))
+    if cwd and "cwd" not in state:
+        state["cwd"] = cwd.group(1)
+    cost = request.get("cost")
+    talk.usage(
+        ledger_counts(
+            input=count(request.get("tokensIn"), "tokensIn"),
+            output=count(request.get("tokensOut"), "tokensOut"),
+            cache_read=count(request.get("cacheReads"), "cacheReads"),
+            cache_write=count(request.get("cacheWrites"), "cacheWrites"),
+            input_holds_cache=False,
+            output_holds_reasoning=True,
+        ),
+        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+    )
+    if request.get("cancelReason"):
+        failed = mapping(_json(str(request.get("streamingFailedMessage") or ""))).get("message")
+        talk.notice(
+            f"{key}#cancel",
+            str(failed or request["cancelReason"]),
+            at,
+            {"notice": "api_req_cancelled", "reason": request["cancelReason"]},
+        )
+
+
+def _json(text: str) -> Any:
+    value, problem = decode_json(text, (dict, list))
+    return value if problem is None else None
+
+
+def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    return parse_document(PROVIDER, unit, cursor, options, build)

@@ -1,0 +1,170 @@
+"""A Kimi CLI session file → ledger rows (README.md here has the mapping, record by record).
+
+The wire log (`wire.jsonl`): a `metadata` line, then `{timestamp (epoch seconds), message:
+{type, payload}}`. `TurnBegin` is a prompt; the `ContentPart`s of a step are one reply (parts
+of one kind that follow each other are pieces of one text); `ToolCall` and `ToolResult` pair by
+id; `StatusUpdate.token_usage` is one model call's usage, its `input_other` leaving the cache
+reads and writes out. The context (`context.jsonl`, and a subagent's `context_sub_<n>.jsonl`):
+OpenAI-style `user`/`assistant`/`tool` records with no times and no usage (`_usage` is the
+context's size, kept in metadata).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from tracehouse.model import ids
+from tracehouse.model.fields import count, iso_seconds
+from tracehouse.model.tokens import ledger_counts
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.kimi_cli.layout import PROVIDER
+from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, text_of
+from tracehouse.parsers.untrusted import items, mapping
+
+
+class KimiSession(JsonlSession):
+    PROVIDER = PROVIDER
+
+    def fields(self) -> dict[str, Any]:
+        info = self.unit.info
+        parent = info.get("parent")
+        return {
+            "title": None if parent else _state_title(self.unit.key),
+            "workspace_path": info.get("workspace"),
+            "is_subagent": parent is not None,
+            "parent_source_session_id": parent,
+            "parent_session_id": None if parent is None else ids.session_id(PROVIDER, parent),
+            "metadata": {key: self.kept.get(key) for key in ("protocol_version", "context_tokens")},
+        }
+
+
+class WireSession(KimiSession):
+    def feed(self, record: dict[str, Any], offset: int) -> str:
+        if record.get("type") == "metadata":
+            self.kept["protocol_version"] = record.get("protocol_version")
+            return "metadata"
+        at = iso_seconds(record.get("timestamp"))
+        message = mapping(record.get("message"))
+        kind, payload = str(message.get("type")), mapping(message.get("payload"))
+        key = str(offset)
+        if kind == "TurnBegin":
+            self.kept.pop("step", None)
+            self.talk.prompt(key, text_of(payload.get("user_input")), at)
+        elif kind == "StepBegin":
+            self.kept.pop("step", None)
+        elif kind == "ContentPart":
+            self._content(key, payload, at)
+        elif kind == "ToolCall":
+            function = mapping(payload.get("function"))
+            call = str(payload.get("id") or key)
+            self.kept["call"] = [call, str(function.get("name") or "tool"),
+                                 str(function.get("arguments") or "")]  # fmt: skip
+            step = self.kept.get("step")
+            self.talk.call(
+                call,
+                self.kept["call"][1],
+                _arguments(self.kept["call"][2]),
+                at,
+                message_id=self.talk.message_id(step["key"]) if step else None,
+            )
+        elif kind == "ToolCallPart" and self.kept.get("call"):
+            call, name, arguments = self.kept["call"]
+            self.kept["call"][2] = arguments = arguments + str(payload.get("arguments_part") or "")
+            self.talk.call(call, name, _arguments(arguments), at)
+        elif kind == "ToolResult":
+            value = mapping(payload.get("return_value"))
+            output = value.get("output") or value.get("message")
+            self.talk.result(str(payload.get("tool_call_id")), text_of(output), at,
+                             failed=value.get("is_error") is True)  # fmt: skip
+        elif kind == "StatusUpdate":
+            usage = mapping(payload.get("token_usage"))
+            if usage:
+                self.talk.usage(usage_counts(usage))
+        elif kind == "TurnEnd":
+            self.talk.end_turn(at=at)
+        elif kind == "StepInterrupted":
+            self.talk.end_turn("aborted", at)
+        else:
+            return f"ignored.{kind}"
+        return kind
+
+    def _content(self, key: str, part: Mapping[str, Any], at: str | None) -> None:
+        step = self.kept.setdefault("step", {"key": key, "text": "", "think": "", "at": at})
+        if part.get("type") == "think":
+            step["think"] += str(part.get("think") or "")
+        else:
+            step["text"] += str(part.get("text") or "")
+        self.talk.reply(step["key"], step["text"], step["at"], thinking=step["think"] or None)
+
+
+class ContextSession(KimiSession):
+    def feed(self, record: dict[str, Any], offset: int) -> str:
+        role, key = str(record.get("role")), str(offset)
+        content = record.get("content")
+        if role == "user":
+            self.talk.prompt(key, text_of(content), None)
+        elif role == "assistant":
+            message_id = self.talk.reply(
+                key, text_of(content), None, thinking=text_of(content, ("think",), "think") or None
+            )
+            for call in items(record.get("tool_calls")):
+                function = mapping(mapping(call).get("function"))
+                self.talk.call(
+                    str(call.get("id") or key),
+                    str(function.get("name") or "tool"),
+                    _arguments(function.get("arguments")),
+                    None,
+                    message_id=message_id,
+                )
+        elif role == "tool":
+            self.talk.result(str(record.get("tool_call_id") or key), text_of(content), None)
+        elif role == "_usage":
+            self.kept["context_tokens"] = record.get("token_count")
+        elif role == "_system_prompt":
+            self.kept["system"] = True
+        else:
+            return f"ignored.{role}"
+        return role
+
+
+def usage_counts(usage: Mapping[str, Any]) -> dict[str, int]:
+    return ledger_counts(
+        input=count(usage.get("input_other"), "token_usage.input_other"),
+        output=count(usage.get("output"), "token_usage.output"),
+        cache_read=count(usage.get("input_cache_read"), "token_usage.input_cache_read"),
+        cache_write=count(usage.get("input_cache_creation"), "token_usage.input_cache_creation"),
+        input_holds_cache=False,
+        output_holds_reasoning=True,
+    )
+
+
+def _arguments(text: Any) -> Any:
+    """A call's arguments: the JSON they are, or the text as written (a call cut short)."""
+    if not isinstance(text, str) or not text:
+        return text or None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _state_title(path: str) -> str | None:
+    """The title a later release keeps in the session's `state.json`, if any."""
+    try:
+        state = orjson.loads(read_file(os.path.join(os.path.dirname(path), "state.json")))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    title = mapping(state).get("title")
+    return title if isinstance(title, str) and title.strip() else None
+
+
+_wire, _context = jsonl_parser(WireSession), jsonl_parser(ContextSession)
+
+
+def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    return (_wire if unit.info.get("form") == "wire" else _context)(unit, cursor, options)
