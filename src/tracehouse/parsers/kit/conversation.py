@@ -20,6 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
@@ -63,6 +65,7 @@ class Conversation:
         # The last message's key and place: a message said again (streamed in parts, re-emitted
         # by a later chunk) keeps its place instead of taking a new one.
         self.last: list[Any] = list(s.get("last") or [None, 0])
+        self.unknowns: dict[str, int] = dict(s.get("unknowns") or {})
 
     # -- what a source says happened ----------------------------------------------------------
 
@@ -105,7 +108,7 @@ class Conversation:
         message_id = self.message("assistant", "assistant", key, text, at, thinking=thinking,
                                   model=model, metadata=metadata)  # fmt: skip
         self.turn["response_message_id"] = message_id
-        self.note_model(model, llm_provider)
+        self.note_model(model, llm_provider, used=True)
         return message_id
 
     def notice(
@@ -119,10 +122,14 @@ class Conversation:
         self.said = said
         return message_id
 
-    def note_model(self, model: str | None, llm_provider: str | None = None) -> None:
+    def note_model(
+        self, model: str | None, llm_provider: str | None = None, *, used: bool = False
+    ) -> None:
+        """The model from now on; `used`: the open turn's call was made with it (a reply's
+        model), not only chosen for the calls to come (a model switch)."""
         if model:
             self.model, self.llm_provider = str(model), llm_provider or self.llm_provider
-            if self.turn is not None:
+            if used and self.turn is not None:
                 self.turn["model"] = self.model
                 self.turn["llm_provider"] = self.llm_provider
 
@@ -159,7 +166,8 @@ class Conversation:
             }
             self.pending[key] = row
         if params not in (None, "", {}):
-            row["params"] = params
+            # A JSON column holds JSON text: arguments that did not parse stay a JSON string.
+            row["params"] = orjson.dumps(params).decode() if isinstance(params, str) else params
         if metadata:
             row["metadata"] = {**(row["metadata"] or {}), **metadata}
         self.seen(at)
@@ -199,6 +207,12 @@ class Conversation:
             meta = self.turn["metadata"] = self.turn["metadata"] or {}
             meta["cost_usd"] = round(meta.get("cost_usd", 0) + float(cost), 10)
             self.cost = round(self.cost + float(cost), 10)
+
+    def unknown(self, kind: str) -> str:
+        """A record of a kind the source's parser does not know: counted in the session's
+        metadata (`unknown_records`), so what a new release adds shows instead of vanishing."""
+        self.unknowns[kind] = self.unknowns.get(kind, 0) + 1
+        return f"unknown.{kind}"
 
     def end_turn(self, status: str | None = None, at: str | None = None) -> None:
         if self.turn is not None:
@@ -307,6 +321,7 @@ class Conversation:
             "last_turn_id": self.last_turn_id,
             "said": self.said,
             "last": self.last,
+            "unknowns": self.unknowns,
         }
 
     def has_content(self) -> bool:
@@ -324,6 +339,8 @@ class Conversation:
                     if v not in (None, "", [], {})}  # fmt: skip
         if self.cost:
             metadata.setdefault("cost_usd", self.cost)
+        if self.unknowns:
+            metadata["unknown_records"] = dict(sorted(self.unknowns.items()))
         workspace = fields.get("workspace_path")
         row = {
             "session_id": self.session_id,

@@ -33,7 +33,7 @@ class Read:
 
 Build = Callable[[Unit, bytes, ParseOptions], Read]
 # Every place a document's rejects are filed under: a re-read clears the old ones there.
-PLACES = ("document", "[", "record", "line", "session")
+PLACES = ("document", "[", "timeline[", "line", "session")
 
 
 def parse_document(
