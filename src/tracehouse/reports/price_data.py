@@ -58,7 +58,7 @@ class Dataset:
 def _candidates(model: str, providers: set[str]) -> list[tuple[str, str | None]]:
     """The names to look a model up by: as written, then without the router's or host's
     prefix (`moonshotai/kimi-k2.6`, `deepseek-ai/deepseek-v4-flash`), by that provider where
-    the dataset knows it."""
+    the dataset knows it, and without a `provider.` head (`openai/deepseek.deepseek-chat`)."""
     found: list[tuple[str, str | None]] = [(model, None)]
     prefix, _, bare = model.rpartition("/")
     if prefix and bare:
@@ -66,6 +66,10 @@ def _candidates(model: str, providers: set[str]) -> list[tuple[str, str | None]]
         if host in providers:
             found.append((bare, host))
         found.append((bare, None))
+    # `provider.model`, as Bedrock and some proxies name models (`deepseek.deepseek-chat`)
+    owner, dot, rest = (bare or model).partition(".")
+    if dot and rest and owner in providers:
+        found.append((rest, owner))
     return found
 
 

@@ -53,7 +53,16 @@ class Block:
 
 def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
     read = Read()
-    text = data.decode("utf-8", "replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:  # kept with replacement characters; each such line is named
+        text = data.decode("utf-8", "replace")
+        for number, line in enumerate(data.split(b"\n"), 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                read.problems.append((f"line {number}", f"not UTF-8 text ({exc.reason}): kept"
+                                      " with replacement characters"))  # fmt: skip
     typed = _input_times(unit.path.parent / ".aider.input.history")
     project = str(unit.path.parent)
     seen: dict[str, int] = {}

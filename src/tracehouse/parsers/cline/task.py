@@ -32,6 +32,8 @@ NOTICES = ("error", "error_retry", "api_req_retried", "api_req_failed", "mistake
            "diff_error", "clineignore_error")  # fmt: skip
 QUIET = ("checkpoint_created", "task_progress", "deleted_api_reqs", "resume_task",
          "resume_completed_task", "completion_result", "browser_action_launch")  # fmt: skip
+KNOWN = {"text", "user_feedback", *REPLIES, "followup", "tool", "command", "command_output",
+         "api_req_started", *NOTICES, *QUIET}  # fmt: skip
 LAYOUT = Layout(PROVIDER, ("tasks/*/ui_messages.json", "tasks/*/claude_messages.json"))
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
@@ -59,8 +61,11 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
     talk = Conversation(PROVIDER, task, unit.key, options.max_field)
     state: dict[str, Any] = {}
     for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            read.problems.append((f"[{index}]", "not an object"))
+            continue
         try:
-            read.count(_record(talk, mapping(record), index, state))
+            read.count(_record(talk, record, index, state))
         except SHAPE_ERRORS as exc:
             read.problems.append((f"[{index}]", shape_error(exc)))
     read.sessions.append((talk, {"workspace_path": state.get("cwd"), "entrypoint": "ide"}))
@@ -78,6 +83,8 @@ def _record(talk: Conversation, record: Mapping[str, Any], index: int, state: di
     if info:
         talk.note_model(model, info.get("providerId") and str(info["providerId"]))
     meta = {"partial": True} if record.get("partial") else None
+    if kind not in KNOWN:
+        return talk.unknown(said)
     if kind == "text" and record.get("type") == "say" and not state.get("asked"):
         state["asked"] = True
         talk.prompt(key, text, at)
@@ -108,10 +115,8 @@ def _record(talk: Conversation, record: Mapping[str, Any], index: int, state: di
     elif kind in NOTICES:
         message = mapping(_json(text)).get("message") or text
         talk.notice(key, str(message), at, {"notice": kind})
-    elif kind in QUIET:
-        return f"quiet.{said}"
     else:
-        return f"ignored.{said}"
+        return f"quiet.{said}"
     return said
 
 

@@ -73,7 +73,7 @@ class EventLog(JsonlSession):
         elif kind in QUIET:
             return f"quiet.{kind}"
         else:
-            return f"ignored.{kind}"
+            return self.talk.unknown(f"{kind}")
         return kind
 
     def _reply(self, key: str, data: Mapping[str, Any], at: str | None) -> None:

@@ -30,10 +30,13 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
     talk.seen(iso(document.get("startTime")))
     talk.note_model(document.get("selectedModel") and str(document["selectedModel"]))
     for index, entry in enumerate(items(document.get("timeline"))):
+        if not isinstance(entry, dict):
+            read.problems.append((f"timeline[{index}]", "not an object"))
+            continue
         try:
-            read.count(f"timeline.{_entry(talk, mapping(entry), index)}")
+            read.count(f"timeline.{_entry(talk, entry, index)}")
         except SHAPE_ERRORS as exc:
-            read.problems.append((f"[{index}]", shape_error(exc)))
+            read.problems.append((f"timeline[{index}]", shape_error(exc)))
     read.sessions.append((talk, {"metadata": {"layout": "legacy"}}))
     return read
 
@@ -66,5 +69,5 @@ def _entry(talk: Conversation, entry: Any, index: int) -> str:
     elif kind in ("info", "error", "warning"):
         talk.notice(key, str(entry.get("text") or ""), at, {"notice": kind})
     else:
-        return f"ignored.{kind}"
+        return talk.unknown(f"{kind}")
     return kind

@@ -41,6 +41,7 @@ PROVIDER = "crush"
 PER_PROJECT = True  # its roots are the settings' project roots
 THINK = re.compile(r"<think>(.*?)(?:</think>|$)\s*", re.S)
 PLACEHOLDER_TITLE = "New Session"
+KNOWN_PARTS = {"text", "reasoning", "tool_call", "tool_result", "finish", "image_url", "binary"}
 LAYOUT = Layout(PROVIDER, ("crush.db", ".crush/crush.db", "*/.crush/crush.db",
                            "*/*/.crush/crush.db"))  # fmt: skip
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
@@ -115,6 +116,8 @@ def _session(conn: sqlite3.Connection, row: Mapping[str, Any], unit: Unit,
 
 def _message(talk: Conversation, mid: str, role: str, parts: list[Any], model: Any,
              provider: Any, at: str | None, finished: str | None) -> None:  # fmt: skip
+    for kind in {str(mapping(p).get("type")) for p in parts} - KNOWN_PARTS:
+        talk.unknown(f"part.{kind}")
     texts = [str(mapping(p.get("data")).get("text") or "") for p in parts
              if mapping(p).get("type") == "text"]  # fmt: skip
     text = "\n\n".join(t for t in texts if t)

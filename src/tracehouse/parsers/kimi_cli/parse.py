@@ -90,7 +90,7 @@ class WireSession(KimiSession):
         elif kind == "StepInterrupted":
             self.talk.end_turn("aborted", at)
         else:
-            return f"ignored.{kind}"
+            return self.talk.unknown(f"{kind}")
         return kind
 
     def _content(self, key: str, part: Mapping[str, Any], at: str | None) -> None:
@@ -125,10 +125,10 @@ class ContextSession(KimiSession):
             self.talk.result(str(record.get("tool_call_id") or key), text_of(content), None)
         elif role == "_usage":
             self.kept["context_tokens"] = record.get("token_count")
-        elif role == "_system_prompt":
-            self.kept["system"] = True
+        elif role in ("_system_prompt", "_checkpoint"):  # the prompt, rewind points
+            return f"quiet.{role}"
         else:
-            return f"ignored.{role}"
+            return self.talk.unknown(f"{role}")
         return role
 
 

@@ -59,7 +59,7 @@ class PiSession(JsonlSession):
             text = text_of(record.get(NOTICES[kind]))
             self.talk.notice(key, text, at, {"notice": kind})
         else:
-            return f"ignored.{kind}"
+            return self.talk.unknown(f"{kind}")
         return kind
 
     def _message(self, key: str, message: Mapping[str, Any], at: str | None) -> str:

@@ -68,7 +68,7 @@ class QwenChat(JsonlSession):
             return self._system(key, str(record.get("subtype")),
                                 mapping(record.get("systemPayload")), at)  # fmt: skip
         else:
-            return f"ignored.{kind}"
+            return self.talk.unknown(f"{kind}")
         return kind
 
     def _reply(self, key: str, record: Mapping[str, Any], parts: list[Any], at: str | None) -> None:
@@ -104,7 +104,7 @@ class QwenChat(JsonlSession):
                     "thoughts_token_count",
                 )
             )
-            self.talk.note_model(event.get("model") and str(event["model"]))
+            self.talk.note_model(event.get("model") and str(event["model"]), used=True)
             self.kept["counted"] = True
         elif name == "qwen-code.api_error":
             text = ": ".join(str(event[k]) for k in ("error_type", "error_message") if event.get(k))
@@ -124,8 +124,10 @@ class QwenChat(JsonlSession):
         elif subtype == "chat_compression":
             self.talk.notice(key, "The conversation was compressed.", at,
                              {"notice": "chat_compression", **payload})  # fmt: skip
-        else:  # the at_command's text is the user record's that follows; tool_call events
-            return f"ignored.system.{name or subtype}"  # repeat the tool results
+        elif subtype == "at_command" or name == "qwen-code.tool_call":
+            return f"quiet.system.{name or subtype}"  # the next user record, the tool result
+        else:
+            return self.talk.unknown(f"system.{name or subtype}")
         return f"system.{name or subtype}"
 
     def fields(self) -> dict[str, Any]:

@@ -1,0 +1,84 @@
+"""Aider: the source contract on tests/data (a project's chat history with its input history),
+then its rules: one session per launch, prompts of several lines, token lines with their cost,
+edits and commits as calls, prompt times from the input history, found under project roots."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.conftest import DATA
+from tests.sources.agents import sessions
+from tests.sources.contract import SourceContract, parse_all_items
+from tracehouse.config import Settings
+from tracehouse.parsers import aider
+from tracehouse.pipeline.sources import resolve_sources
+
+HOME = DATA / "aider" / "home"
+
+
+@pytest.fixture
+def parser():
+    return aider
+
+
+@pytest.fixture
+def units():
+    return aider.discover([HOME])
+
+
+@pytest.fixture
+def bad_unit(tmp_path):
+    project = tmp_path / "site"
+    shutil.copytree(HOME / "projects" / "site", project)
+    chat = project / ".aider.chat.history.md"
+    lines = chat.read_bytes().split(b"\n")
+    lines[12:12] = [b"caf\xe9 au lait", b"> totally-new-record: a line aider never printed"]
+    chat.write_bytes(b"\n".join(lines))
+    (unit,) = aider.discover([tmp_path])
+    return unit
+
+
+class TestAiderContract(SourceContract):
+    def test_unknown_record_types_are_kept_not_fatal(self, parser, bad_unit):
+        # Aider writes no record types: a line it printed that is not understood is kept as
+        # the host's words.
+        _items, frames, _rejects = parse_all_items(parser, bad_unit)
+        assert any("totally-new-record" in (c or "") for c in frames["messages"]["content"])
+
+
+def test_a_project_is_found_under_the_project_roots() -> None:
+    settings = Settings(home=str(HOME), project_roots=("~",))
+    roots = resolve_sources(settings, {"aider": ()}, home_given=True)["aider"]
+    assert roots == [HOME]
+    assert [u.path.name for u in aider.discover(roots)] == [".aider.chat.history.md"]
+
+
+def test_each_launch_is_a_session_with_its_prompts_tokens_and_calls(units) -> None:
+    found = sessions(aider, units)
+    assert len(found) == 2  # the launch with no prompt is no session
+    first, rows = next(v for v in found.values() if v[0].session["created_at"] < "2025-12-04")
+    session = first.session
+    assert session["title"] == "Add a /health route to app.py"
+    assert session["model"] == "openrouter/openai/gpt-4o-mini"
+    assert session["tool_version"] == "0.86.1" and session["project"] == "site"
+    assert session["input_tokens"] == 5500 and session["output_tokens"] == 192
+    assert session["cached_input_tokens"] == 1200
+    assert session["metadata"]["cost_usd"] == pytest.approx(0.00042)
+    prompts = rows["messages"].filter(rows["messages"]["role"] == "user").sort("seq")
+    assert prompts["content"].to_list() == ["Add a /health route to app.py", "/run pytest -q",
+                                            "Now add a test\nfor it"]  # fmt: skip
+    assert prompts["created_at"].to_list() == ["2025-12-03T14:44:06", "2025-12-03T14:46:07",
+                                               "2025-12-03T14:48:06"]  # fmt: skip
+    calls = rows["tool_calls"].sort("seq").to_dicts()
+    assert [c["tool_name"] for c in calls] == ["apply_edit", "git_commit"]
+    assert json.loads(calls[1]["params"]) == {
+        "sha": "1b2614a",
+        "message": "feat: add /health route",
+    }
+    last, rows = next(v for v in found.values() if v[0].session["created_at"] > "2025-12-04T09:01")
+    assert last.session["model"] == "gemini/gemini-2.5-pro"
+    notices = rows["messages"].filter(rows["messages"]["message_type"] == "host").sort("seq")
+    assert "quota exceeded" in notices["content"].to_list()[-1]

@@ -1,0 +1,64 @@
+"""Qwen Code: the source contract on tests/data, then its rules: the telemetry events are the
+token truth (a subagent's calls included, the assistant's twin counts not added again), slash
+commands and API errors, and the prompt log bringing back a session with no chat file."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import DATA
+from tests.sources.agents import sessions, spoiled_copy
+from tests.sources.contract import SourceContract
+from tracehouse.parsers import qwen_code
+
+ROOT = DATA / "qwen" / "home" / ".qwen"
+SID = "6676775b-e7b1-41b0-a6de-5f00e4adf771"
+
+
+@pytest.fixture
+def parser():
+    return qwen_code
+
+
+@pytest.fixture
+def units():
+    return [u for u in qwen_code.discover([ROOT]) if u.key.endswith(".jsonl")]
+
+
+@pytest.fixture
+def bad_unit(tmp_path):
+    (chat,) = [u for u in qwen_code.discover([ROOT]) if u.key.endswith(".jsonl")]
+    target = tmp_path / "projects" / "p" / "chats" / chat.path.name
+    spoiled_copy(chat.path, target, ["{not json", '{"type": "totally-new-record"}', "3"], 3)
+    (unit,) = qwen_code.discover([tmp_path])
+    return unit
+
+
+class TestQwenContract(SourceContract):
+    pass
+
+
+def test_a_chat_counts_every_model_call_once(units) -> None:
+    item, rows = sessions(qwen_code, units)[SID]
+    session = item.session
+    assert session["title"] == "Add a health check route"  # not the /ide command
+    assert session["git_branch"] == "main" and session["tool_version"] == "0.14.2"
+    # three api_response events (one a subagent's); the assistants' usageMetadata repeat two
+    assert session["input_tokens"] == 32197 + 6000 + 32500
+    assert session["output_tokens"] == 258 + 100 + 60
+    assert session["cached_input_tokens"] == 30000 + 32191
+    assert session["reasoning_tokens"] == 36
+    notices = rows["messages"].filter(rows["messages"]["message_type"] == "host").sort("seq")
+    assert notices["content"].to_list() == ["Failed to install the IDE companion.",
+                                            "rate_limit: 429 Too Many Requests"]  # fmt: skip
+    (call,) = rows["tool_calls"].to_dicts()
+    assert call["tool_name"] == "read_file" and call["result"] == "app = Flask(__name__)"
+
+
+def test_the_prompt_log_brings_back_only_sessions_without_a_chat() -> None:
+    (log,) = [u for u in qwen_code.discover([ROOT]) if u.key.endswith("logs.json")]
+    found = sessions(qwen_code, [log])
+    assert list(found) == ["e7c6b5f2-0000-4000-8000-00000000abcd@logs"]
+    item, _rows = found["e7c6b5f2-0000-4000-8000-00000000abcd@logs"]
+    assert item.session["metadata"]["recovered_from"] == "logs.json"
+    assert item.session["message_count"] == 2
