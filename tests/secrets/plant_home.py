@@ -34,6 +34,12 @@ HOMES = (
     DATA / "gemini" / "home",
     DATA / "opencode" / "home",
     DATA / "cursor_agent" / "home",
+    DATA / "pi" / "home",
+    DATA / "kimi" / "home",
+    DATA / "qwen" / "home",
+    DATA / "copilot" / "home",
+    DATA / "cline" / "home",
+    DATA / "aider" / "home",
 )
 
 
@@ -77,6 +83,7 @@ def planted_home(root: Path, seed: int = 11) -> tuple[Path, list[Planted]]:
         shutil.copytree(source, home, dirs_exist_ok=True)
     make_user_dir(home)
     _opencode_database(home)
+    _crush_database(home)
     planter = Planter(seed)
     plant_tree(home, planter)
     return home, planter.planted
@@ -91,6 +98,8 @@ def plant_tree(home: Path, planter: Planter) -> None:
             _rewrite_document(path, planter.walk)
         elif path.suffix in (".vscdb", ".db") and not path.name.endswith("-wal"):
             _rewrite_database(path, planter)
+        elif path.name == ".aider.chat.history.md":
+            _rewrite_prompts(path, planter)
 
 
 def _rewrite_lines(path: Path, walk: Callable[[Any], Any]) -> None:
@@ -106,6 +115,14 @@ def _rewrite_lines(path: Path, walk: Callable[[Any], Any]) -> None:
 def _rewrite_document(path: Path, walk: Callable[[Any], Any]) -> None:
     with contextlib.suppress(orjson.JSONDecodeError):  # a file that is not JSON stays as it is
         path.write_bytes(orjson.dumps(walk(orjson.loads(path.read_bytes()))))
+
+
+def _rewrite_prompts(path: Path, planter: Planter) -> None:
+    """Aider's Markdown history: a secret at the end of every prompt line (`#### …`)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    planted = [f"{line} {planter.next_text()}" if line.startswith("#### ") else line
+               for line in lines]  # fmt: skip
+    path.write_text("\n".join(planted), encoding="utf-8")
 
 
 def _rewrite_database(path: Path, planter: Planter) -> None:
@@ -142,6 +159,13 @@ def _opencode_database(home: Path) -> None:
     root = home / ".local" / "share" / "opencode"
     root.mkdir(parents=True, exist_ok=True)
     make_database(root).close()
+
+
+def _crush_database(home: Path) -> None:
+    """A project's Crush database, under the home's project roots."""
+    from tests.sources.test_crush import make_database
+
+    make_database(home / "projects" / "dotfiles").close()
 
 
 def leaked(data: bytes, planted: list[Planted]) -> list[str]:
