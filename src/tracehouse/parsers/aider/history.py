@@ -36,7 +36,7 @@ MODEL = re.compile(r"^(?:Main model|Model): (\S+) with ")
 VERSION = re.compile(r"^Aider v(\S+)")
 EDIT = re.compile(r"^Applied edit to (.+)$")
 COMMIT = re.compile(r"^Commit ([0-9a-f]{7,}) (.*)$")
-LAYOUT = Layout(PROVIDER, (NAME, f"*/{NAME}", f"*/*/{NAME}"))
+LAYOUT = Layout(PROVIDER, (NAME, f"*/{NAME}", f"*/*/{NAME}"), per_project=True)
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
 

@@ -43,7 +43,7 @@ THINK = re.compile(r"<think>(.*?)(?:</think>|$)\s*", re.S)
 PLACEHOLDER_TITLE = "New Session"
 KNOWN_PARTS = {"text", "reasoning", "tool_call", "tool_result", "finish", "image_url", "binary"}
 LAYOUT = Layout(PROVIDER, ("crush.db", ".crush/crush.db", "*/.crush/crush.db",
-                           "*/*/.crush/crush.db"))  # fmt: skip
+                           "*/*/.crush/crush.db"), per_project=True)  # fmt: skip
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 plan_unit = plan_database
 

@@ -33,6 +33,7 @@ class Layout:
     patterns: tuple[str, ...]
     # A unit's info from its root and its path's parts below it (None: not a unit after all).
     info: Info = field(default=_no_info)
+    per_project: bool = False
 
     def discover(self, roots: list[Path]) -> list[Unit]:
         units: dict[str, Unit] = {}
@@ -51,6 +52,13 @@ class Layout:
         return None
 
     def watch_roots(self, roots: list[Path]) -> list[Path]:
+        """What the live watcher follows: the roots, or for logs kept in projects
+        (`per_project`) only the folders that hold one, not every project under the roots
+        (a new project is found by the watcher's periodic full scan)."""
+        if self.per_project:
+            return sorted(
+                {u.path.parent for u in self.discover(roots) if "unreadable" not in u.info}
+            )
         return list(roots)
 
     def _walk(
