@@ -69,10 +69,7 @@ class Agent:
     resume: Callable[[Path, str, str], list[str]]  # (program, session id, prompt) → argv
     session_id: Callable[[Path, str], str]  # (home, first run's stdout) → the session's id
     steps: Callable[[Path], tuple[Call, ...]]  # work dir → the scenario's calls (scenario.py)
-    # False for an agent tracehouse does not read yet: the suite checks it ran and resumed
-    read: bool = True
     pinned_as: str = ""  # the package npm/package.json pins, where not `package` itself
-    transcript: Callable[[Path, str], Path] | None = None  # (home, session id) → its log
 
 
 # -- Claude Code ------------------------------------------------------------------------------
@@ -341,9 +338,8 @@ def _copilot_steps(work: Path) -> tuple[Call, ...]:
 
 _COPILOT_FLAGS = ["--allow-all-tools", "--no-auto-update"]
 
-# Copilot CLI runs offline against a custom provider (BYOK) speaking Chat Completions. tracehouse
-# does not read its logs yet (the more-agents issue): the suite checks that it ran, resumed with
-# the earlier conversation, and wrote each prompt to its session's events.jsonl.
+# Copilot CLI runs offline against a custom provider (BYOK) speaking Chat Completions, and its
+# events.jsonl is compared with the model's record like every other agent's.
 COPILOT = Agent(
     name="copilot",
     package="@github/copilot",
@@ -363,8 +359,6 @@ COPILOT = Agent(
     ],
     session_id=_copilot_session,
     steps=_copilot_steps,
-    read=False,
-    transcript=lambda home, sid: home / ".copilot" / "session-state" / sid / "events.jsonl",
 )
 
 AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE, COPILOT)}

@@ -190,29 +190,6 @@ def _results_sent(asked: list[Exchange]) -> list[tuple[str, bool | None]]:
     return sent
 
 
-def ran_and_resumed(run: Drive) -> list[Difference]:
-    """For an agent tracehouse does not read yet: every resume sent the earlier prompts back to
-    the model, every call was answered, and the agent's log holds every prompt."""
-    found = []
-    asked = [e for e in run.exchanges if e.conversation and e.request]
-    for index in range(1, len(run.prompts)):
-        first = next((e for e in asked if prompt_of(e.request) == index), None)  # type: ignore[arg-type]
-        said = [text for _, text in first.request.said] if first and first.request else []
-        missing = [p for p in run.prompts[:index] if not any(p in text for text in said)]
-        if first is None or missing:
-            found.append(Difference(f"resume {index}: the earlier prompts sent back", [],
-                                    missing or run.prompts[:index]))  # fmt: skip
-    made = sum(len(e.answer.calls) for e in asked if e.answer)
-    if len(_results_sent(asked)) != made:
-        found.append(Difference("calls answered with a result", made, len(_results_sent(asked))))
-    log = run.agent.transcript(run.home, run.session_id) if run.agent.transcript else None
-    text = log.read_text(encoding="utf-8") if log and log.exists() else ""
-    unlogged = [p for p in run.prompts if p not in text]
-    if unlogged:
-        found.append(Difference(f"prompts in {log}", [], unlogged))
-    return found
-
-
 def _params(text: str | None) -> Any:
     return json.loads(text) if text else None
 

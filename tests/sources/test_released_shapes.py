@@ -8,6 +8,10 @@ conformance suite's scripted model (`python -m conformance run --keep`), kept un
   `item_completed` `UserMessage`, lines with an `ordinal`; no thread name, so the first prompt.
 - Gemini CLI 0.61, resumed twice: each resume appends a header and a `$set.messages` snapshot
   (thin copies, `<id>_response` entries, times reset); a `<session_context>` preamble.
+- Copilot CLI 1.0.102, resumed three times: a `session.usage_record` per request (its counts
+  under `usage`), and a `session.shutdown` per run whose totals (also under
+  `accountingSnapshot`) count the earlier runs too; `workspace.yaml` names the session after the
+  first prompt. (Its system prompt is left out of the copy.)
 """
 
 from __future__ import annotations
@@ -90,7 +94,19 @@ def test_gemini_cli_0_61_resumed(tmp_path: Path) -> None:
     assert session["total_tokens"] == session["input_tokens"] + session["output_tokens"]
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_copilot_cli_1_0_102_resumed(tmp_path: Path) -> None:
+    (session,), turns, messages, calls = imported(tmp_path, "copilot")
+    assert prompts(messages) == [*PROMPTS, "Run the failing step."]
+    assert session["title"] == PROMPTS[0] and session["tool_version"] == "1.0.102"
+    assert [c["tool_name"] for c in calls] == ["bash", "bash", "view", "bash"]
+    assert all(c["status"] == "completed" for c in calls)
+    # each run's requests in its own turn, not its shutdown's running total
+    assert [t["input_tokens"] for t in turns] == [3328, 7728, 12128, 16528]
+    assert session["input_tokens"] == 39_712 and session["output_tokens"] == 892
+    assert session["total_tokens"] == sum(t["total_tokens"] for t in turns)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot"])
 def test_a_second_import_changes_nothing(tmp_path: Path, agent: str) -> None:
     ledger = tmp_path / "ledger.db"
     args = ["sync", "backfill", "--home", str(DATA / agent / "released"), "--store", str(ledger),

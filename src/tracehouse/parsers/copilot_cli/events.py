@@ -8,9 +8,10 @@ only close the ledger turn's time. `assistant.message` is a reply with its `tool
 the user aborted). Host events (`session.info`, `session.error`, `abort`) are notices.
 
 Tokens: a reply records only its `outputTokens`; `session.usage_record` (1.0.102) a request's
-counts; `session.shutdown` the totals per model since the session (re)started. The shutdown adds
-to the turn it ends what the records before it did not already count, so a session's totals
-are the shutdown's, and a session that never shut down has its output tokens only.
+counts; `session.shutdown` the session's totals per model, since it began (a resumed session's
+shutdown counts the earlier runs too). Each shutdown adds to the turn it ends what nothing
+before it counted, so a session's totals are its last shutdown's, and a session that never shut
+down has its output tokens only.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ class EventLog(JsonlSession):
                              failed=data.get("success") is False)  # fmt: skip
         elif kind == "assistant.turn_end":
             self.talk.end_turn(at=at)
-        elif kind == "session.usage_record":
-            self._count(usage_counts(data))
+        elif kind == "session.usage_record":  # 1.0.102: the request's usage, under `usage`
+            self._count(usage_counts(mapping(data.get("usage"))))
         elif kind == "session.shutdown":
             self._shutdown(data)
         elif kind in NOTICES:
@@ -100,12 +101,14 @@ class EventLog(JsonlSession):
 
     def _shutdown(self, data: Mapping[str, Any]) -> None:
         totals = dict.fromkeys(TOKEN_COLUMNS, 0)
-        for metrics in mapping(data.get("modelMetrics")).values():
+        models = data.get("modelMetrics") or mapping(data.get("accountingSnapshot")).get(
+            "modelMetrics"
+        )
+        for metrics in mapping(models).values():
             for column, value in usage_counts(mapping(mapping(metrics).get("usage"))).items():
                 totals[column] += value
-        seen = self.kept.pop("seen", {})
-        rest = {c: max(totals[c] - seen.get(c, 0), 0) for c in TOKEN_COLUMNS}
-        self.talk.usage(rest)
+        seen = self.kept.get("seen", {})
+        self._count({c: max(totals[c] - seen.get(c, 0), 0) for c in TOKEN_COLUMNS})
         self.kept["shutdown"] = {
             k: data.get(k)
             for k in ("shutdownType", "totalPremiumRequests", "codeChanges", "currentModel")
