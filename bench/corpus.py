@@ -3,7 +3,8 @@
 Claude Code projects and Codex rollouts go into one `.claude` and one `.codex` (a heavy user's
 many projects), each copy under a fresh project directory and session file names. The other
 sources keep one database or tree per root (an `opencode.db`, a Cursor `globalStorage`), so
-each copy of each fixture home that has them becomes a home of its own under `homes/`.
+each copy of each fixture home that has them becomes a home of its own under `homes/`; Aider's
+and Crush's project folders are copied into it where they were.
 
 Every id inside the files is made the copy's own too, so every copy is a distinct set of
 sessions with fresh ledger ids whose links stay within the copy:
@@ -30,13 +31,17 @@ import xxhash
 
 from tracehouse.parsers.registry import PARSERS
 
-VERSION = "v4"  # v4: uuids hashed whole; v3: all six sources; v2: Claude Code and Codex only
-WHOLE_HOME = ("cursor", "gemini-cli", "opencode", "cursor-agent")  # replicated per home
+VERSION = "v5"  # v5: thirteen sources; v4: uuids hashed whole; v3: six; v2: Claude Code, Codex
+WHOLE_HOME = ("cursor", "gemini-cli", "opencode", "cursor-agent", "copilot-cli", "qwen-code",
+              "pi", "kimi-cli", "cline")  # replicated per home  # fmt: skip
+# Kept in projects, not under a root of their own: each project folder holding one is copied.
+IN_PROJECTS = ("aider", "crush")
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _OPENCODE = re.compile(rb"\b(ses|msg|prt)_([0-9A-Za-z]{4})([0-9A-Za-z]{8,}?)([0-9A-Za-z]{4})\b")
 _HEX_JSON = re.compile(rb"(?:[0-9a-f]{2})+")
 _DATABASE = (".db", ".vscdb")
 _SHORT_ID = re.compile(r"[0-9a-z]{4,12}")
+_MS_FOLDER = re.compile(r"1[0-9]{12}")
 
 
 def build(source: Path, copies: int, out: Path) -> Path:
@@ -69,12 +74,15 @@ def build(source: Path, copies: int, out: Path) -> Path:
 
 
 def _whole_home_roots(home: Path) -> list[Path]:
-    return [
+    roots = [
         root
         for provider in WHOLE_HOME
         for root in PARSERS[provider].default_roots(home, {})
         if root.is_dir()
     ]
+    for provider in IN_PROJECTS:
+        roots += PARSERS[provider].watch_roots([home])  # the folders that hold its logs
+    return roots
 
 
 def sources_toml(target: Path) -> str:
@@ -87,6 +95,9 @@ def sources_toml(target: Path) -> str:
         for provider in WHOLE_HOME:
             found = [r for r in PARSERS[provider].default_roots(home, {}) if r.is_dir()]
             roots.setdefault(provider, []).extend(found)
+        for provider in IN_PROJECTS:
+            if PARSERS[provider].discover([home]):
+                roots.setdefault(provider, []).append(home)
     lines = ["[sources]"]
     for provider, paths in roots.items():
         listed = ", ".join(f'"{p}"' for p in paths)
@@ -124,6 +135,8 @@ def _copy_tree(root: Path, dest: Path, n: int, agents: re.Pattern[bytes] | None 
 
 
 def fresh_name(name: str, n: int, agents: re.Pattern[bytes] | None = None) -> str:
+    if _MS_FOLDER.fullmatch(name):  # a Cline task folder: its id is its creation time in ms
+        return str(int(name) + n)
     return fresh(name.encode(), n, agents).decode()
 
 

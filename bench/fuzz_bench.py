@@ -1,8 +1,9 @@
 """Hostile input against the whole pipeline: one damaged file, line or value per trial.
 
     uv run python bench/fuzz_bench.py [--trials 5000] [--seed 1] [--corpus ../shared/fixtures]
+                                      [--source NAME ...]
 
-Each trial copies one source of one fixture home (all six sources) and damages one of its files
+Each trial copies one source of one fixture home (all thirteen) and damages one of its files
 (`tests/hostile/trial.py`), drawn from:
 
   line      one line's value (a NaN, an integer past int64, 300 or 1,100 levels of nesting,
@@ -50,9 +51,17 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
     parser.add_argument("--show", type=int, default=5, help="failures to print in full")
+    parser.add_argument(
+        "--source",
+        action="append",
+        choices=SOURCES,
+        default=[],
+        help="only this source's files (repeatable; default: all)",
+    )
     args = parser.parse_args()
     homes = sorted(p for p in (args.corpus / "homes").iterdir() if p.is_dir())
-    pool = [(home, provider, path) for home in homes for provider, path in targets(home)]
+    pool = [(home, provider, path) for home in homes for provider, path in targets(home)
+            if not args.source or provider in args.source]  # fmt: skip
     if not pool:
         print(f"no transcripts or Cursor databases under {args.corpus}/homes")
         return 2

@@ -36,7 +36,7 @@ from tracehouse.sinks import open_store
 # What a trial mutates: every source of the registry (a source added later is fuzzed too), at
 # its default places under a home; the files that hold its records, by name.
 SOURCES = tuple(PARSERS)
-PATTERNS = ("*.jsonl", "*.json", "*.txt", "*.db", "*.vscdb")
+PATTERNS = ("*.jsonl", "*.json", "*.txt", "*.db", "*.vscdb", ".aider.chat.history.md")
 DATABASES = (".vscdb", ".db")
 CONTENT = ("turns", "messages", "tool_calls", "message_sources")
 # Where a reject can point: a line of a JSONL file, a whole file, database or directory, an item
@@ -50,7 +50,8 @@ LOCATED = re.compile(
     r"|(composerData|bubbleId):\S+( bubble #\d+)?"
     r"|(workbench\.panel\.aichat\.view\.aichat\.chatdata|composer\.composerData"
     r"|composer\.composerHeaders)(\[\d+\])?( bubble #\d+)?"
-    r"|(record|message|part|session|meta|blob) \S+( model)?|\S+\.(json|jsonl|txt))$"
+    r"|(record|message|part|session|meta|blob) \S+( model| message \S+)?|timeline\[\d+\]"
+    r"|\S+\.(json|jsonl|txt))$"
 )
 
 
@@ -102,8 +103,12 @@ def targets(home: Path) -> list[tuple[str, Path]]:
 
 
 def roots_of(home: Path, provider: str) -> list[Path]:
-    """The source's default places under `home` that exist."""
-    return [r for r in PARSERS[provider].default_roots(home, {}) if r.is_dir()]
+    """The source's default places under `home` that exist; for logs kept in projects (Aider,
+    Crush), the project folders that hold one."""
+    parser = PARSERS[provider]
+    if getattr(parser, "PER_PROJECT", False):
+        return parser.watch_roots([home])
+    return [r for r in parser.default_roots(home, {}) if r.is_dir()]
 
 
 def copy_source(home: Path, trial_home: Path, provider: str) -> None:
@@ -218,7 +223,11 @@ def mutate_database(db: Path, rng: random.Random) -> tuple[str, bytes]:
         cells = []
         for table in tables:
             columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-            for rowid, *values in conn.execute(f'SELECT rowid, * FROM "{table}"'):
+            try:
+                rows = conn.execute(f'SELECT rowid, * FROM "{table}"').fetchall()
+            except sqlite3.OperationalError:  # WITHOUT ROWID, a virtual table's module missing
+                continue
+            for rowid, *values in rows:
                 cells += [
                     (table, rowid, column, value, values)
                     for column, value in zip(columns, values, strict=True)
