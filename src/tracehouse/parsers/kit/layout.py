@@ -76,7 +76,7 @@ class Layout:
             if not _matches(entry.name, head):
                 continue
             if tail:
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_dir():  # a linked folder too: a pattern's depth bounds the walk
                     self._walk(top, entry.path, tail, [*parts, entry.name], units)
             elif not entry.is_dir():
                 self._add(entry.path, top, [*parts, entry.name], units)

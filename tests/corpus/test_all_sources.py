@@ -1,5 +1,5 @@
-"""One home holding all six sources (assembled from fixture homes by symlinks, so nothing is
-copied or written beside them): one `sync backfill --home` imports every source, no rejects."""
+"""One home holding every source (assembled from fixture homes by symlinks, so nothing is
+copied or written beside them): one `sync backfill --home` imports all thirteen, no rejects."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tracehouse.cli.app import app
+from tracehouse.model.tables import PROVIDERS
 from tracehouse.sinks import open_store
 
 pytestmark = pytest.mark.corpus
@@ -16,14 +17,21 @@ pytestmark = pytest.mark.corpus
 PARTS = {
     ".claude": "a331468564-claude-codex-chat-archives/.claude",
     ".codex": "a331468564-claude-codex-chat-archives/.codex",
-    ".config": "GodJuegos-DotFile-Johnas/.config",
+    ".config/Cursor": "GodJuegos-DotFile-Johnas/.config/Cursor",
+    ".config/Code": "haram-333-fineye/.config/Code",
     ".gemini": "LAF-US-IDAHO-VAULT/.gemini",
     ".cursor": "LAF-US-IDAHO-VAULT/.cursor",
     ".local/share/opencode": "richardaiand-aiand-portfolio-web/.local/share/opencode",
+    ".copilot": "XEFF09-dotfiles/.copilot",
+    ".qwen": "haidonglethqb-CloudSchool/.qwen",
+    ".pi": "EddieisxD-dotfiles/.pi",
+    ".kimi": "youngstunners88-ihhashi/.kimi",
+    "projects/Simple-Calulator": "AndrewJacop-Simple-Calulator/projects/Simple-Calulator",
+    "projects/dotfiles": "michaeljjacob-dotfiles/projects/dotfiles",
 }
 
 
-def test_a_home_with_six_sources_imports_in_one_run(corpus: Path, tmp_path: Path) -> None:
+def test_a_home_with_every_source_imports_in_one_run(corpus: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     for name, source in PARTS.items():
         (home / name).parent.mkdir(parents=True, exist_ok=True)
@@ -38,6 +46,5 @@ def test_a_home_with_six_sources_imports_in_one_run(corpus: Path, tmp_path: Path
     rows = ledger.query("SELECT source_provider, count(*) AS n FROM sessions GROUP BY 1")
     ledger.close()
     got = {r["source_provider"]: r["n"] for r in rows}
-    assert set(got) == {"claude-code", "codex", "cursor", "gemini-cli", "opencode",
-                        "cursor-agent"}, got  # fmt: skip
+    assert set(got) == set(PROVIDERS), got
     assert all(n > 0 for n in got.values())
