@@ -32,6 +32,7 @@ RESUME_COMMANDS = {
     "gemini-cli": lambda sid: ["gemini", "--resume", sid],
     "opencode": lambda sid: ["opencode", "--session", sid],
     "cursor-agent": lambda sid: ["cursor-agent", "--resume", sid],
+    "copilot-cli": lambda sid: ["copilot", f"--resume={sid}"],  # as the conformance suite runs it
 }
 # The agents tracehouse writes sessions for, and the module that writes each one's format.
 WRITERS: dict[str, ModuleType] = {"claude-code": claude_code, "codex": codex}

@@ -43,6 +43,7 @@ def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
     bases = [
         Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config",
         home / "Library" / "Application Support",
+        home / "AppData" / "Roaming",  # a Windows home, read from a copy or under WSL
     ]
     if env.get("APPDATA"):
         bases.append(Path(env["APPDATA"]))
