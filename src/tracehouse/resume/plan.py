@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -26,7 +27,7 @@ from tracehouse.resume.conversation import Conversation, conversation
 from tracehouse.sinks.protocol import SessionStore
 
 # How each agent continues a session of its own, by its id.
-RESUME_COMMANDS = {
+RESUME_COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "claude-code": lambda sid: ["claude", "--resume", sid],
     "codex": lambda sid: ["codex", "resume", sid],
     "gemini-cli": lambda sid: ["gemini", "--resume", sid],

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracehouse.model.fields import count, iso
-from tracehouse.model.tokens import ledger_counts
+from tracehouse.model.fields import iso
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.kit.usage import Usage, dollars
 from tracehouse.parsers.untrusted import decode_json, mapping, not_json, place
 
 PROVIDER = "cline"
@@ -32,6 +32,8 @@ NOTICES = ("error", "error_retry", "api_req_retried", "api_req_failed", "mistake
            "diff_error", "clineignore_error")  # fmt: skip
 QUIET = ("checkpoint_created", "task_progress", "deleted_api_reqs", "resume_task",
          "resume_completed_task", "completion_result", "browser_action_launch")  # fmt: skip
+# `api_req_started`: `tokensIn` leaves the cache reads and writes out, as Anthropic counts.
+USAGE = Usage("tokensIn", "tokensOut", "cacheReads", "cacheWrites", input_holds_cache=False)
 KNOWN = {"text", "user_feedback", *REPLIES, "followup", "tool", "command", "command_output",
          "api_req_started", *NOTICES, *QUIET}  # fmt: skip
 LAYOUT = Layout(PROVIDER, ("tasks/*/ui_messages.json", "tasks/*/claude_messages.json"))
@@ -126,18 +128,7 @@ def _request(talk: Conversation, request: Mapping[str, Any], key: str, at: str |
     cwd = CWD.search(str(request.get("request") or ""))
     if cwd and "cwd" not in state:
         state["cwd"] = cwd.group(1)
-    cost = request.get("cost")
-    talk.usage(
-        ledger_counts(
-            input=count(request.get("tokensIn"), "tokensIn"),
-            output=count(request.get("tokensOut"), "tokensOut"),
-            cache_read=count(request.get("cacheReads"), "cacheReads"),
-            cache_write=count(request.get("cacheWrites"), "cacheWrites"),
-            input_holds_cache=False,
-            output_holds_reasoning=True,
-        ),
-        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-    )
+    talk.usage(USAGE.counts(request), dollars(request.get("cost")))
     if request.get("cancelReason"):
         failed = mapping(_json(str(request.get("streamingFailedMessage") or ""))).get("message")
         talk.notice(

@@ -22,12 +22,16 @@ from typing import Any
 
 from tracehouse.model.fields import count, iso
 from tracehouse.model.tables import TOKEN_COLUMNS
-from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.copilot_cli.layout import PROVIDER
 from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.jsonl_session import JsonlSession
+from tracehouse.parsers.kit.usage import Usage
 from tracehouse.parsers.untrusted import items, mapping
 
+# Per model and per request: `inputTokens` holds the cache reads and writes (it is the input,
+# cache_read and cache_write of `tokenDetails` together), `outputTokens` the reasoning.
+USAGE = Usage("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
+              "reasoningTokens", input_holds_cache=True)  # fmt: skip
 NOTICES = ("session.info", "session.error", "session.warning", "abort", "session.compaction")
 QUIET = ("system.message", "hook.start", "hook.end", "permission.requested",
          "permission.completed", "assistant.turn_start", "session.resume")  # fmt: skip
@@ -63,7 +67,7 @@ class EventLog(JsonlSession):
         elif kind == "assistant.turn_end":
             self.talk.end_turn(at=at)
         elif kind == "session.usage_record":  # 1.0.102: the request's usage, under `usage`
-            self._count(usage_counts(mapping(data.get("usage"))))
+            self._count(USAGE.counts(mapping(data.get("usage"))))
         elif kind == "session.shutdown":
             self._shutdown(data)
         elif kind in NOTICES:
@@ -105,7 +109,7 @@ class EventLog(JsonlSession):
             "modelMetrics"
         )
         for metrics in mapping(models).values():
-            for column, value in usage_counts(mapping(mapping(metrics).get("usage"))).items():
+            for column, value in USAGE.counts(mapping(mapping(metrics).get("usage"))).items():
                 totals[column] += value
         seen = self.kept.get("seen", {})
         self._count({c: max(totals[c] - seen.get(c, 0), 0) for c in TOKEN_COLUMNS})
@@ -130,20 +134,6 @@ class EventLog(JsonlSession):
                 "layout": self.unit.info.get("form"),
             },
         }
-
-
-def usage_counts(usage: Mapping[str, Any]) -> dict[str, int]:
-    """Copilot's per-model usage: `inputTokens` holds the cache reads and writes (input + reads
-    + writes of `tokenDetails`), `outputTokens` the reasoning."""
-    return ledger_counts(
-        input=count(usage.get("inputTokens"), "inputTokens"),
-        output=count(usage.get("outputTokens"), "outputTokens"),
-        cache_read=count(usage.get("cacheReadTokens"), "cacheReadTokens"),
-        cache_write=count(usage.get("cacheWriteTokens"), "cacheWriteTokens"),
-        reasoning=count(usage.get("reasoningTokens"), "reasoningTokens"),
-        input_holds_cache=True,
-        output_holds_reasoning=True,
-    )
 
 
 def workspace(events_path: str) -> dict[str, str]:

@@ -18,13 +18,17 @@ from typing import Any
 import orjson
 
 from tracehouse.model import ids
-from tracehouse.model.fields import count, iso_seconds
-from tracehouse.model.tokens import ledger_counts
+from tracehouse.model.fields import iso_seconds
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kimi_cli.layout import PROVIDER
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, text_of
+from tracehouse.parsers.kit.usage import Usage
 from tracehouse.parsers.untrusted import items, mapping
+
+# `input_other` leaves the cache reads and writes out.
+USAGE = Usage("input_other", "output", "input_cache_read", "input_cache_creation",
+              input_holds_cache=False)  # fmt: skip
 
 
 class KimiSession(JsonlSession):
@@ -84,7 +88,7 @@ class WireSession(KimiSession):
         elif kind == "StatusUpdate":
             usage = mapping(payload.get("token_usage"))
             if usage:
-                self.talk.usage(usage_counts(usage))
+                self.talk.usage(USAGE.counts(usage))
         elif kind == "TurnEnd":
             self.talk.end_turn(at=at)
         elif kind == "StepInterrupted":
@@ -130,17 +134,6 @@ class ContextSession(KimiSession):
         else:
             return self.talk.unknown(f"{role}")
         return role
-
-
-def usage_counts(usage: Mapping[str, Any]) -> dict[str, int]:
-    return ledger_counts(
-        input=count(usage.get("input_other"), "token_usage.input_other"),
-        output=count(usage.get("output"), "token_usage.output"),
-        cache_read=count(usage.get("input_cache_read"), "token_usage.input_cache_read"),
-        cache_write=count(usage.get("input_cache_creation"), "token_usage.input_cache_creation"),
-        input_holds_cache=False,
-        output_holds_reasoning=True,
-    )
 
 
 def _arguments(text: Any) -> Any:

@@ -13,13 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracehouse.model.fields import count, iso
-from tracehouse.model.tokens import ledger_counts
+from tracehouse.model.fields import iso
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, text_of
 from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.kit.usage import Usage, dollars
 from tracehouse.parsers.untrusted import items, mapping
 
 PROVIDER = "pi"
+# Pi's `input` leaves the cache reads and writes out; its `output` holds the reasoning.
+USAGE = Usage("input", "output", "cacheRead", "cacheWrite", "reasoning", input_holds_cache=False)
 # What the host added, not the model: shown apart from the conversation.
 NOTICES = {"compaction": "summary", "branch_summary": "summary", "custom_message": "content"}
 LAYOUT = Layout(
@@ -96,7 +98,7 @@ class PiSession(JsonlSession):
                                part.get("arguments"), at, message_id=message_id)  # fmt: skip
         usage = mapping(message.get("usage"))
         if usage:
-            self.talk.usage(usage_counts(usage), _cost(usage))
+            self.talk.usage(USAGE.counts(usage), dollars(mapping(usage.get("cost")).get("total")))
         if message.get("stopReason") in ("error", "aborted"):
             self.talk.end_turn("error" if message["stopReason"] == "error" else "aborted")
 
@@ -107,23 +109,6 @@ class PiSession(JsonlSession):
             "metadata": {"format_version": self.kept.get("version"),
                          "thinking_level": self.kept.get("thinking_level")},
         }  # fmt: skip
-
-
-def usage_counts(usage: Mapping[str, Any]) -> dict[str, int]:
-    return ledger_counts(
-        input=count(usage.get("input"), "usage.input"),
-        output=count(usage.get("output"), "usage.output"),
-        cache_read=count(usage.get("cacheRead"), "usage.cacheRead"),
-        cache_write=count(usage.get("cacheWrite"), "usage.cacheWrite"),
-        reasoning=count(usage.get("reasoning"), "usage.reasoning"),
-        input_holds_cache=False,
-        output_holds_reasoning=True,
-    )
-
-
-def _cost(usage: Mapping[str, Any]) -> float | None:
-    total = mapping(usage.get("cost")).get("total")
-    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None
 
 
 parse = jsonl_parser(PiSession)

@@ -23,15 +23,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracehouse.model.fields import count, iso
-from tracehouse.model.tokens import ledger_counts
+from tracehouse.model.fields import iso
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.prompt_log import parse_prompt_log
+from tracehouse.parsers.kit.usage import Usage
 from tracehouse.parsers.untrusted import items, mapping
 
 PROVIDER = "qwen-code"
+# Both hold the cache reads in the prompt count and the reasoning in the output count.
+EVENT_USAGE = Usage("input_token_count", "output_token_count", "cached_content_token_count",
+                    reasoning="thoughts_token_count", input_holds_cache=True)  # fmt: skip
+REPLY_USAGE = Usage("promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount",
+                    reasoning="thoughtsTokenCount", input_holds_cache=True)  # fmt: skip
 LAYOUT = Layout(PROVIDER, ("projects/*/chats/*.jsonl", "tmp/*/logs.json"))
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
@@ -87,23 +92,14 @@ class QwenChat(JsonlSession):
                                message_id=message_id)  # fmt: skip
         usage = mapping(record.get("usageMetadata"))
         if usage and not self.kept.pop("counted", False):
-            self.talk.usage(counts(usage, "promptTokenCount", "candidatesTokenCount",
-                                   "cachedContentTokenCount", "thoughtsTokenCount"))  # fmt: skip
+            self.talk.usage(REPLY_USAGE.counts(usage))
         self.kept.pop("counted", None)
 
     def _system(self, key: str, subtype: str, payload: Mapping[str, Any], at: str | None) -> str:
         event = mapping(payload.get("uiEvent"))
         name = str(event.get("event.name") or "")
         if name == "qwen-code.api_response":
-            self.talk.usage(
-                counts(
-                    event,
-                    "input_token_count",
-                    "output_token_count",
-                    "cached_content_token_count",
-                    "thoughts_token_count",
-                )
-            )
+            self.talk.usage(EVENT_USAGE.counts(event))
             self.talk.note_model(event.get("model") and str(event["model"]), used=True)
             self.kept["counted"] = True
         elif name == "qwen-code.api_error":
@@ -137,18 +133,6 @@ class QwenChat(JsonlSession):
             "git_branch": self.kept.get("gitBranch"),
             "tool_version": self.kept.get("version"),
         }
-
-
-def counts(values: Mapping[str, Any], prompt: str, output: str, cached: str, thoughts: str
-           ) -> dict[str, int]:  # fmt: skip
-    return ledger_counts(
-        input=count(values.get(prompt), prompt),
-        output=count(values.get(output), output),
-        cache_read=count(values.get(cached), cached),
-        reasoning=count(values.get(thoughts), thoughts),
-        input_holds_cache=True,
-        output_holds_reasoning=True,
-    )
 
 
 def _text(parts: list[Any]) -> str:
