@@ -4,7 +4,7 @@
                                       [--workers 1,2,4]
 
 The corpus is every fixture home, copied once into bench/out/kill and named to the CLI with one
-`--source` per home and source (all six: each source's own default places under the home). For
+`--source` per home and source (all thirteen: each source's own default places under the home). For
 each mode, a clean run gives the reference ledger; then, `--kills` times, a fresh ledger is
 filled by a run that is killed (SIGKILL to its whole process group: main process and workers) at
 a random moment, and by a second run to completion. The ledger must equal the reference row for
