@@ -75,7 +75,7 @@ def test_a_collapsed_tool_call_opens_on_click(site: Path, browser: Any) -> None:
     assert call.get_attribute("open") is not None
     assert call.locator("pre.params").is_visible()
     assert (
-        page.locator(".text", has_text="<script>alert(1)</script>").count() == 2
+        page.locator(".md, .text", has_text="<script>alert(1)</script>").count() == 2
     )  # shown, not run
     assert errors == []
 

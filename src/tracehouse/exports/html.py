@@ -1,11 +1,13 @@
 """Sessions as self-contained HTML pages, and an `index.html` to find them by.
 
 A page needs nothing but itself: styles and the index's filter script are inline, so a file
-opens offline, from a zip, or on a phone. Tool calls, results and thinking are `<details>`
-(collapsed; they open on click with no script), and subagents are nested conversations under
-the call that spawned them, as deep as they go. Text is escaped by Jinja2's autoescape and
-shown as written (`white-space: pre-wrap`): an export keeps what was said, it does not
-interpret it. The gateway's pages render through the same templates.
+opens offline, from a zip, or on a phone. What people and models wrote is rendered as Markdown
+with its code highlighted, a file edit as a diff, and anything else a transcript holds — tool
+parameters and results, thinking, the host's notices — shown as written; all of it sanitised
+(`rendering.py`). Tool calls, long results and thinking are `<details>` (collapsed; they open
+on click with no script), and subagents are nested conversations under the call that spawned
+them, as deep as they go. Every message has a permalink. The gateway's pages render through the
+same templates; it may serve a long result on demand (`result_href`) instead of inline.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from tracehouse.exports.rendering import Renderer, code_css, edit_diff, folded
 from tracehouse.exports.timeline import (
     children_by_call,
     header_fields,
@@ -47,6 +50,8 @@ class Pages:
         home: str = "index.html",
         live: str | None = None,
         nonce: str | None = None,
+        renderer: Renderer | None = None,
+        result_href: Callable[[str], str] | None = None,
     ) -> None:
         self.stems = stems
         self.when = when
@@ -58,6 +63,9 @@ class Pages:
         self.home = home
         self.live = live
         self.nonce = nonce  # the page's one script runs under the gateway's CSP with it
+        self.renderer = renderer or Renderer()
+        # Where a folded result is fetched from when opened (the gateway); None: inline.
+        self.result_href = result_href
 
     @cached_property
     def templates(self) -> jinja2.Environment:
@@ -85,6 +93,7 @@ class Pages:
             live=self.live,
             nonce=self.nonce,
             fingerprint=s.get("fingerprint") or "",
+            code_css=code_css(),
         )
 
     def index(self, sessions: list[Row]) -> str:
@@ -123,15 +132,7 @@ class Pages:
             shown = m is not None and not entry.is_tool_result
             out.append(
                 {
-                    "message": None if not shown or m is None else {
-                        "role": m["role"] if m["message_type"] != "host" else "host",
-                        "title": role_title(m),
-                        "notes": " ".join(message_notes(m, labels)),
-                        "when": self.when(m.get("created_at")),
-                        "model": m.get("model") or "",
-                        "thinking": m.get("thinking") or "",
-                        "content": m.get("content") or "",
-                    },
+                    "message": None if not shown or m is None else self._message(m, labels),
                     "calls": [
                         self._call(c, children.get(c["tool_call_id"]), depth, seen)
                         for c in entry.calls
@@ -141,16 +142,37 @@ class Pages:
             )  # fmt: skip
         return out
 
+    def _message(self, m: Row, labels: dict[str, str]) -> Row:
+        content = m.get("content") or ""
+        host = m["message_type"] == "host"
+        return {
+            "id": m["message_id"],
+            "role": m["role"] if not host else "host",
+            "title": role_title(m),
+            "notes": " ".join(message_notes(m, labels)),
+            "when": self.when(m.get("created_at")),
+            "model": m.get("model") or "",
+            "thinking": m.get("thinking") or "",
+            # what a person or a model wrote is Markdown; the host's words are shown as written
+            "html": self.renderer.markdown(content) if content and not host else None,
+            "content": content,
+        }
+
     def _call(self, call: Row, child: Row | None, depth: int, seen: set[str]) -> Row:
         nested = None
         if child is not None and depth < MAX_DEPTH and child["session_id"] not in seen:
             detail = self.load(child["session_id"])
             nested = self._entries(detail, depth + 1, seen | {child["session_id"]})
+        result = call.get("result") or ""
+        size = folded(result)
         return {
             "name": call["tool_name"],
             "status": call.get("status") or "",
+            "diff": edit_diff(call.get("params")),
             "params": pretty_params(call.get("params")),
-            "result": call.get("result") or "",
+            "result": result,
+            "size": size,
+            "href": self.result_href(call["tool_call_id"]) if size and self.result_href else None,
             "error": call.get("error") or "",
             "child": self._child(child) if child is not None else None,
             "nested": nested,
