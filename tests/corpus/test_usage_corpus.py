@@ -56,7 +56,7 @@ def test_every_grouping_has_the_same_total(ledger) -> None:  # type: ignore[no-u
     prices = load_prices()
     totals = {
         period: usage(ledger, period, build_session_filters(), prices).total
-        for period in ("daily", "weekly", "monthly", "session", "project", "model")
+        for period in ("daily", "weekly", "monthly", "session", "project", "model", "machine")
     }
     first = totals["daily"]
     assert first.tokens.total > 10_000_000

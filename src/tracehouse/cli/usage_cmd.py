@@ -1,4 +1,4 @@
-"""`tracehouse usage PERIOD`: tokens and cost by day, week, month, session, project or model."""
+"""`tracehouse usage PERIOD`: tokens and cost by day, week, month, session, project, model or machine."""
 
 from __future__ import annotations
 

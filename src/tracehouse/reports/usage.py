@@ -1,4 +1,5 @@
-"""Token usage and cost by day, week, month, session, project or model, from the ledger's turns.
+"""Token usage and cost by day, week, month, session, project, model or machine, from the ledger's
+turns.
 
 The turns are the one place tokens are counted once (DESIGN: a session's totals are the sum of
 its turns), so a report is a sum of turns. The database sums them by quarter hour of UTC (every
@@ -27,7 +28,7 @@ from tracehouse.reports.pricing import PriceTable, Tokens
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
-PERIODS = ("daily", "weekly", "monthly", "session", "project", "model")
+PERIODS = ("daily", "weekly", "monthly", "session", "project", "model", "machine")
 UNKNOWN = "(unknown)"
 
 
@@ -147,7 +148,8 @@ def usage(
 QUARTER_HOUR = "substr({at}, 1, 14) || CAST(CAST(substr({at}, 15, 2) AS INTEGER) / 15 AS TEXT)"
 DAY = "substr({at}, 1, 10)"
 # What a period groups by besides the time, the model and the provider.
-GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path")}
+GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path"),
+           "machine": ("s.host",)}  # fmt: skip
 
 
 def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable[dict[str, Any]]:
@@ -194,6 +196,8 @@ def _key(period: str, row: dict[str, Any], model: str, utc: bool) -> str:
         return str(row["project"] or row["workspace_path"] or UNKNOWN)
     if period == "model":
         return model
+    if period == "machine":  # the machine a session was imported on, or pushed from
+        return str(row["host"] or UNKNOWN)
     moment = parse_stored(row["at"], utc=utc)
     if moment is None:
         return UNKNOWN
