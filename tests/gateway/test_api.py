@@ -166,7 +166,7 @@ def test_the_list_page_shows_where_each_session_came_from_and_one_line_titles(
     gateway.cookies.set("tracehouse_token", gateway.tokens["read"])
     page = gateway.get("/").text
     rows = page.split('<tbody id="rows">', 1)[1]
-    assert '<td class="hide-narrow nowrap">laptop</td>' in rows  # the token that pushed them
+    assert '<td class="nowrap" data-label="machine">laptop</td>' in rows  # who pushed them
     assert "[cut:" not in rows and "a first prompt that runs on a first" in rows
     title = rows.split("a first prompt", 1)[1].split("</a>", 1)[0]
     assert len(title) < 80 and title.endswith("…")

@@ -1,4 +1,5 @@
-"""`tracehouse usage PERIOD`: tokens and cost by day, week, month, session, project, model or machine."""
+"""`tracehouse usage PERIOD`: tokens and cost by day, week, month, session, project, model or
+machine."""
 
 from __future__ import annotations
 

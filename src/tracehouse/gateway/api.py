@@ -19,11 +19,17 @@ from tracehouse.errors import RequestError
 from tracehouse.gateway import openapi, ownership
 from tracehouse.gateway.app import Admin, Anyone, Ledger, Probe, Pusher, Reader
 from tracehouse.gateway.tokens import Grant
-from tracehouse.gateway.views import session_document, session_summaries, sessions_holding
+from tracehouse.gateway.views import (
+    session_document,
+    session_filters,
+    session_summaries,
+    sessions_holding,
+)
 from tracehouse.model import codec, push_wire
 from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
 from tracehouse.pipeline.requests import apply_request
 from tracehouse.redaction.rows import redact_batch
+from tracehouse.reports.usage import PERIODS, usage
 from tracehouse.search.options import build_filters
 from tracehouse.sinks.protocol import RunTotals, SessionStore
 
@@ -297,6 +303,29 @@ def sessions(
 def session(label: str, grant: Reader, store: Ledger) -> Response:
     """One session: its rows in the `sessions.import` item shape, with its lineage."""
     return _json(session_document(store, label))
+
+
+@router.get("/usage", responses=openapi.responses("Usage", 400, 401, 403), tags=["read"])
+def usage_report(
+    grant: Reader,
+    store: Ledger,
+    period: Annotated[str, Query(pattern=f"^({'|'.join(PERIODS)})$")] = "daily",
+    provider: Annotated[list[str] | None, Query()] = None,
+    machine: Annotated[list[str] | None, Query()] = None,
+    project: str | None = None,
+    model: Annotated[list[str] | None, Query()] = None,
+    since: str | None = None,
+    until: str | None = None,
+    subagents: bool = True,
+    breakdown: bool = False,
+) -> Response:
+    """Tokens and cost per day, week, month, session, project, model or machine: what
+    `tracehouse usage PERIOD --json` prints, with the same filters."""
+    from tracehouse.gateway.pages import list_prices
+
+    filters = session_filters(store, provider or [], project, since, until, subagents,
+                              models=model or [], machines=machine or [])  # fmt: skip
+    return _json(usage(store, period, filters, list_prices(), breakdown=breakdown).to_json())
 
 
 @router.get("/search", responses=openapi.responses("SearchHits", 400, 401, 403, 404), tags=["read"])

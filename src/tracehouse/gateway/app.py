@@ -134,10 +134,11 @@ def create_app(config: GatewayConfig) -> FastAPI:
         ),
     )
 
-    from tracehouse.gateway import api, openapi, pages
+    from tracehouse.gateway import api, openapi, pages, usage_page
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(usage_page.router)
     # A value PostgreSQL cannot hold (a NUL in a key, a number past its type) came from the
     # request: a 400 that says so, not a 500.
     app.add_exception_handler(
@@ -151,6 +152,11 @@ def create_app(config: GatewayConfig) -> FastAPI:
     app.add_middleware(Admission, limit=config.admitted, exempt=("/v1/health",))
     app.add_middleware(AccessLog)
     app.state.failures = Failures()
+    # What the pages render (Markdown, code, diffs), kept for the app's life: a page read again
+    # costs little.
+    from tracehouse.exports.rendering import Renderer
+
+    app.state.renderer = Renderer()
     app.add_exception_handler(ClientDisconnect, _gone)
     openapi.install(app)
     return app

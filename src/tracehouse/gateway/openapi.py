@@ -127,6 +127,17 @@ RESPONSES: dict[str, dict[str, Any]] = {
         },
         "required": ["item", "lineage"],
     },
+    "Usage": _object(
+        {
+            "period": _STR,
+            "timeZone": _STR,
+            "prices": _STR,
+            "unpricedModels": {"type": "array", "items": {"type": "object"}},
+            "rows": {"type": "array", "items": {"type": "object"}},
+            "total": {"type": "object"},
+        },
+        ["period", "rows", "total"],
+    ),
     "SearchHits": _object(
         {"query": _STR, "hits": {"type": "array", "items": {"type": "object"}}},
         ["query", "hits"],

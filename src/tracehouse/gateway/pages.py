@@ -17,6 +17,7 @@ import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from tracehouse.config import default_config_path
 from tracehouse.errors import TracehouseError
 from tracehouse.exports.html import Pages
 from tracehouse.exports.timeline import session_title
@@ -25,7 +26,9 @@ from tracehouse.gateway.app import COOKIE, Ledger, grant
 from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import session_filters
 from tracehouse.model.tables import PROVIDERS
-from tracehouse.reports.filters import list_sessions
+from tracehouse.reports.filters import ORDERS, SessionFilters, count_sessions, list_sessions
+from tracehouse.reports.pricing import load_prices
+from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK
 from tracehouse.search.options import build_filters
 from tracehouse.sinks.reads import find_session, session_detail
@@ -54,11 +57,11 @@ def templates() -> jinja2.Environment:
     )
 
 
-def _page(name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+def render_page(name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
     return HTMLResponse(templates().get_template(name).render(**values), status_code=status_code)
 
 
-def _signed_in(request: Request, store: Any) -> bool:
+def signed_in(request: Request, store: Any) -> bool:
     try:
         grant(request, store, "read")
     except Exception:
@@ -82,7 +85,7 @@ def login_page(request: Request) -> HTMLResponse:
 def _login(request: Request, status: int, error: str | None) -> HTMLResponse:
     """The sign-in form with a fresh CSRF token, in its field and in a cookie to match."""
     csrf = security.csrf_token()
-    answer = _page("login.html.j2", status, error=error, csrf=csrf)
+    answer = render_page("login.html.j2", status, error=error, csrf=csrf)
     secure = request.url.scheme == "https"
     answer.set_cookie(security.CSRF_COOKIE, csrf, httponly=True, samesite="strict",
                       secure=secure, path="/login")  # fmt: skip
@@ -95,7 +98,9 @@ async def login(request: Request, store: Ledger) -> Response:
     address = request.client.host if request.client else "-"
     wait = failures.blocked_for(address)
     if wait:
-        answer = _page("error.html.j2", 429, error="Too many failed sign-ins; try again soon.")
+        answer = render_page(
+            "error.html.j2", 429, error="Too many failed sign-ins; try again soon."
+        )
         answer.headers["Retry-After"] = str(int(wait) + 1)
         return answer
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -116,55 +121,101 @@ async def login(request: Request, store: Ledger) -> Response:
     return signed_in
 
 
+PAGE = 50  # sessions a list page shows
+
+
 @router.get("/", response_model=None)
 def session_list(
     request: Request,
     store: Ledger,
     q: str = "",
     provider: str = "",
+    machine: str = "",
     project: str = "",
+    model: str = "",
     since: str = "",
     until: str = "",
-    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    sort: str = "updated",
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
 ) -> HTMLResponse | RedirectResponse:
-    if not _signed_in(request, store):  # a page, not the API: send the browser to sign in
+    if not signed_in(request, store):  # a page, not the API: send the browser to sign in
         return RedirectResponse("/login", status_code=303)
-    shown: dict[str, Any] = {
-        "q": q,
-        "provider": provider,
-        "project": project,
-        "since": since,
-        "until": until,
-    }
-    rows: list[dict[str, Any]] = []
-    hits = None
-    error = None
+    shown: dict[str, Any] = {"q": q, "provider": provider, "machine": machine,
+                             "project": project, "model": model, "since": since,
+                             "until": until, "sort": sort}  # fmt: skip
+    listing = Listing()
     try:
         if q.strip():
             filters = build_filters(
                 store, providers=[provider] if provider else (), project=project or None,
-                since=since or None, until=until or None, limit=min(limit, 200),
+                since=since or None, until=until or None, limit=200,
             )  # fmt: skip
-            hits = [_hit(h) for h in store.search(q, filters)]
+            listing.hits = [_hit(h) for h in store.search(q, filters)]
         else:
-            filters = session_filters(store, [provider] if provider else [], project, since, until)
-            rows = [_row(r) for r in list_sessions(store, filters, limit)]
+            listing.fill(store, session_filters(
+                store, [provider] if provider else [], project, since, until,
+                models=[model] if model else [], machines=[machine] if machine else [],
+            ), sort, page)  # fmt: skip
     except TracehouseError as exc:  # a bad filter: say so on the page, as the CLI would
-        error = str(exc)
-    return _page("list.html.j2", rows=rows, hits=hits, error=error, providers=PROVIDERS, **shown)
+        listing.error = str(exc)
+    return render_page("list.html.j2", listing=listing, providers=PROVIDERS, orders=ORDERS,
+                 machines=filter_values(store, "host"), **shown)  # fmt: skip
 
 
-def _row(r: dict[str, Any]) -> dict[str, Any]:
+class Listing:
+    """One page of the session list: its rows with their cost, how many match, the paging."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.hits: list[dict[str, Any]] | None = None
+        self.error: str | None = None
+        self.total = 0
+        self.page = 1
+        self.pages = 1
+        self.first = 0
+
+    def fill(self, store: Any, filters: Any, sort: str, page: int) -> None:
+        self.total = count_sessions(store, filters)
+        self.pages = max(1, -(-self.total // PAGE))
+        self.page = min(page, self.pages)
+        self.first = (self.page - 1) * PAGE
+        found = list_sessions(store, filters, PAGE, self.first, order=sort)
+        costs = _costs(store, [r["session_id"] for r in found])
+        self.rows = [_row(r, costs.get(r["label"])) for r in found]
+
+
+def _costs(store: Any, session_ids: list[str]) -> dict[str, Any]:
+    """The listed sessions' cost at list prices, by label (None: no price for their models)."""
+    if not session_ids:
+        return {}
+    report = usage(store, "session", SessionFilters(session_ids=tuple(session_ids)), list_prices())
+    return {line.key: line.known_cost for line in report.lines if line.model is None}
+
+
+@lru_cache(maxsize=1)
+def list_prices() -> Any:
+    return load_prices(default_config_path().with_name("prices.toml"))
+
+
+def filter_values(store: Any, column: str) -> list[str]:
+    """The values a filter may take (the machines sessions came from)."""
+    rows = store.query(f"SELECT DISTINCT {column} AS v FROM sessions WHERE {column} IS NOT NULL")
+    return sorted(str(r["v"]) for r in rows)
+
+
+def _row(r: dict[str, Any], cost: float | None = None) -> dict[str, Any]:
     return {
         "href": _href(r["label"]),
         "label": r["label"],
         "title": _clipped(session_title(r)),
         "provider": r["source_provider"],
         "project": r["project"] or "",
+        "model": r.get("model") or "",
         "host": r.get("host") or "",
         "when": _when(r["updated_at"] or r["created_at"]),
         "messages": r["message_count"] or 0,
         "tokens": f"{r['total_tokens']:,}" if r["total_tokens"] else "—",
+        "cost": "—" if cost is None else f"${cost:,.2f}",
         "subagent": bool(r["is_subagent"]),
     }
 
@@ -195,12 +246,12 @@ def _hit(hit: Any) -> dict[str, Any]:
 
 @router.get("/s/{label}", response_model=None)
 def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | RedirectResponse:
-    if not _signed_in(request, store):
+    if not signed_in(request, store):
         return RedirectResponse("/login", status_code=303)
     try:
         session_id = find_session(store, label)["session_id"]
     except TracehouseError as exc:
-        return _page("error.html.j2", 404, error=str(exc))
+        return render_page("error.html.j2", 404, error=str(exc))
     detail = session_detail(store, session_id)
     names = {c["session_id"]: c["label"] for c in detail["children"]}
     names.update(detail.get("labels", {}))
@@ -212,8 +263,25 @@ def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | 
         home="/",
         live=f"/s/{quote(label, safe='')}/version",
         nonce=request.state.nonce,
+        renderer=request.app.state.renderer,
+        result_href=lambda call_id: f"/s/{quote(label, safe='')}/results/{quote(call_id)}",
     )
     return HTMLResponse(pages.session(detail))
+
+
+@router.get("/s/{label}/results/{call_id}")
+def call_result(label: str, call_id: str, request: Request, store: Ledger) -> Response:
+    """A long tool result, fetched when its fold is opened (or followed as a link)."""
+    grant(request, store, "read")
+    session_id = find_session(store, label)["session_id"]
+    rows = store.query(
+        "SELECT result, error FROM tool_calls WHERE session_id = ? AND tool_call_id = ?",
+        [session_id, call_id],
+    )
+    if not rows:
+        return render_page("error.html.j2", 404, error=f"{label} has no tool call {call_id}")
+    text = rows[0]["result"] or rows[0]["error"] or ""
+    return Response(text, media_type="text/plain; charset=utf-8")
 
 
 @router.get("/s/{label}/version")

@@ -46,6 +46,9 @@ def session_filters(
     since: str | None,
     until: str | None,
     subagents: bool = True,
+    *,
+    models: list[str] | None = None,
+    machines: list[str] | None = None,
 ) -> Any:
     return build_session_filters(
         providers=providers or (),
@@ -54,6 +57,8 @@ def session_filters(
         until=until or None,
         subagents=subagents,
         store=store,
+        models=models or (),
+        machines=machines or (),
     )
 
 

@@ -236,8 +236,8 @@ def build_server(
         until: Until = None,
     ) -> str:  # fmt: skip
         """Tokens (input, output, cache read and write, reasoning) and their cost at API list
-        prices, by day, week, month, session, project, model or machine, with the filters. Models with
-        no known price are listed with their tokens, never guessed."""
+        prices, by day, week, month, session, project, model or machine, with the filters.
+        Models with no known price are listed with their tokens, never guessed."""
         return await dispatch("usage", dict(
             by=by, providers=providers, project=project, models=models, since=since, until=until,
         ))  # fmt: skip

@@ -29,6 +29,7 @@ class SessionFilters:
     until: str | None = None
     subagents: bool = True
     session_ids: tuple[str, ...] = ()  # `--label`s resolved: the sessions and their subagents
+    machines: tuple[str, ...] = ()  # the hosts sessions were imported on or pushed from
 
 
 def build_session_filters(
@@ -42,6 +43,7 @@ def build_session_filters(
     labels: Sequence[str] = (),
     utc: bool = False,
     store: SessionStore | None = None,
+    machines: Sequence[str] = (),
 ) -> SessionFilters:
     """`labels` (labels, ids, source ids or a unique beginning of one) need the `store`."""
     for name in providers:
@@ -61,6 +63,7 @@ def build_session_filters(
         until=end,
         subagents=subagents,
         session_ids=_families(store, labels),
+        machines=tuple(m for m in machines if m),
     )
 
 
@@ -88,6 +91,9 @@ def session_sql(
     )  # fmt: skip
     if not filters.subagents:
         sql.append(f"NOT coalesce({a}.is_subagent, FALSE)")
+    if filters.machines:
+        sql.append(f"{a}.host IN ({', '.join('?' * len(filters.machines))})")
+        params.extend(filters.machines)
     if times and filters.since:
         sql.append(f"coalesce({a}.updated_at, {a}.created_at) >= ?")
         params.append(filters.since)
@@ -104,16 +110,31 @@ def count_sessions(store: SessionStore, filters: SessionFilters | None = None) -
     return int(rows[0]["n"])
 
 
+# How a list may be sorted: each a value that is NULL for a session that lacks it (last on both
+# stores: PostgreSQL puts NULLs first), largest or newest first.
+ORDERS = {
+    "updated": "coalesce(updated_at, created_at)",
+    "created": "created_at",
+    "tokens": "total_tokens",
+    "messages": "message_count",
+}
+
+
 def list_sessions(
-    store: SessionStore, filters: SessionFilters | None = None, limit: int = 50, offset: int = 0
+    store: SessionStore,
+    filters: SessionFilters | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    order: str = "updated",
 ) -> list[dict[str, Any]]:
-    """The filtered sessions, most recently active first, `offset` of them skipped."""
+    """The filtered sessions, most recently active first (or by `order`), `offset` skipped."""
     validate.count(limit, "--limit", MAX_LIST)
+    if order not in ORDERS:
+        raise ConfigError(f"sort {order!r}: one of {', '.join(ORDERS)}")
     where, params = session_sql(filters or SessionFilters())
+    key = ORDERS[order]
     return store.query(
         f"SELECT {LIST_COLUMNS} FROM sessions s WHERE 1 = 1{where}"
-        # sessions with no recorded time last on both stores (PostgreSQL puts NULLs first)
-        " ORDER BY coalesce(updated_at, created_at) IS NULL,"
-        " coalesce(updated_at, created_at) DESC, session_id LIMIT ? OFFSET ?",
+        f" ORDER BY {key} IS NULL, {key} DESC, session_id LIMIT ? OFFSET ?",
         [*params, limit, offset],
     )

@@ -1,0 +1,63 @@
+"""`/usage`: tokens and cost per day, model, project and machine, charted on the server as SVG
+(`reports/charts.py`) with the same figures as tables, under the session list's filters. The
+numbers are `tracehouse usage`'s (`GET /v1/usage` returns its `--json`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from tracehouse.errors import TracehouseError
+from tracehouse.gateway.app import Ledger
+from tracehouse.gateway.pages import filter_values, list_prices, render_page, signed_in
+from tracehouse.gateway.views import session_filters
+from tracehouse.model.tables import PROVIDERS
+from tracehouse.reports import charts
+from tracehouse.reports.usage import usage
+
+router = APIRouter(include_in_schema=False)
+GROUPS = (("model", "Tokens and cost by model"), ("project", "Tokens and cost by project"),
+          ("machine", "Tokens and cost by machine"))  # fmt: skip
+
+
+@router.get("/usage", response_model=None)
+def usage_page(
+    request: Request,
+    store: Ledger,
+    provider: str = "",
+    machine: str = "",
+    project: str = "",
+    model: str = "",
+    since: str = "",
+    until: str = "",
+) -> HTMLResponse | RedirectResponse:
+    if not signed_in(request, store):
+        return RedirectResponse("/login", status_code=303)
+    shown: dict[str, Any] = {"provider": provider, "machine": machine, "project": project,
+                             "model": model, "since": since, "until": until}  # fmt: skip
+    sections: list[dict[str, Any]] = []
+    total = unpriced = None
+    error = None
+    try:
+        filters = session_filters(
+            store, [provider] if provider else [], project, since, until,
+            models=[model] if model else [], machines=[machine] if machine else [],
+        )  # fmt: skip
+        daily = usage(store, "daily", filters, list_prices())
+        total, unpriced = daily.total, daily.unpriced
+        days = charts.days(daily.lines)
+        sections.append({"title": "Tokens and cost per day (days with usage)",
+                         "chart": charts.columns(days, "Tokens per day")
+                         + charts.columns(days, "Cost per day", height=120, cost=True),
+                         "bars": days, "key": "day"})  # fmt: skip
+        for period, title in GROUPS:
+            found = charts.bars(usage(store, period, filters, list_prices()).lines)
+            sections.append({"title": title, "chart": charts.rows(found, title), "bars": found,
+                             "key": period})  # fmt: skip
+    except TracehouseError as exc:
+        error = str(exc)
+    return render_page("usage.html.j2", sections=sections, total=total, unpriced=unpriced,
+                 prices=list_prices().source, error=error, providers=PROVIDERS,
+                 machines=filter_values(store, "host"), **shown)  # fmt: skip
