@@ -25,6 +25,11 @@ Target (issue #18): each gateway run ≥ 70% of direct. `--workers 1,4` sets the
 
 runs the gateway under a crowd instead (`gateway_load.py`): readers and pushers at once, each
 route's latencies, the 503 share, health, and how soon it serves at full speed again.
+
+    uv run python bench/gateway_bench.py --pages [--copies 8] [--requests 40]
+
+times the pages a reader opens instead (`page_bench.py`): the list of 200 sessions and a
+1,000-message session, p50/p95 against reading their rows, and their size.
 """
 
 from __future__ import annotations
@@ -274,6 +279,11 @@ def _served(log: bytes) -> dict[str, list[float]]:
 
 
 def main() -> None:
+    if "--pages" in sys.argv:  # the pages' timings: page_bench.py, with its own options
+        import page_bench
+
+        page_bench.main([a for a in sys.argv[1:] if a != "--pages"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=16)
     parser.add_argument("--pushers", type=int, default=8)

@@ -137,13 +137,14 @@ def session_list(
     until: str = "",
     sort: str = "updated",
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    per: Annotated[int, Query(ge=1, le=200)] = PAGE,
 ) -> HTMLResponse | RedirectResponse:
     if not signed_in(request, store):  # a page, not the API: send the browser to sign in
         return RedirectResponse("/login", status_code=303)
     shown: dict[str, Any] = {"q": q, "provider": provider, "machine": machine,
                              "project": project, "model": model, "since": since,
                              "until": until, "sort": sort}  # fmt: skip
-    listing = Listing()
+    listing = Listing(per)
     try:
         if q.strip():
             filters = build_filters(
@@ -165,7 +166,8 @@ def session_list(
 class Listing:
     """One page of the session list: its rows with their cost, how many match, the paging."""
 
-    def __init__(self) -> None:
+    def __init__(self, per: int = PAGE) -> None:
+        self.per = per
         self.rows: list[dict[str, Any]] = []
         self.hits: list[dict[str, Any]] | None = None
         self.error: str | None = None
@@ -176,10 +178,10 @@ class Listing:
 
     def fill(self, store: Any, filters: Any, sort: str, page: int) -> None:
         self.total = count_sessions(store, filters)
-        self.pages = max(1, -(-self.total // PAGE))
+        self.pages = max(1, -(-self.total // self.per))
         self.page = min(page, self.pages)
-        self.first = (self.page - 1) * PAGE
-        found = list_sessions(store, filters, PAGE, self.first, order=sort)
+        self.first = (self.page - 1) * self.per
+        found = list_sessions(store, filters, self.per, self.first, order=sort)
         costs = _costs(store, [r["session_id"] for r in found])
         self.rows = [_row(r, costs.get(r["label"])) for r in found]
 
