@@ -27,6 +27,7 @@ from tracehouse.exports.timeline import (
     timeline,
     unplaced_children,
 )
+from tracehouse.model.stored_json import decode_mapping
 
 if TYPE_CHECKING:
     import jinja2
@@ -149,7 +150,7 @@ class Pages:
             "id": m["message_id"],
             "role": m["role"] if not host else "host",
             "title": role_title(m),
-            "notes": " ".join(message_notes(m, labels)),
+            "notes": " ".join([*message_notes(m, labels), *_image_note(m)]),
             "when": self.when(m.get("created_at")),
             "model": m.get("model") or "",
             "thinking": m.get("thinking") or "",
@@ -194,3 +195,13 @@ def _source(source: Row) -> Row:
         "href": uri if uri.startswith(("http://", "https://")) else None,
         "type": source["source_type"],
     }
+
+
+def _image_note(m: Row) -> list[str]:
+    """The images a message had: the ledger keeps their count, not their bytes (a transcript's
+    base64 would make every page and export huge), so a reader learns they were there."""
+    meta, _problem = decode_mapping(m.get("metadata"))
+    images = meta.get("images") if meta else None
+    if isinstance(images, int) and not isinstance(images, bool) and images > 0:
+        return [f"{images} image{'s' if images > 1 else ''} (not kept)"]
+    return []
