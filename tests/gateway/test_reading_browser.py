@@ -2,8 +2,8 @@
 the tests/data agents and a session planted with what a transcript may hold: Markdown renders as
 Markdown, code highlighted, an edit as a diff, a long result folded and fetched when opened; an
 injected `<script>` or `onerror` — in a message, a title or a search — never runs; the list
-pages; a phone-width page has no horizontal scroll; and axe-core finds no serious or critical
-accessibility violation on the list, a session and the usage page."""
+pages; a phone-width page has no horizontal scroll; and axe-core finds no accessibility
+violation at all on the list, a session and the usage page, light and dark."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_a_phone_has_no_horizontal_scroll(browser, site) -> None:
         assert page.evaluate("document.documentElement.scrollWidth") <= 380, path
 
 
-def test_no_serious_accessibility_violation(browser, site) -> None:
+def test_no_accessibility_violation(browser, site) -> None:
     if not AXE.exists():
         pytest.skip(f"axe-core not installed ({AXE}): npm ci --prefix conformance/npm")
     # axe is added to the page from outside: the page's own policy admits only its own script
@@ -191,5 +191,4 @@ def test_no_serious_accessibility_violation(browser, site) -> None:
             page.add_script_tag(path=str(AXE))
             found = page.evaluate("axe.run(document).then(r => r.violations.map(v => "
                                   "[v.id, v.impact, v.nodes.length]))")  # fmt: skip
-            serious = [v for v in found if v[1] in ("serious", "critical")]
-            assert serious == [], (path, scheme, serious)
+            assert found == [], (path, scheme, found)  # of any impact, not only serious
