@@ -9,12 +9,13 @@ read token given once on the sign-in page is kept in an HttpOnly, SameSite=Stric
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qs, quote
 
 import orjson
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from tracehouse.config import default_config_path
@@ -124,43 +125,56 @@ async def login(request: Request, store: Ledger) -> Response:
 PAGE = 50  # sessions a list page shows
 
 
+@dataclass
+class PageFilters:
+    """The filters the list and the usage page share, as their query parameters."""
+
+    provider: str = ""
+    machine: str = ""
+    project: str = ""
+    model: str = ""
+    since: str = ""
+    until: str = ""
+
+    def of(self, store: Any) -> Any:
+        return session_filters(
+            store, [self.provider] if self.provider else [], self.project, self.since,
+            self.until, models=[self.model] if self.model else [],
+            machines=[self.machine] if self.machine else [],
+        )  # fmt: skip
+
+
+Filters = Annotated[PageFilters, Depends()]
+
+
 @router.get("/", response_model=None)
 def session_list(
     request: Request,
     store: Ledger,
+    shown: Filters,
     q: str = "",
-    provider: str = "",
-    machine: str = "",
-    project: str = "",
-    model: str = "",
-    since: str = "",
-    until: str = "",
     sort: str = "updated",
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
     per: Annotated[int, Query(ge=1, le=200)] = PAGE,
 ) -> HTMLResponse | RedirectResponse:
     if not signed_in(request, store):  # a page, not the API: send the browser to sign in
         return RedirectResponse("/login", status_code=303)
-    shown: dict[str, Any] = {"q": q, "provider": provider, "machine": machine,
-                             "project": project, "model": model, "since": since,
-                             "until": until, "sort": sort}  # fmt: skip
     listing = Listing(per)
     try:
         if q.strip():
             filters = build_filters(
-                store, providers=[provider] if provider else (), project=project or None,
-                since=since or None, until=until or None, limit=200,
+                store, providers=[shown.provider] if shown.provider else (),
+                project=shown.project or None, since=shown.since or None,
+                until=shown.until or None, limit=200,
             )  # fmt: skip
             listing.hits = [_hit(h) for h in store.search(q, filters)]
         else:
-            listing.fill(store, session_filters(
-                store, [provider] if provider else [], project, since, until,
-                models=[model] if model else [], machines=[machine] if machine else [],
-            ), sort, page)  # fmt: skip
+            listing.fill(store, shown.of(store), sort, page)
     except TracehouseError as exc:  # a bad filter: say so on the page, as the CLI would
         listing.error = str(exc)
     return render_page("list.html.j2", listing=listing, providers=PROVIDERS, orders=ORDERS,
-                 machines=filter_values(store, "host"), **shown)  # fmt: skip
+                       machines=filter_values(store, "host"), q=q, sort=sort,
+                       **asdict(shown))  # fmt: skip
 
 
 class Listing:

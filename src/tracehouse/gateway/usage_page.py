@@ -4,6 +4,7 @@ numbers are `tracehouse usage`'s (`GET /v1/usage` returns its `--json`)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -11,8 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from tracehouse.errors import TracehouseError
 from tracehouse.gateway.app import Ledger
-from tracehouse.gateway.pages import filter_values, list_prices, render_page, signed_in
-from tracehouse.gateway.views import session_filters
+from tracehouse.gateway.pages import Filters, filter_values, list_prices, render_page, signed_in
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports import charts
 from tracehouse.reports.usage import usage
@@ -23,28 +23,14 @@ GROUPS = (("model", "Tokens and cost by model"), ("project", "Tokens and cost by
 
 
 @router.get("/usage", response_model=None)
-def usage_page(
-    request: Request,
-    store: Ledger,
-    provider: str = "",
-    machine: str = "",
-    project: str = "",
-    model: str = "",
-    since: str = "",
-    until: str = "",
-) -> HTMLResponse | RedirectResponse:
+def usage_page(request: Request, store: Ledger, shown: Filters) -> HTMLResponse | RedirectResponse:
     if not signed_in(request, store):
         return RedirectResponse("/login", status_code=303)
-    shown: dict[str, Any] = {"provider": provider, "machine": machine, "project": project,
-                             "model": model, "since": since, "until": until}  # fmt: skip
     sections: list[dict[str, Any]] = []
     total = unpriced = None
     error = None
     try:
-        filters = session_filters(
-            store, [provider] if provider else [], project, since, until,
-            models=[model] if model else [], machines=[machine] if machine else [],
-        )  # fmt: skip
+        filters = shown.of(store)
         daily = usage(store, "daily", filters, list_prices())
         total, unpriced = daily.total, daily.unpriced
         days = charts.days(daily.lines)
@@ -59,5 +45,5 @@ def usage_page(
     except TracehouseError as exc:
         error = str(exc)
     return render_page("usage.html.j2", sections=sections, total=total, unpriced=unpriced,
-                 prices=list_prices().source, error=error, providers=PROVIDERS,
-                 machines=filter_values(store, "host"), **shown)  # fmt: skip
+                       prices=list_prices().source, error=error, providers=PROVIDERS,
+                       machines=filter_values(store, "host"), **asdict(shown))  # fmt: skip
