@@ -2,7 +2,7 @@
 
     uv run python bench/mcp_bench.py [--copies 24] [--calls 240] [--starts 5] [--pg DSN]
 
-Builds (or reuses) backfill_bench's replicated corpus of all six sources and its ledger, then:
+Builds (or reuses) backfill_bench's replicated corpus of every source and its ledger, then:
 
   start     spawn `tracehouse mcp` through the SDK's stdio client to its first answer
             (initialize + list_sessions), against the floor of a bare `python -c "import

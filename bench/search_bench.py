@@ -2,7 +2,7 @@
 
     uv run python bench/search_bench.py [--copies 24] [--runs 2] [--queries 240] [--pg DSN]
 
-Builds (or reuses) backfill_bench's replicated corpus of all six sources (about 37 MB a copy;
+Builds (or reuses) backfill_bench's replicated corpus of every source (about 40 MB a copy;
 24 copies ≈ 0.9 GB), then, in one run on this machine:
 
   backfill     `sync backfill` into a fresh SQLite ledger with the search index, and into one

@@ -1,1 +1,1 @@
-"""The shared parser kit: what every source repeats, written once (README.md in parsers/)."""
+"""The shared parser kit: what every source repeats, written once (README.md here)."""
