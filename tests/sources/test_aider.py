@@ -82,3 +82,17 @@ def test_each_launch_is_a_session_with_its_prompts_tokens_and_calls(units) -> No
     assert last.session["model"] == "gemini/gemini-2.5-pro"
     notices = rows["messages"].filter(rows["messages"]["message_type"] == "host").sort("seq")
     assert "quota exceeded" in notices["content"].to_list()[-1]
+
+
+def test_a_history_written_on_windows_reads_the_same(tmp_path) -> None:
+    project = tmp_path / "site"
+    shutil.copytree(HOME / "projects" / "site", project)
+    chat = project / ".aider.chat.history.md"
+    chat.write_bytes(chat.read_bytes().replace(b"\n", b"\r\n"))
+    windows = sessions(aider, aider.discover([tmp_path]))
+    unix = sessions(aider, aider.discover([HOME]))
+    assert len(windows) == len(unix) == 2
+    for (item, rows), (twin, twin_rows) in zip(windows.values(), unix.values(), strict=True):
+        assert item.session["title"] == twin.session["title"]
+        said, twin_said = rows["messages"].sort("seq"), twin_rows["messages"].sort("seq")
+        assert said["content"].to_list() == twin_said["content"].to_list()

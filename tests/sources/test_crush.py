@@ -218,3 +218,30 @@ def test_only_changed_sessions_are_read_again(project) -> None:
     again = crush.parse(unit, cursor, ParseOptions())
     assert [i.source_session_id for i in again.extra] == [TASK]
     assert parse_all_items(crush, unit)[2] == []
+
+
+def test_a_database_from_before_later_columns_reads(tmp_path) -> None:
+    """The first databases had no `provider` or `finished_at` on messages (later migrations
+    added them): columns are read by name, none assumed beyond the message's own."""
+    folder = tmp_path / "old" / ".crush"
+    folder.mkdir(parents=True)
+    conn = sqlite3.connect(folder / "crush.db")
+    conn.execute(SESSION_DDL)
+    conn.execute("CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT"
+                 " NOT NULL, parts TEXT NOT NULL default '[]', model TEXT, created_at INTEGER"
+                 " NOT NULL, updated_at INTEGER NOT NULL)")  # fmt: skip
+    conn.execute(
+        "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (MAIN, None, "New Session", 2, 0, 0, 0.0, 1754605246, 1754605244, None),
+    )
+    conn.execute(
+        "INSERT INTO messages VALUES ('o1', ?, 'user', ?, NULL, 1754605244, 1754605244)",
+        (MAIN, json.dumps([part("text", text="hello")])),
+    )
+    conn.execute("INSERT INTO messages VALUES ('o2', ?, 'assistant', ?, 'gpt-4.1', 1754605245,"
+                 " 1754605245)", (MAIN, json.dumps([part("text", text="hi")])))  # fmt: skip
+    conn.commit()
+    conn.close()
+    found = sessions(crush, crush.discover([tmp_path]))
+    item, _rows = found[MAIN]
+    assert item.session["message_count"] == 2 and item.session["model"] == "gpt-4.1"

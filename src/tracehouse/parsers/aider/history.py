@@ -67,7 +67,8 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
     project = str(unit.path.parent)
     seen: dict[str, int] = {}
     sessions: list[_Session] = []
-    for number, raw in enumerate(text.split("\n"), 1):
+    for number, written in enumerate(text.split("\n"), 1):
+        raw = written.removesuffix("\r")  # a history written on Windows
         started = STARTED.match(raw)
         if started:
             stamp = f"{started.group(1)}T{started.group(2)}"

@@ -80,9 +80,15 @@ def _session(conn: sqlite3.Connection, row: Mapping[str, Any], unit: Unit,
     sid = str(row["id"])
     talk = Conversation(PROVIDER, sid, unit.key, options.max_field)
     talk.seen(iso_seconds(row.get("created_at")))
-    sql = ("SELECT id, role, parts, model, provider, created_at, finished_at FROM messages"
-           " WHERE session_id = ? ORDER BY created_at, rowid")  # fmt: skip
-    for mid, role, parts, model, provider, created, finished in read(conn, sql, (sid,)):
+    # Every column by name: a release's migrations add some (`provider`, `finished_at` came
+    # later than the first databases), so none but the first three is assumed.
+    names = [str(column[1]) for column in read(conn, "PRAGMA table_info(messages)")]
+    sql = "SELECT * FROM messages WHERE session_id = ? ORDER BY created_at, rowid"
+    for values in read(conn, sql, (sid,)):
+        message = dict(zip(names, values, strict=True))
+        mid, role, parts = message.get("id"), message.get("role"), message.get("parts")
+        model, provider = message.get("model"), message.get("provider")
+        created, finished = message.get("created_at"), message.get("finished_at")
         decoded, problem = decode_json(parts, list)
         try:
             if problem is not None:
