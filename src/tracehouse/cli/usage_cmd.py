@@ -20,8 +20,7 @@ from tracehouse.cli.filter_opts import (
     UtcOpt,
     session_filters,
 )
-from tracehouse.config import default_config_path
-from tracehouse.reports.pricing import load_prices
+from tracehouse.reports.pricing import load_prices, own_prices_file
 from tracehouse.reports.usage import PERIODS, Line, Report, usage
 from tracehouse.sinks.protocol import SessionStore
 
@@ -57,7 +56,7 @@ def usage_report(
     ] = None,
 ) -> None:
     """Input, output, cache and reasoning tokens with their cost at API list prices."""
-    table = load_prices(prices or default_config_path().with_name("prices.toml"))
+    table = load_prices(prices or own_prices_file())
 
     def read(ledger: SessionStore) -> Report:
         found = session_filters(

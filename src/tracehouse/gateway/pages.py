@@ -18,7 +18,6 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from tracehouse.config import default_config_path
 from tracehouse.errors import TracehouseError
 from tracehouse.exports.html import Pages
 from tracehouse.exports.timeline import session_title
@@ -28,7 +27,7 @@ from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import session_filters
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports.filters import ORDERS, SessionFilters, count_sessions, list_sessions
-from tracehouse.reports.pricing import load_prices
+from tracehouse.reports.pricing import load_prices, own_prices_file
 from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK
 from tracehouse.search.options import build_filters
@@ -210,7 +209,7 @@ def _costs(store: Any, session_ids: list[str]) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def list_prices() -> Any:
-    return load_prices(default_config_path().with_name("prices.toml"))
+    return load_prices(own_prices_file())
 
 
 def filter_values(store: Any, column: str) -> list[str]:

@@ -95,6 +95,13 @@ class PriceTable:
         ) / 1e6
 
 
+def own_prices_file() -> Path:
+    """Where a user's own prices are kept: `prices.toml` beside the config file."""
+    from tracehouse.config import default_config_path
+
+    return default_config_path().with_name("prices.toml")
+
+
 def load_prices(user_file: Path | None = None) -> PriceTable:
     """The dataset's prices with `user_file`'s models on top (a missing default file is fine)."""
     from tracehouse.reports.price_data import Dataset, dataset_name

@@ -185,8 +185,10 @@ class Conversation:
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         """A call's result: completes it (a result whose call was never seen makes the call)."""
-        row = self.pending.pop(key, None) or self.call(key, name or "tool", None, at)
-        self.pending.pop(key, None)
+        row = self.pending.pop(key, None)
+        if row is None:  # its call was never seen: the result says one was made
+            row = self.call(key, name or "tool", None, at)
+            del self.pending[key]
         text = cap(output, self.max_field) if output else None
         row["status"] = "failed" if failed else "completed"
         row["result" if not failed else "error"] = text

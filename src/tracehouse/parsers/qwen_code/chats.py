@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from tracehouse.model.fields import iso
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser
@@ -142,8 +144,6 @@ def _text(parts: list[Any]) -> str:
 def _string(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    import orjson
-
     return orjson.dumps(value).decode()
 
 
