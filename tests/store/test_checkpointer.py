@@ -1,5 +1,7 @@
-"""Checkpoints beside the writer (`sinks/sqlite/checkpointer.py`): once a group import has run,
-each commit is copied from the WAL into the ledger by a thread of its own, never by the commit."""
+"""Checkpoints beside the writer (`sinks/sqlite/checkpointer.py`): once a group import has run
+on a ledger that holds sessions, each commit is copied from the WAL into the ledger by a thread
+of its own, never by the commit. An empty ledger is loaded with a rollback journal instead
+(`test_first_load.py`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,13 @@ def _group(store: SqliteStore, first: int, count: int) -> None:
             assert write(batch([item(f"s{n}", 20, text=f"words of session {n} " * 50)])).ok
 
 
+def _holding_a_session(path: Path) -> SqliteStore:
+    """A store whose ledger is not empty: its group imports run in WAL mode."""
+    store = SqliteStore(path)
+    assert store.import_batch(batch([item("first")])).ok
+    return store
+
+
 def _wait_for(condition, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -31,8 +40,9 @@ def _wait_for(condition, seconds: float = 20.0) -> bool:  # type: ignore[no-unty
 
 def test_commits_are_checkpointed_in_the_background(tmp_path: Path):
     path = tmp_path / "ledger.db"
-    store = SqliteStore(path)
+    store = _holding_a_session(path)
     try:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         before = path.stat().st_size
         _group(store, 0, 30)
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
@@ -45,19 +55,19 @@ def test_commits_are_checkpointed_in_the_background(tmp_path: Path):
         store.close()
     assert "ledger-checkpoint" not in [t.name for t in threading.enumerate()]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (35,)
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (36,)
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def test_a_reader_sees_every_commit_while_checkpoints_run(tmp_path: Path):
     path = tmp_path / "ledger.db"
-    store = SqliteStore(path)
+    store = _holding_a_session(path)
     reader = sqlite3.connect(path)
     try:
         for n in range(5):
             _group(store, n * 4, 4)
             count = reader.execute("SELECT count(*) FROM sessions").fetchone()[0]
-            assert count == (n + 1) * 4
+            assert count == (n + 1) * 4 + 1
     finally:
         reader.close()
         store.close()

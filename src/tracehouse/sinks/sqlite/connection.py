@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -61,3 +62,32 @@ def lock_reason(exc: BaseException) -> str | None:
         if "locked" in text or "busy" in text:
             return retrying.short(text)
     return None
+
+
+def begin_first_load(conn: sqlite3.Connection) -> bool:
+    """Whether the writer loads an empty ledger with a rollback journal instead of the WAL.
+
+    In WAL mode every page is written twice: into the WAL, then by a checkpoint into the file.
+    A rollback journal keeps only the old content of pages that existed before the transaction,
+    and a first load's pages are nearly all new, so each is written once: on the 880 MB bench
+    corpus (2 cores) the backfill took 15% less time, wrote 0.8 GB instead of 1.7 GB, and
+    needed no checkpoints beside it. A crash leaves a hot journal that the next connection rolls
+    back, as a crash in WAL mode leaves uncommitted frames: the watermark rule holds either way.
+
+    The price is that readers wait while a group commits, so only a ledger that holds no session
+    yet — nobody has anything to read in it — is loaded this way. Leaving WAL mode needs the file
+    to itself: with another connection open (a gateway, a search) the load stays in WAL mode."""
+    if conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is not None:
+        return False
+    try:
+        (mode,) = conn.execute("PRAGMA journal_mode = TRUNCATE").fetchone()
+    except sqlite3.OperationalError:  # busy: someone else has the ledger open
+        return False
+    return str(mode).lower() == "truncate"
+
+
+def end_first_load(conn: sqlite3.Connection) -> None:
+    """Back to WAL mode once the load's run is over. If another connection holds the file just
+    then, the next connection to open it (each sets WAL mode) does it."""
+    with contextlib.suppress(sqlite3.OperationalError):
+        conn.execute("PRAGMA journal_mode = WAL").fetchone()

@@ -29,7 +29,9 @@ from tracehouse.sinks.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     LOCK_BACKOFF,
     apply_pragmas,
+    begin_first_load,
     create_private,
+    end_first_load,
     lock_reason,
 )
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
@@ -69,6 +71,9 @@ class SqliteStore:
         # checkpoints beside it, for a run's phases (`SyncReport.book_store_timings`).
         self.timings: defaultdict[str, float] = defaultdict(float)
         self._checkpointer: Checkpointer | None = None
+        # Whether this run's group imports load an empty ledger with a rollback journal
+        # (`begin_first_load`); None until a run's first group decides.
+        self._first_load: bool | None = None
         self._busy_timeout_ms = busy_timeout_ms
         self.location = self.address = str(self.path)
         if not self.path.exists():
@@ -167,13 +172,16 @@ class SqliteStore:
     def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
         """Several batches in one transaction; the search index is brought up to date every
         INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch). From the
-        first group on, checkpoints run beside the writer (`Checkpointer`), and on a machine
-        of GROUP_CACHE_CORES or more the page cache is GROUP_CACHE_KIB."""
-        if self._checkpointer is None:
-            self._checkpointer = Checkpointer(self.path, self._busy_timeout_ms, self.timings)
-            self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        first group on, an empty ledger is loaded with a rollback journal until the run ends
+        (`begin_first_load`), any other with checkpoints beside the writer (`Checkpointer`); on
+        a machine of GROUP_CACHE_CORES or more the page cache is GROUP_CACHE_KIB."""
+        if self._first_load is None:
+            self._first_load = begin_first_load(self.conn)
             if (os.cpu_count() or 1) >= GROUP_CACHE_CORES:
                 self.conn.execute(f"PRAGMA cache_size = -{GROUP_CACHE_KIB}")
+        if not self._first_load and self._checkpointer is None:
+            self._checkpointer = Checkpointer(self.path, self._busy_timeout_ms, self.timings)
+            self.conn.execute("PRAGMA wal_autocheckpoint = 0")
         with self._import_transaction() as conn:
             unindexed = 0
 
@@ -208,6 +216,12 @@ class SqliteStore:
             taken = self.retry_log.take()
             values = finish_values(run_id, totals, held, taken, redactions)
             conn.execute(finish_sql("?", "?"), values)
+        self._end_first_load()
+
+    def _end_first_load(self) -> None:
+        if self._first_load:
+            end_first_load(self.conn)
+        self._first_load = None  # the next run's first group decides again
 
     def add_absent(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         spec = TABLES_BY_NAME[table]
@@ -371,6 +385,7 @@ class SqliteStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
+        self._end_first_load()  # a run that failed before it finished
         if self._checkpointer is not None:
             self._checkpointer.close()
         for reader in self._readers:
