@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import random
+import time
 import uuid
 from collections import Counter
+from pathlib import Path
 
 import orjson
 import pytest
@@ -14,8 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.secrets.planted import CONTEXTS, KINDS, base64_wrapped, every_kind, plant
+from tracehouse.parsers import claude_code
+from tracehouse.parsers.base import ParseOptions
 from tracehouse.redaction.detect import Detector, compile_patterns
 from tracehouse.redaction.redactor import Redactor
+from tracehouse.redaction.rows import redact_result
 
 KEY = b"k" * 32
 
@@ -149,3 +155,25 @@ def test_a_secret_holding_a_lone_surrogate_stops_nothing() -> None:
     value = "ticket=ab\ud800cd123456"
     out = own.texts([f"see {value} here", '{"t": "plain"}'], [False, True])
     assert out[0] is not None and "ab\ud800cd" not in out[0] and "[REDACTED:own:" in out[0]
+
+
+def test_a_redacted_parse_leaves_no_reference_cycle(redactor: Redactor) -> None:
+    """Redaction's put-back steps are closures over the texts they were gathered into: kept past
+    the scan, they held every row of a parse in a cycle until the garbage collector ran, and a
+    parser process's memory grew by up to a batch of such garbage."""
+    root = Path(__file__).parents[1] / "data" / "claude" / "home" / ".claude"
+    units = claude_code.discover([root])
+    assert units
+    options = ParseOptions(now=time.time() + 3600)
+    gc.collect()
+    gc.disable()
+    rows = 0
+    try:
+        for unit in units:
+            result = redact_result(redactor, claude_code.parse(unit, None, options))
+            rows += sum(map(len, result.rows.values()))
+            del result
+        assert rows > 0
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -97,12 +97,16 @@ class Texts:
         return new[index] is not self.values[index]
 
     def run(self, redactor: Redactor) -> None:
+        # The steps are closures over this object: dropped once run, they do not keep a whole
+        # parse's rows alive in a reference cycle until the garbage collector finds it (the
+        # parsers' memory held up to a batch of such garbage).
+        steps, self._steps = self._steps, []
         if not self.values:
             return
         new = redactor.texts(self.values, self.json, self.found, self.known)
         if new is self.values:
             return  # nothing found: nearly always
-        for step in self._steps:
+        for step in steps:
             step(new)
 
 
