@@ -138,15 +138,15 @@ def test_a_ctrl_c_while_the_workers_start_is_held_back_until_they_have():
     """A Ctrl-C that cut a worker's start-up data short left it a truncated pickle and printed
     its traceback: while they start, SIGINT is noted (whichever thread takes it) and raised
     once they have."""
-    from tracehouse.pipeline.workers import _hold_ctrl_c, _release_ctrl_c
+    from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
 
-    held = _hold_ctrl_c()
+    held = hold_ctrl_c()
     try:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)  # held back: nothing raised yet
     except KeyboardInterrupt:
-        _release_ctrl_c(held, raise_caught=False)
+        release_ctrl_c(held, raise_caught=False)
         raise
     with pytest.raises(KeyboardInterrupt):
-        _release_ctrl_c(held)
+        release_ctrl_c(held)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

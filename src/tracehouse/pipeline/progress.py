@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Protocol
 
 
@@ -26,7 +27,12 @@ class NullProgress:
 
 
 class RichProgress:
-    """A byte-based bar on stderr, shown only when stderr is a terminal."""
+    """A byte-based bar on stderr, shown only when stderr is a terminal.
+
+    Redrawn as bytes are read, at most every REDRAW_SECONDS, rather than by rich's refresh
+    thread: a process with no other thread can fork its parsers (`processes.start_method`)."""
+
+    REDRAW_SECONDS = 0.1
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -47,8 +53,10 @@ class RichProgress:
             TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=True,
+            auto_refresh=False,
         )
         self._task: Any = None
+        self._drawn = 0.0
 
     def start(self, total_bytes: int, units: int) -> None:
         self._progress.start()
@@ -57,6 +65,10 @@ class RichProgress:
     def advance(self, nbytes: int) -> None:
         if self._task is not None:
             self._progress.advance(self._task, nbytes)
+            now = time.monotonic()
+            if now - self._drawn >= self.REDRAW_SECONDS:
+                self._drawn = now
+                self._progress.refresh()
 
     def finish(self) -> None:
         self._progress.stop()

@@ -13,8 +13,8 @@ while a core idled; here parsing and writing overlap. Batches commit several to 
 The board holds the units largest first. Workers take from the front, so the largest start first
 and the workers finish together; the writer takes the smallest from the back whenever no batch is
 waiting for it, and parses them itself (see `_steal`). A unit's chunks stay in the process that
-took it and the queue keeps each sender's order, so they commit in file order. Workers are started
-with `spawn` (polars' threads make fork unsafe) and stop when their parent dies.
+took it and the queue keeps each sender's order, so they commit in file order. Workers stop when
+their parent dies; how they start is `start_method`'s choice.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import pickle
 import queue as queue_module
 import signal
 import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -35,6 +34,12 @@ from typing import Any
 from tracehouse.errors import TracehouseError
 from tracehouse.pipeline import collect_less
 from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
+from tracehouse.pipeline.processes import (
+    exit_with_parent,
+    hold_ctrl_c,
+    release_ctrl_c,
+    start_method,
+)
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
 from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
@@ -187,7 +192,10 @@ def run_in_workers(
     advance: Callable[[int], None],
 ) -> None:
     with scratch_space.private_dir(options.scratch) as spill:  # the units' spill file
-        context = multiprocessing.get_context("spawn")
+        method = start_method()
+        if method == "fork" and options.redactor is not None:
+            options.redactor.detector.warm()  # loaded once here, shared by every parser
+        context: Any = multiprocessing.get_context(method)
         messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
         stopping = context.Event()  # set: each worker stops before its next unit
         portable = replace(options, on_batch=None, stop=None)
@@ -202,13 +210,13 @@ def run_in_workers(
             )
             for _ in range(min(workers, len(tasks)))
         ]
-        held = _hold_ctrl_c()
+        held = hold_ctrl_c()
         began = time.perf_counter()
         try:
             for process in processes:
                 process.start()
         except BaseException:
-            _release_ctrl_c(held, raise_caught=False)
+            release_ctrl_c(held, raise_caught=False)
             raise
         report.phases["launch"] += time.perf_counter() - began
         inbox = _Inbox(messages, processes, report, advance, running=len(processes))
@@ -217,7 +225,7 @@ def run_in_workers(
             inbox.steal = lambda: _steal(board, here, inbox, stopping)
         interrupted = False
         try:
-            _release_ctrl_c(held)  # a Ctrl-C held back while they started stops the run here
+            release_ctrl_c(held)  # a Ctrl-C held back while they started stops the run here
             while inbox.open and not _stopped(options, stopping):
                 _commit_next(store, inbox, stopping, report, options)
         except KeyboardInterrupt:  # Ctrl-C: what is committed stays; the rest is read next time
@@ -309,7 +317,7 @@ def _worker(
     """Parse and send each batch to the writer or, given a store's `address`, write too."""
     # Ctrl-C reaches the whole process group: the parent decides, through `stopping`.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent()
+    exit_with_parent()
     collect_less()
     options = replace(options, stop=stopping.is_set)
     part = SyncReport(run_id=run_id, dry_run=options.dry_run)
@@ -346,40 +354,3 @@ def _hinted(ready: Ready, report: SyncReport) -> Ready:
     batch = replace(ready.batch, unspaced=unspaced_sessions(ready.batch.rows))
     report.phases["parse"] += time.perf_counter() - began
     return replace(ready, batch=batch)
-
-
-def _hold_ctrl_c() -> tuple[Any, list[bool]] | None:
-    """Hold a Ctrl-C back while the workers start: one that stopped this process mid-way through
-    sending a worker its start-up data left the worker a truncated pickle and printed its
-    traceback. Sending blocks until the worker reads it, a few hundred milliseconds, so the
-    Ctrl-C is noted, not lost (ignoring it lost it; blocking the signal held it only for this
-    thread, and another thread took it). None off the main thread, where Python cannot change
-    handlers."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    caught: list[bool] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(True))
-    return previous, caught
-
-
-def _release_ctrl_c(held: tuple[Any, list[bool]] | None, *, raise_caught: bool = True) -> None:
-    """Put the handler back; raise the KeyboardInterrupt that was held back, if any."""
-    if held is None:
-        return
-    previous, caught = held
-    signal.signal(signal.SIGINT, previous)
-    if caught and raise_caught:
-        raise KeyboardInterrupt
-
-
-def _exit_with_parent() -> None:
-    """A worker whose parent was killed stops instead of parsing on alone."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        parent.join()
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()

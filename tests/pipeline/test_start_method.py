@@ -1,0 +1,69 @@
+"""How parser processes start (`processes.start_method`): forked, sharing the writer's loaded
+rules, from a process that runs no other thread on Linux; spawned from any other. A backfill
+through the CLI — forked there — stores what an inline run stores."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+from tests.pipeline.helpers import backfill, make_home, snapshot
+from tracehouse.sinks.sqlite.store import SqliteStore
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+LINUX = pytest.mark.skipif(sys.platform != "linux", reason="fork is chosen only on Linux")
+
+
+def _chosen(before: str) -> str:
+    """The start method a fresh interpreter chooses after running `before`."""
+    script = (
+        f"{before}\nfrom tracehouse.pipeline.processes import start_method\nprint(start_method())"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@LINUX
+def test_a_process_with_no_other_thread_forks_its_parsers():
+    assert _chosen("import tracehouse.cli.app") == "fork"
+
+
+@LINUX
+def test_a_process_running_another_thread_spawns_them():
+    threaded = (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()"
+    )
+    assert _chosen(threaded) == "spawn"
+
+
+@LINUX
+def test_a_thread_started_by_native_code_counts_too():
+    """polars' pool is not in `threading.enumerate()`; the kernel's list of threads holds it."""
+    pooled = "import polars as pl\npl.DataFrame({'a': list(range(100_000))}).sort('a')"
+    assert _chosen(pooled) == "spawn"
+
+
+def test_a_backfill_with_forked_parsers_stores_what_an_inline_one_does(tmp_path):
+    home = make_home(tmp_path, copies=3)
+    inline = SqliteStore(tmp_path / "inline.db")
+    try:
+        backfill(inline, home, workers=1)
+        expected = snapshot(inline)
+    finally:
+        inline.close()
+    ledger = tmp_path / "forked.db"
+    env = {**ENV, "TRACEHOUSE_WORKERS": "3", "TRACEHOUSE_WORKERS_MIN_BYTES": "0"}
+    command = ["-c", "from tracehouse.cli.app import main; main()", "sync", "backfill"]
+    where = ["--home", str(home), "--store", str(ledger), "-q"]
+    subprocess.run([sys.executable, *command, *where], env=env, check=True)
+    forked = SqliteStore(ledger)
+    try:
+        assert snapshot(forked) == expected
+    finally:
+        forked.close()
