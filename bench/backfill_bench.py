@@ -198,13 +198,13 @@ def peer_agsearch(corpus: Path, ledger: Path, repeat: int) -> None:
         f"codex={corpus / '.codex'}",
     ]
     for _ in range(repeat):
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{ledger}{suffix}").unlink(missing_ok=True)
         ours.append(Run(["sync", "backfill", "--store", str(ledger), "--json", "-q", *sources]))
         with tempfile.TemporaryDirectory(prefix="agsearch-cache-") as cache:
             env = {"HOME": str(corpus), "XDG_CACHE_HOME": cache}
             theirs.append(Run([], [agsearch, "--reindex", "-n", "no-such-words-anywhere"], env))
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{ledger}{suffix}").unlink(missing_ok=True)
     wall = statistics.median(r.wall for r in ours)
     peer = statistics.median(r.wall for r in theirs)
@@ -215,6 +215,12 @@ def peer_agsearch(corpus: Path, ledger: Path, repeat: int) -> None:
         f" agsearch --reindex {peer:.1f} s {peer_pss:.0f} MB (medians of {repeat})"
         f" = {peer / wall:.2f}x its speed at {pss / peer_pss:.2f}x its memory"
     )
+
+
+def _phases(runs: list[Run]) -> str:
+    """Where the median run's time went (`--json` phases)."""
+    middle = sorted(runs, key=lambda r: r.wall)[(len(runs) - 1) // 2]
+    return " ".join(f"{k} {v:.1f}" for k, v in middle.report.get("phases", {}).items())
 
 
 def worker_counts(text: str) -> list[int]:
@@ -239,7 +245,7 @@ def sweep(counts: list[int], repeat: int, sources_toml: Path, common: list[str],
     for _ in range(repeat):
         for n in counts:
             for kind, flags in (("backfill", []), ("parse", ["--dry-run"])):
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in ("", "-wal", "-shm", "-journal"):
                     Path(f"{ledger}{suffix}").unlink(missing_ok=True)
                 run = Run([*common, "--config", str(configs[n]), *flags])
                 runs.setdefault((kind, n), []).append(run)
@@ -250,7 +256,7 @@ def sweep(counts: list[int], repeat: int, sources_toml: Path, common: list[str],
             done = runs[(kind, n)]
             walls = [r.wall for r in done]
             middle = sorted(done, key=lambda r: r.wall)[(len(done) - 1) // 2]
-            phases = " ".join(f"{k} {v:.1f}" for k, v in middle.report.get("phases", {}).items())
+            phases = _phases(done)
             read = int(middle.report["bytesRead"])
             written = f" written {middle.written / read:.2f}x" if middle.written and read else ""
             print(
@@ -290,7 +296,7 @@ def main() -> None:
         if args.workers:  # the sweep's own runs instead
             continue
         for run, config, flags in ((dry, one_core, ["--dry-run"]), (full, sources_toml, [])):
-            for suffix in ("", "-wal", "-shm"):  # each from an empty ledger
+            for suffix in ("", "-wal", "-shm", "-journal"):  # each from an empty ledger
                 Path(f"{ledger}{suffix}").unlink(missing_ok=True)
             run.append(Run([*common, "--config", str(config), *flags]))
     parse_s = statistics.median(parses)
@@ -319,6 +325,7 @@ def main() -> None:
         f"         sessions {report['sessions']}, rows {report['rowsWritten']:,},"
         f" rejects {len(report['rejects'])}"  # type: ignore[arg-type]
     )
+    print(f"         phases (s, summed over processes, median run): {_phases(full)}")
     written = [r.written for r in full if r.written is not None]
     if written:
         read = int(report["bytesRead"])  # type: ignore[call-overload]

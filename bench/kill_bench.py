@@ -117,7 +117,7 @@ class Stores:
         self.n += 1
         if self.backend != "postgresql":
             path = OUT / f"ledger-{self.n}.db"
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             return str(path)
         import psycopg
@@ -261,7 +261,7 @@ def main() -> int:
                 shutil.rmtree(tmp, ignore_errors=True)
                 tmp.mkdir()
                 if stores.backend == "sqlite":
-                    for suffix in ("", "-wal", "-shm"):
+                    for suffix in ("", "-wal", "-shm", "-journal"):
                         Path(f"{url}{suffix}").unlink(missing_ok=True)
             print(
                 f"  kill points {tried} ({killed} killed mid-run), diffs {diffs},"

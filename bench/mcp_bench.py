@@ -52,7 +52,7 @@ PERIODS = ("daily", "weekly", "monthly", "session", "project", "model")
 def ledger_of(corpus: Path, fresh: bool) -> Path:
     ledger = OUT / "mcp-ledger.db"
     if fresh or not ledger.exists():
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{ledger}{suffix}").unlink(missing_ok=True)
         wall, _peak, _report = run_cli(["sync", "backfill", "--config",
                                         str(corpus / "sources.toml"), "--store", str(ledger),

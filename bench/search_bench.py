@@ -46,7 +46,7 @@ HAN_RUN = re.compile(r"[\u4e00-\u9fa5]{2,}")
 
 
 def fresh(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 

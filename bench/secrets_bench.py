@@ -182,7 +182,7 @@ def cost(fixtures: Path, copies: int, repeat: int) -> None:
         detector.scan(texts)
         scans.append(time.perf_counter() - start)
         for runs, flags in ((off, ["--no-redact"]), (on, [])):
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{ledger}{suffix}").unlink(missing_ok=True)
             runs.append(Run(["sync", "backfill", "--config", str(config), "--store", str(ledger),
                              "--json", "-q", *flags]))  # fmt: skip
