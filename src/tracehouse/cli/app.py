@@ -1,38 +1,38 @@
-"""The `tracehouse` command: a thin layer of typer commands over the library."""
+"""The `tracehouse` command: a thin layer of typer commands over the library.
+
+A command's module is imported when the command runs, not for every command: `tracehouse sync
+backfill` from cron starts without importing the exports, the gateway or the MCP server's code
+(`build`). `app`, with every command, is built on first use (`--help`, tests)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+import sys
+from collections.abc import Iterable
+from typing import Annotated, Any
 
 import typer
 
 from tracehouse import __version__
-from tracehouse.cli import (
-    doctor_cmd,
-    export_cmd,
-    import_cmd,
-    mcp_cmd,
-    rejects_cmd,
-    resume_cmd,
-    runs_cmd,
-    search_cmd,
-    secrets_cmd,
-    serve_cmd,
-    sessions_cmds,
-    store_cmds,
-    sync_cmds,
-    usage_cmd,
-)
 from tracehouse.pipeline import collect_less
 
-app = typer.Typer(
-    name="tracehouse",
-    help="One durable ledger of every AI coding-agent session.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    # typer's own completion: `tracehouse --install-completion` for bash, zsh, fish, PowerShell.
-    add_completion=True,
-)
+# name → (module under tracehouse.cli, attribute, whether it is a group of commands)
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    "sync": ("sync_cmds", "app", True),
+    "sessions": ("sessions_cmds", "app", True),
+    "store": ("store_cmds", "app", True),
+    "serve": ("serve_cmd", "app", True),
+    "secrets": ("secrets_cmd", "app", True),
+    "import": ("import_cmd", "import_request", False),
+    "search": ("search_cmd", "search", False),
+    "rejects": ("rejects_cmd", "rejects", False),
+    "runs": ("runs_cmd", "runs", False),
+    "doctor": ("doctor_cmd", "doctor", False),
+    "usage": ("usage_cmd", "usage_report", False),
+    "export": ("export_cmd", "export", False),
+    "mcp": ("mcp_cmd", "mcp", False),
+    "resume": ("resume_cmd", "resume", False),
+}
 
 
 def _version(value: bool) -> None:
@@ -41,7 +41,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -51,25 +50,43 @@ def _root(
     """One durable ledger of every AI coding-agent session."""
 
 
-app.add_typer(sync_cmds.app, name="sync")
-app.add_typer(sessions_cmds.app, name="sessions")
-app.add_typer(store_cmds.app, name="store")
-app.add_typer(serve_cmd.app, name="serve")
-app.add_typer(secrets_cmd.app, name="secrets")
-app.command("import")(import_cmd.import_request)
-app.command("search")(search_cmd.search)
-app.command("rejects")(rejects_cmd.rejects)
-app.command("runs")(runs_cmd.runs)
-app.command("doctor")(doctor_cmd.doctor)
-app.command("usage")(usage_cmd.usage_report)
-app.command("export")(export_cmd.export)
-app.command("mcp")(mcp_cmd.mcp)
-app.command("resume")(resume_cmd.resume)
+def build(names: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The command with these subcommands (all of them by default), in COMMANDS' order."""
+    root = typer.Typer(
+        name="tracehouse",
+        help="One durable ledger of every AI coding-agent session.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        # typer's own completion: `tracehouse --install-completion` for bash, zsh, fish, PowerShell.
+        add_completion=True,
+    )
+    root.callback()(_root)
+    wanted = set(names)
+    for name, (module, attribute, group) in COMMANDS.items():
+        if name not in wanted:
+            continue
+        found = getattr(importlib.import_module(f"tracehouse.cli.{module}"), attribute)
+        if group:
+            root.add_typer(found, name=name)
+        else:
+            root.command(name)(found)
+    return root
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # every command: what `--help` lists and the tests drive
+        app = build()
+        globals()["app"] = app
+        return app
+    raise AttributeError(name)
 
 
 def main() -> None:
     collect_less()
-    app()
+    named = sys.argv[1] if len(sys.argv) > 1 else ""
+    # A command named first needs only its own module; anything else (`--help`, `--version`,
+    # a mistyped name, shell completion) gets them all.
+    build([named] if named in COMMANDS else COMMANDS)()
 
 
 if __name__ == "__main__":  # `python -m tracehouse.cli.app`: what the tests start
