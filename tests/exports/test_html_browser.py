@@ -4,13 +4,13 @@ a page fits a phone's width."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser import chromium, needs_chromium
 from tests.conftest import DATA
 from tests.store.factory import batch, item
 from tracehouse.exports.documents import DocumentOptions, export_documents
@@ -18,10 +18,7 @@ from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.sinks.sqlite.store import SqliteStore
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install -y chromium)"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +38,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def open_page(browser: Any, path: Path, width: int = 1100) -> tuple[Any, list[str]]:

@@ -96,6 +96,20 @@ class Gateway:
                 self.kill()
 
 
+def pushed_gateway(home: Path, directory: Path) -> tuple[Gateway, Path, str]:
+    """A gateway on a new SQLite ledger in `directory` holding `home`'s sessions, pushed by
+    machine "laptop": the running gateway, the push token's file and a read token."""
+    store = str(directory / "gateway.db")
+    pusher = make_token(store, directory, "laptop", "push")
+    reader = make_token(store, directory, "viewer", "read").read_text().strip()
+    gateway = Gateway(store, directory / "gateway.log").start()
+    done = push(home, gateway.url, pusher, "laptop")
+    if done.wait(timeout=60) != 0:
+        gateway.stop()
+        raise AssertionError(done.stderr.read() if done.stderr else "the push failed")
+    return gateway, pusher, reader
+
+
 def push(home: Path, url: str, token_file: Path, machine: str, *extra: str,
          batch_sessions: int = 500, mode: str = "backfill") -> subprocess.Popen[bytes]:  # fmt: skip
     """`tracehouse sync backfill` (or `live`) of `home` to the gateway, as machine `machine`."""

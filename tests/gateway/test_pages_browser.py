@@ -11,14 +11,12 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium, needs_chromium
 from tests.conftest import DATA
 from tests.gateway.appends import claude_line, main_file
-from tests.gateway.server import Gateway, make_token, push
+from tests.gateway.server import push, pushed_gateway
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install -y chromium)"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture
@@ -26,12 +24,7 @@ def site(tmp_path: Path) -> Iterator[dict[str, Any]]:
     home = tmp_path / "home"
     shutil.copytree(DATA / "claude" / "home", home)
     shutil.copytree(DATA / "codex" / "home" / ".codex", home / ".codex")
-    store = str(tmp_path / "gateway.db")
-    pusher = make_token(store, tmp_path, "laptop", "push")
-    reader = make_token(store, tmp_path, "viewer", "read").read_text().strip()
-    gateway = Gateway(store, tmp_path / "gateway.log").start()
-    done = push(home, gateway.url, pusher, "laptop")
-    assert done.wait(timeout=60) == 0, done.stderr.read() if done.stderr else ""
+    gateway, pusher, reader = pushed_gateway(home, tmp_path)
     try:
         yield {"url": gateway.url, "home": home, "pusher": pusher, "reader": reader}
     finally:
@@ -40,10 +33,7 @@ def site(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture
 def page(site: dict[str, Any]) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1100, "height": 800})
         page.errors = []
         page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)

@@ -15,14 +15,12 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium, needs_chromium
 from tests.conftest import DATA, REPO
-from tests.gateway.server import Gateway, make_token, push
+from tests.gateway.server import pushed_gateway
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 AXE = REPO / "conformance" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install -y chromium)"
-)
+pytestmark = needs_chromium
 SID = "99999999-9999-4999-8999-999999999999"
 ATTACK = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 REPLY = """Here is the **fix**:
@@ -88,12 +86,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     for source in ("claude", "codex", "pi", "copilot", "qwen"):
         shutil.copytree(DATA / source / "home", home, dirs_exist_ok=True)
     planted_session(home / ".claude" / "projects" / "-tmp-demo")
-    store = str(tmp_path / "gateway.db")
-    pusher = make_token(store, tmp_path, "laptop", "push")
-    reader = make_token(store, tmp_path, "viewer", "read").read_text().strip()
-    gateway = Gateway(store, tmp_path / "gateway.log").start()
-    done = push(home, gateway.url, pusher, "laptop")
-    assert done.wait(timeout=60) == 0, done.stderr.read() if done.stderr else ""
+    gateway, _, reader = pushed_gateway(home, tmp_path)
     try:
         yield {"url": gateway.url, "reader": reader}
     finally:
@@ -102,12 +95,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def signed_in(browser: Any, site: dict[str, Any], width: int = 1100, **options: Any) -> Any:

@@ -19,12 +19,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.browser import CHROMIUM, NO_CHROMIUM, chromium
 from tests.conftest import DATA
 from tracehouse.cli.app import app
 from tracehouse.sinks import open_store
 from tracehouse.sinks.sqlite.datasette import HIDDEN
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +86,9 @@ def _wait(url: str) -> None:
 @pytest.fixture
 def page() -> Iterator[Any]:
     if CHROMIUM is None:
-        pytest.skip("no chromium on PATH (Debian: apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        pytest.skip(NO_CHROMIUM)
+    with chromium() as browser:
         yield browser.new_page()
-        browser.close()
 
 
 def test_plain_datasette_links_rows_and_searches(
