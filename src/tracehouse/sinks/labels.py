@@ -10,6 +10,7 @@ a session is stored: a re-import does not change it.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import xxhash
@@ -47,7 +48,11 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
         if new != member["label"]:
             tx.execute("UPDATE sessions SET label = ? WHERE session_id = ?",
                        [new, member["session_id"]])  # fmt: skip
-    for alias, owner in _aliases(members, chosen, label).items():
+    aliases = _aliases(members, chosen, label)
+    stored = _owners(tx, list(aliases))
+    for alias, owner in aliases.items():
+        if stored.get(alias) == owner:
+            continue  # the upsert would change nothing: a group of n makes n aliases each time
         tx.execute(
             "INSERT INTO session_aliases (alias, session_id, created_at) VALUES (?, ?, ?)"
             " ON CONFLICT (alias) DO UPDATE SET session_id = excluded.session_id"
@@ -55,6 +60,21 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
             [alias, owner, now],
         )
     return chosen[-1]
+
+
+def _owners(tx: Tx, aliases: list[str]) -> dict[str, str]:
+    """alias → session id, of those of `aliases` the ledger holds."""
+    found: dict[str, str] = {}
+    for start in range(0, len(aliases), 500):
+        chunk = aliases[start : start + 500]
+        found.update(
+            tx.rows(
+                "SELECT alias, session_id FROM session_aliases"
+                f" WHERE alias IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return found
 
 
 def _aliases(members: list[dict[str, Any]], chosen: list[str], label: str) -> dict[str, str]:
@@ -109,15 +129,30 @@ def _spread(members: list[dict[str, Any]], label: str) -> list[str]:
 def _longer(session: dict[str, Any], label: str) -> list[str]:
     """Longer labels for `session`, shortest first: more of its source id where the label was
     made from it, else a growing piece of a hash of its id."""
-    provider, source_id = session["source_provider"], session["source_session_id"]
+    return list(
+        _longer_of(
+            session["source_provider"],
+            session["source_session_id"],
+            str(session["session_id"]),
+            label,
+        )
+    )
+
+
+# Every session stored into a group works out the longer labels of every member again, so a
+# group that grows to n sessions costs n²/2 of them: 312 Aider sessions of one day made them a
+# fifth of a backfill's writer. Each is a function of the four strings, so each is worked out
+# once a process.
+@functools.lru_cache(maxsize=8192)
+def _longer_of(provider: str, source_id: str, session_id: str, label: str) -> tuple[str, ...]:
     out = []
     prefix, head, from_end = ids.label_parts(provider, source_id)
     if label == ids.session_label(provider, source_id):
         out += [f"{prefix}-{head[-n:] if from_end else head[:n]}"
                 for n in range(10, _LONGEST + 1, 2)]  # fmt: skip
-    digest = xxhash.xxh3_64_hexdigest(str(session["session_id"]).encode())
+    digest = xxhash.xxh3_64_hexdigest(session_id.encode())
     out += [f"{label}-{digest[:n]}" for n in (4, 6, 8, 12, 16)]
-    return [c for c in dict.fromkeys(out) if c != label]
+    return tuple(c for c in dict.fromkeys(out) if c != label)
 
 
 _UPSERT_THREAD = (
