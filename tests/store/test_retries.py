@@ -6,6 +6,7 @@ import gc
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,15 @@ def test_retrying_forever_ends_when_told_to_stop() -> None:
 
     def work() -> None:
         calls.append(1)
-        if len(calls) == 3:
-            stop.set()
         raise Flaky("locked")
 
-    endless = retrying.Backoff(attempts=None, first=5.0, most=30.0)
-    with pytest.raises(Flaky):  # the 5 s waits end as soon as `stop` is set
+    endless = retrying.Backoff(attempts=None, first=5.0, most=30.0)  # the first wait: 5-10 s
+    threading.Timer(0.2, stop.set).start()
+    began = time.monotonic()
+    with pytest.raises(Flaky):
         retrying.call(work, reason=lambda exc: "locked", backoff=endless, until=stop)
-    assert len(calls) == 3
+    assert time.monotonic() - began < 4.5  # the wait ended when `stop` was set
+    assert len(calls) == 2  # the first try, and the one after the wait: then no more
 
 
 def test_a_backfill_waits_for_a_locked_ledger_and_runs_shows_why(tmp_path: Path) -> None:
