@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -292,12 +293,9 @@ POOL = [item(f"p{i}", 1 + i % 4) for i in range(6)] + lineage_items() + review_i
     cuts=st.lists(st.integers(1, 4), min_size=1, max_size=6),
 )
 def test_any_order_subsets_and_repeats_end_in_the_same_tables(make_store, order, repeats, cuts):
-    reference = make_store()
+    expected = _reference(make_store)
     store = make_store()
     try:  # closed per example: hypothesis runs dozens of them inside one test
-        reference.import_batch(batch([copy.deepcopy(i) for i in POOL]))
-        expected = snapshot(reference, drop=WHEN)
-
         sequence = list(order)
         for position, index in enumerate(repeats):
             sequence.insert(position * 2 % (len(sequence) + 1), index)
@@ -310,5 +308,22 @@ def test_any_order_subsets_and_repeats_end_in_the_same_tables(make_store, order,
             store.import_batch(batch([copy.deepcopy(POOL[i]) for i in chunk]))
         assert snapshot(store, drop=WHEN) == expected
     finally:
-        reference.close()
         store.close()
+
+
+_REFERENCES: dict[object, Any] = {}
+
+
+def _reference(make_store: Any) -> Any:
+    """The pool imported in one batch, once per test and backend (`make_store` is the test's
+    own factory): every example compares with the same tables, and a fresh PostgreSQL schema
+    per example cost half the test's time."""
+    if make_store not in _REFERENCES:
+        reference = make_store()
+        try:
+            reference.import_batch(batch([copy.deepcopy(i) for i in POOL]))
+            _REFERENCES.clear()  # another test's factory: no longer needed
+            _REFERENCES[make_store] = snapshot(reference, drop=WHEN)
+        finally:
+            reference.close()
+    return _REFERENCES[make_store]
