@@ -62,3 +62,29 @@ def test_any_order_and_any_batches_give_the_same_labels(
     assert len({label for _, label in labels}) == len(labels)
     # the short label every member once had is the earliest-created member's
     assert dict(aliases)["cc-abcdef12"] == ids.session_id("claude-code", SOURCES[0])
+
+
+def test_a_growing_group_writes_each_alias_once(tmp_path: Path) -> None:
+    """Sessions stored one at a time into a group of colliding labels (a day of Aider sessions,
+    which share their short label) cost each newcomer a few alias writes, not one per member:
+    the group's aliases were upserted again every time, n²/2 statements for n sessions."""
+    n = 60
+    # Aider's shape: a start time, shared by many sessions, then a piece of a hash; the group
+    # tells them apart only far down, so each member has several shorter labels as aliases.
+    pieces = [ids.stable_id("t", "x", str(i))[2:10] for i in range(n)]
+    sources = [f"20250504T1702{i % 6:02d}-{piece}" for i, piece in enumerate(pieces)]
+    store = SqliteStore(tmp_path / "ledger.db")
+    written: list[str] = []
+    try:
+        store.conn.set_trace_callback(written.append)
+        for i, sid in enumerate(sources):
+            store.import_batch(batch([item(sid, createdAtMs=T0 + 1000 * i)]))
+        store.conn.set_trace_callback(None)
+        labels = {r["label"] for r in store.rows("sessions")}
+        aliases = dict((r["alias"], r["session_id"]) for r in store.rows("session_aliases"))
+    finally:
+        store.close()
+    assert len(labels) == n
+    assert aliases["cc-20250504"] == ids.session_id("claude-code", sources[0])
+    upserts = [s for s in written if s.startswith("INSERT INTO session_aliases")]
+    assert len(upserts) <= 2 * n  # were 1,690 for these 60 (52 aliases in the end)
