@@ -126,17 +126,11 @@ def _spread(members: list[dict[str, Any]], label: str) -> list[str]:
     return [f"{label}-{m['session_id'].split('_', 1)[-1]}" for m in members]  # whole ids
 
 
-def _longer(session: dict[str, Any], label: str) -> list[str]:
+def _longer(session: dict[str, Any], label: str) -> tuple[str, ...]:
     """Longer labels for `session`, shortest first: more of its source id where the label was
     made from it, else a growing piece of a hash of its id."""
-    return list(
-        _longer_of(
-            session["source_provider"],
-            session["source_session_id"],
-            str(session["session_id"]),
-            label,
-        )
-    )
+    provider, source_id = session["source_provider"], session["source_session_id"]
+    return _longer_of(provider, source_id, str(session["session_id"]), label)
 
 
 # Every session stored into a group works out the longer labels of every member again, so a
