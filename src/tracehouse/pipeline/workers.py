@@ -159,6 +159,8 @@ class _Inbox:
                 kind, payload = (
                     self.messages.get(timeout=POLL_SECONDS) if wait else self.messages.get_nowait()
                 )
+                if kind == "ready":
+                    payload = pickle.loads(payload)  # pickled by the worker: see `_worker`
             except queue_module.Empty:
                 self.report.phases["wait"] += time.perf_counter() - began
                 dead = [p for p in self.processes if p.exitcode not in (None, 0)]
@@ -325,10 +327,16 @@ def _worker(
     try:
         if address is None:
             for ready in parse_batches(options, board.front(), run_id, part, lambda n: None):
-                ready = _hinted(ready, part)
+                # Pickled here, not by the queue's feeder thread: a batch waiting in the queue is
+                # its bytes alone, not its objects and, while the thread sends it, its bytes too;
+                # and one that cannot be pickled stops this worker with an error instead of
+                # being dropped by the thread with a line on stderr.
+                data = pickle.dumps(_hinted(ready, part), protocol=pickle.HIGHEST_PROTOCOL)
+                del ready
                 began = time.perf_counter()
-                messages.put(("ready", ready))
+                messages.put(("ready", data))
                 part.phases["send"] += time.perf_counter() - began
+                del data
         else:
             store = open_store(address)
             try:
