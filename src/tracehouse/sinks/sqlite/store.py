@@ -38,11 +38,13 @@ from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
 
 T = TypeVar("T")
 
-# A group import's page cache (a backfill's writer) where the writer is the wall, with 4 cores
+# A group import's page cache (a backfill's writer). Where the writer is the wall, with 4 cores
 # or more: on the 880 MB bench corpus it spent 10-15% less time writing and committing at 64 MB
-# than at 24 MB (128 MB was no faster). On 2 cores, where parsing is, the run took as long and
-# held 43 MB more, so it keeps CACHE_KIB there.
+# than at 24 MB (128 MB was no faster). On fewer cores, where parsing is the wall, the 951 MB
+# corpus took as long at 12 MB as at 24 MB and the run held 14 MB less (three interleaved runs
+# each; at 8 MB, 19 MB less but 2% slower; at 64 MB, 43 MB more and no faster).
 GROUP_CACHE_KIB = 64 * 1024
+FEW_CORES_GROUP_CACHE_KIB = 12 * 1024
 GROUP_CACHE_CORES = 4
 SEARCH_MMAP_BYTES = 1 << 30
 SEARCH_THREADS = 3
@@ -173,12 +175,14 @@ class SqliteStore:
         """Several batches in one transaction; the search index is brought up to date every
         INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch). From the
         first group on, an empty ledger is loaded with a rollback journal until the run ends
-        (`begin_first_load`), any other with checkpoints beside the writer (`Checkpointer`); on
-        a machine of GROUP_CACHE_CORES or more the page cache is GROUP_CACHE_KIB."""
+        (`begin_first_load`), any other with checkpoints beside the writer (`Checkpointer`); the
+        page cache is GROUP_CACHE_KIB on a machine of GROUP_CACHE_CORES or more, else
+        FEW_CORES_GROUP_CACHE_KIB."""
         if self._first_load is None:
             self._first_load = begin_first_load(self.conn)
-            if (os.cpu_count() or 1) >= GROUP_CACHE_CORES:
-                self.conn.execute(f"PRAGMA cache_size = -{GROUP_CACHE_KIB}")
+            many = (os.cpu_count() or 1) >= GROUP_CACHE_CORES
+            cache_kib = GROUP_CACHE_KIB if many else FEW_CORES_GROUP_CACHE_KIB
+            self.conn.execute(f"PRAGMA cache_size = -{cache_kib}")
         if not self._first_load and self._checkpointer is None:
             self._checkpointer = Checkpointer(self.path, self._busy_timeout_ms, self.timings)
             self.conn.execute("PRAGMA wal_autocheckpoint = 0")
