@@ -223,6 +223,16 @@ def m020_prompt_titles(db: Database) -> None:
     add_titles(lambda sql, args: conn.execute(sql, args).fetchall(), conn.executemany, "?")
 
 
+def m021_search_merges_by_steps(db: Database) -> None:
+    # The search indexes merge their segments a step per write, never all at once
+    # (`search_index.TUNING`).
+    from tracehouse.sinks.sqlite import search_index
+
+    for index in search_index.INDEXES:
+        for sql in search_index.tuning(index):
+            db.conn.execute(sql)
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -276,6 +286,7 @@ STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("m018_seed_details", m018_seed_details),
     ("m019_token_convention", m019_token_convention),
     ("m020_prompt_titles", m020_prompt_titles),
+    ("m021_search_merges_by_steps", m021_search_merges_by_steps),
 ]
 
 

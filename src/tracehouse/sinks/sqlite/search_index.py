@@ -56,7 +56,12 @@ TOKENIZE = "unicode61 remove_diacritics 2"
 # and fewer, larger merges: a backfill's indexing costs 30% less (4.2-4.8 s instead of
 # 6.1-7.2 s for 263 MB of text) at hashsize 16 MiB, automerge 8; automerge 16 took the index's
 # share of a 960 MB backfill from 1.26x to 1.22x, with the same query latency (p95 27-29 ms).
-TUNING = (("hashsize", 16 * 1024 * 1024), ("automerge", 16))
+# `crisismerge` (default 16) merges a level at once, in the statement that adds its sixteenth
+# segment, before `automerge` 16 can merge it in steps: a backfill of the 951 MB corpus whose
+# sixteenth flush came last spent 0.6-1.0 s alone in that merge after parsing had ended (4 runs
+# of 9) and wrote 200 MB more. At 64 the merge goes in steps with the writes that follow (four
+# interleaved runs each: median 10.8 s against 11.2 s).
+TUNING = (("hashsize", 16 * 1024 * 1024), ("automerge", 16), ("crisismerge", 64))
 FILL_STEP = 20_000  # rows indexed per statement when an existing ledger is indexed
 SEGMENTED = scripts.SQL_FUNCTION
 MARKS = "search_marks"
@@ -194,12 +199,17 @@ def ddl(index: Index) -> list[str]:
         # content="table" double-quoted: how Datasette finds a table's index (schema 16)
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.name} USING fts5({index.column_list},"
         f" content=\"{index.table}\", content_rowid='rowid', tokenize='{TOKENIZE}')",
-        *(
-            f"INSERT INTO {index.name} ({index.name}, rank) VALUES ('{option}', {value})"
-            for option, value in TUNING
-        ),
+        *tuning(index),
         f"CREATE TABLE IF NOT EXISTS {MARKS} (name TEXT PRIMARY KEY, indexed_through INTEGER)",
         f"CREATE TABLE IF NOT EXISTS {PENDING} (name TEXT, rid INTEGER, PRIMARY KEY (name, rid))",
+    ]
+
+
+def tuning(index: Index) -> list[str]:
+    """The statements that set an index's TUNING (kept in its `_config` table)."""
+    return [
+        f"INSERT INTO {index.name} ({index.name}, rank) VALUES ('{option}', {value})"
+        for option, value in TUNING
     ]
 
 
