@@ -224,8 +224,8 @@ def m020_prompt_titles(db: Database) -> None:
 
 
 def m021_search_merges_by_steps(db: Database) -> None:
-    # The search indexes merge their segments a step per write, never all at once
-    # (`search_index.TUNING`).
+    # The search indexes merge their segments in steps as writes come, not a whole level in
+    # the write that adds its sixteenth segment (`search_index.TUNING`).
     from tracehouse.sinks.sqlite import search_index
 
     for index in search_index.INDEXES:
