@@ -198,6 +198,13 @@ def sync(
         store.start_run(report.run_id, options.mode)
     tasks: list[Task] = []
     total = 0
+    # The secret-scanning rules load beside the rest of the plan once a unit has work (a run
+    # with nothing new never loads them), where this process scans: inline, or as SQLite's
+    # writer, which parses too (a server's parsers write for themselves).
+    redactor = options.redactor
+    warm = None
+    if redactor is not None and (options.workers == 1 or not store.concurrent_writes):
+        warm = redactor.detector.load_in_background
     for provider, roots in options.sources.items():
         parser = PARSERS[provider]
         if targets is None:
@@ -223,6 +230,9 @@ def sync(
                 continue
             planned.append((unit, cursor, size))
             total += size
+            if warm is not None:
+                warm()
+                warm = None
         states = store.watermark_states(provider, [u.key for u, c, _ in planned if c])
         for unit, cursor, size in planned:
             state = states.get(unit.key)

@@ -194,6 +194,8 @@ def run_in_workers(
     advance: Callable[[int], None],
 ) -> None:
     with scratch_space.private_dir(options.scratch) as spill:  # the units' spill file
+        if options.redactor is not None:
+            options.redactor.detector.settle()  # the plan's load: no other thread at the fork
         method = start_method()
         if method == "fork" and options.redactor is not None:
             options.redactor.detector.warm()  # loaded once here, shared by every parser
