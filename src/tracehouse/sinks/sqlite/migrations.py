@@ -70,9 +70,9 @@ def m002_spawn_call_index(db: Database) -> None:
 
 
 def m003_search_index(db: Database) -> None:
-    from tracehouse.sinks.sqlite import search_index
+    from tracehouse.sinks.sqlite import search_index_upgrades
 
-    search_index.create(db.conn)
+    search_index_upgrades.create(db.conn)
 
 
 def m004_rejects_resolve(db: Database) -> None:
@@ -89,9 +89,9 @@ def m005_run_telemetry(db: Database) -> None:
 
 def m006_search_index_without_triggers(db: Database) -> None:
     # The writer keeps the index: triggers made every row written cost a statement journal.
-    from tracehouse.sinks.sqlite import search_index
+    from tracehouse.sinks.sqlite import search_index_upgrades
 
-    search_index.drop_triggers(db.conn)
+    search_index_upgrades.drop_triggers(db.conn)
 
 
 def m007_export_marks(db: Database) -> None:
@@ -174,9 +174,9 @@ def m014_run_redactions(db: Database) -> None:
 
 def m015_search_unspaced_scripts(db: Database) -> None:
     # Chinese, Japanese, Thai, … are indexed a character a word (`search/scripts.py`).
-    from tracehouse.sinks.sqlite import search_index
+    from tracehouse.sinks.sqlite import search_index_upgrades
 
-    search_index.segment_scripts(db.conn)
+    search_index_upgrades.segment_scripts(db.conn)
 
 
 def m016_foreign_keys(db: Database) -> None:

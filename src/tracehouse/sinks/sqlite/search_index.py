@@ -40,8 +40,7 @@ Thai, …) reach the tokenizer a character a word, through the `th_segmented` SQ
 from __future__ import annotations
 
 import sqlite3
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,7 +212,7 @@ def tuning(index: Index) -> list[str]:
     ]
 
 
-def _mark(conn: sqlite3.Connection, index: Index) -> int | None:
+def indexed_through(conn: sqlite3.Connection, index: Index) -> int | None:
     """The highest rowid in the index, or None when this ledger keeps no such index."""
     row = conn.execute(
         f"SELECT indexed_through FROM {MARKS} WHERE name = ?", (index.name,)
@@ -260,7 +259,7 @@ def before_replace(conn: sqlite3.Connection, table: str, key: str) -> None:
 def _requeue(
     conn: sqlite3.Connection, index: Index, source: str, where: str, params: tuple[Any, ...]
 ) -> None:
-    mark = _mark(conn, index)
+    mark = indexed_through(conn, index)
     if mark is None:
         return
     _unindex(conn, index, source, where, params, mark)
@@ -275,7 +274,7 @@ def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterab
     """DELETE FROM table WHERE where, keeping its index true; returns the rows deleted."""
     params = tuple(params)
     index = BY_TABLE.get(table)
-    mark = None if index is None else _mark(conn, index)
+    mark = None if index is None else indexed_through(conn, index)
     if index is None or mark is None:
         return conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
     aliased = f"t.rowid IN (SELECT rowid FROM {table} WHERE {where})"
@@ -314,80 +313,3 @@ def flush(conn: sqlite3.Connection) -> None:
             )
             conn.execute(f"DELETE FROM {PENDING} WHERE name = ?", (name,))
     conn.execute(f"DELETE FROM {NOTED}")
-
-
-def create(conn: sqlite3.Connection, progress: Callable[[str], None] | None = None) -> None:
-    """Schema 3: create the indexes and fill them from the rows already in the ledger, in
-    steps, as schema 3 did (`segment_scripts` brings them to schema 15)."""
-    say = progress or _stderr
-    for index in INDEXES:
-        for sql in ddl(index):
-            conn.execute(sql)
-        if _mark(conn, index) is not None:
-            continue
-        last = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {index.table}").fetchone()[0]
-        if last > FILL_STEP:
-            say(f"search index: indexing {index.table} ({last:,} rows)")
-        for start in range(0, last + 1, FILL_STEP):
-            conn.execute(
-                f"{index.insert(segment=False)} FROM {index.table} t WHERE t.rowid BETWEEN ? AND ?",
-                (start, start + FILL_STEP - 1),
-            )
-            if last > FILL_STEP:
-                done = min(start + FILL_STEP, last)
-                say(f"search index: {index.table} {done:,} / {last:,}")
-        conn.execute(f"INSERT INTO {MARKS} VALUES (?, ?)", (index.name, last))
-
-
-def drop_triggers(conn: sqlite3.Connection) -> None:
-    """Schema 6: the trigger-kept index of schema 3 becomes writer-kept. Whatever the triggers
-    queued is indexed first, then the triggers and their queues go and the marks start at the
-    tables' tops (everything under them is in the index: the queues were emptied in the same
-    transaction as every write)."""
-    for index in INDEXES:
-        queue = f"{index.name}_pending"
-        if conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (queue,)
-        ).fetchone():
-            conn.execute(
-                f"{index.insert(segment=False)} FROM {queue} p JOIN {index.table} t"
-                " ON t.rowid = p.rid"
-            )
-            conn.execute(f"DROP TABLE {queue}")
-        for suffix in ("ai", "ad", "au"):
-            conn.execute(f"DROP TRIGGER IF EXISTS {index.name}_{suffix}")
-        for sql in ddl(index):
-            conn.execute(sql)
-        conn.execute(
-            f"INSERT OR IGNORE INTO {MARKS} SELECT ?, coalesce(max(rowid), 0) FROM {index.table}",
-            (index.name,),
-        )
-
-
-def segment_scripts(conn: sqlite3.Connection) -> int:
-    """Schema 15: rows indexed before scripts without spaces were split into characters are
-    indexed again, split. Only rows holding such text change; returns how many there were."""
-    conn.create_function("th_has_unspaced", 1, scripts.has_unspaced, deterministic=True)
-    changed = 0
-    for index in INDEXES:
-        mark = _mark(conn, index)
-        if mark is None:
-            continue
-        pending = f"SELECT rid FROM {PENDING} WHERE name = '{index.name}'"
-        unspaced = " OR ".join(f"th_has_unspaced(t.{c})" for c in index.columns)
-        where = f"t.rowid <= {mark} AND t.rowid NOT IN ({pending}) AND ({unspaced})"
-        rows = f"(SELECT t.rowid AS rid FROM {index.table} t WHERE {where})"
-        conn.execute(f"CREATE TEMP TABLE th_segment AS {rows[1:-1]}")
-        conn.execute(
-            f"INSERT INTO {index.name} ({index.name}, rowid, {index.column_list})"
-            f" SELECT 'delete', t.rowid, {index.row_values('t', segment=False)}"
-            f" FROM th_segment s JOIN {index.table} t ON t.rowid = s.rid"
-        )
-        conn.execute(f"{index.insert()} FROM th_segment s JOIN {index.table} t ON t.rowid = s.rid")
-        changed += conn.execute("SELECT count(*) FROM th_segment").fetchone()[0]
-        conn.execute("DROP TABLE th_segment")
-    return changed
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
