@@ -1,6 +1,6 @@
-"""How parser processes start (`processes.start_method`): forked, sharing the writer's loaded
-rules, from a process that runs no other thread on Linux; spawned from any other. A backfill
-through the CLI — forked there — stores what an inline run stores."""
+"""How parser processes start (`tracehouse.processes.start_method`): forked, sharing the
+writer's loaded rules, from a process that runs no other thread on Linux; spawned from any
+other. A backfill through the CLI — forked there — stores what an inline run stores."""
 
 from __future__ import annotations
 
@@ -20,9 +20,7 @@ LINUX = pytest.mark.skipif(sys.platform != "linux", reason="fork is chosen only 
 
 def _chosen(before: str) -> str:
     """The start method a fresh interpreter chooses after running `before`."""
-    script = (
-        f"{before}\nfrom tracehouse.pipeline.processes import start_method\nprint(start_method())"
-    )
+    script = f"{before}\nfrom tracehouse.processes import start_method\nprint(start_method())"
     done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

@@ -30,7 +30,8 @@ class RichProgress:
     """A byte-based bar on stderr, shown only when stderr is a terminal.
 
     Redrawn as bytes are read, at most every REDRAW_SECONDS, rather than by rich's refresh
-    thread: a process with no other thread can fork its parsers (`processes.start_method`)."""
+    thread: a process with no other thread can fork its parsers
+    (`tracehouse.processes.start_method`)."""
 
     REDRAW_SECONDS = 0.1
 

@@ -34,13 +34,9 @@ from typing import Any
 from tracehouse.errors import TracehouseError
 from tracehouse.pipeline import collect_less
 from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
-from tracehouse.pipeline.processes import (
-    exit_with_parent,
-    hold_ctrl_c,
-    release_ctrl_c,
-    start_method,
-)
+from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
+from tracehouse.processes import exit_with_parent, start_method
 from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.sqlite.search_index import unspaced_sessions
