@@ -106,10 +106,22 @@ def read_page(path: Path) -> Page:
     return page
 
 
+# A run id holds the time its run started (`run_20261128T004418_…`).
+RUN_STARTED = re.compile(r"\brun_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})\d{2}_[0-9a-f]{8}\b")
+
+
+def _run_times(line: str) -> str:
+    """A time on the same line as a run id, to the minute that run started, is when the sample
+    ran (an import's time in `sessions show --history`, `runs`), whatever the day: `<now>`."""
+    for y, mo, d, h, mi in RUN_STARTED.findall(line):
+        line = re.sub(rf"\b{y}-{mo}-{d}[T ]{h}:{mi}(?::\d{{2}}(?:\.\d+)?Z?)?", "<now>", line)
+    return line
+
+
 def normalized(lines: list[str], corpus: str | None = None) -> list[str]:
     out = []
     for line in lines:
-        line = line.rstrip()
+        line = _run_times(line.rstrip())
         if corpus:
             line = line.replace(corpus, "$TRACEHOUSE_CORPUS")
         for pattern, placeholder in VOLATILE:
