@@ -75,10 +75,14 @@ class SessionStore(Protocol):
         """Apply a batch: each item atomic and alone, watermarks with their rows (DESIGN §4)."""
         ...
 
-    def import_group(self) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
+    def import_group(
+        self, *, builders: bool = False
+    ) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
         """An `import_batch` for several batches in a row that commit together at the end where
         the backend gains by it (SQLite rewrites every index page a commit touched); elsewhere
-        each batch is its own transaction. Either way no batch commits without its watermarks."""
+        each batch is its own transaction. Either way no batch commits without its watermarks.
+        `builders`: cores are to spare for building the search index beside the writer, where
+        the backend can (SQLite's first load); the index is whole when the run finishes."""
         ...
 
     def watermarks(

@@ -95,7 +95,9 @@ class PostgresStore:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def import_group(self) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
+    def import_group(
+        self, *, builders: bool = False
+    ) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
         return nullcontext(self.import_batch)  # a transaction each: nothing gained by more
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:

@@ -127,7 +127,9 @@ class GatewayStore:
 
     # -- what sync writes -------------------------------------------------------------------
 
-    def import_group(self) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
+    def import_group(
+        self, *, builders: bool = False
+    ) -> AbstractContextManager[Callable[[ImportBatch], ImportResponse]]:
         return nullcontext(self.import_batch)  # a transaction each: nothing gained by more
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:

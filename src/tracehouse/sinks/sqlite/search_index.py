@@ -73,6 +73,16 @@ PENDING = "search_pending"
 # of them ASCII, where the check is a flag. A row of a session not noted goes through the
 # function, as before, so a writer that does not note (none today) stays correct.
 NOTED = "temp.search_sessions"
+# An index built beside the writer (`index_builders`: a first load on a machine of many cores)
+# keeps its state in TEMP tables of the writer's connection for the length of each import
+# transaction (`open_built`): how far its builder has been handed rows, the rows to hand it
+# again, and the 'delete' commands it is owed, each with the values the row was indexed with.
+# A savepoint or transaction rolled back takes them back with the rows. The ledger's own index,
+# mark and queue for it stay empty, so a run that dies leaves a ledger whose next flush indexes
+# everything, as it would have without the builder.
+BUILT = "temp.search_built"
+BUILT_PENDING = "temp.search_built_pending"
+BUILT_RETIRED = "temp.search_built_retired"
 
 
 @dataclass(frozen=True)
@@ -193,6 +203,34 @@ def note_sessions(
     )
 
 
+def open_built(conn: sqlite3.Connection, marks: Mapping[str, int]) -> None:
+    """At the start of an import transaction: the indexes in `marks` (name → how far its
+    builder was handed rows at the last commit) are built beside the writer in it."""
+    slots = ", ".join(f"c{i}" for i in range(max(len(i.columns) for i in INDEXES)))
+    for table, columns in (  # as MARKS, PENDING, and a 'delete' command each
+        (BUILT, "name TEXT PRIMARY KEY, indexed_through INTEGER"),
+        (BUILT_PENDING, "name TEXT, rid INTEGER, PRIMARY KEY (name, rid)"),
+        (BUILT_RETIRED, f"seq INTEGER PRIMARY KEY, name TEXT, rid INTEGER, {slots}"),
+    ):
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+    conn.execute(f"DELETE FROM {BUILT}")
+    conn.executemany(f"INSERT INTO {BUILT} VALUES (?, ?)", marks.items())
+
+
+def built_names(conn: sqlite3.Connection) -> frozenset[str]:
+    """The indexes built beside the writer in this transaction (none outside an import's)."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_temp_master WHERE name = ?", (BUILT.split(".")[1],)
+    ).fetchone():
+        return frozenset()
+    return frozenset(name for (name,) in conn.execute(f"SELECT name FROM {BUILT}"))
+
+
+def retired_columns(index: Index) -> str:
+    """The columns of `BUILT_RETIRED` that hold the values of `index`'s columns."""
+    return ", ".join(f"c{i}" for i in range(len(index.columns)))
+
+
 def ddl(index: Index) -> list[str]:
     return [
         # content="table" double-quoted: how Datasette finds a table's index (schema 16)
@@ -213,25 +251,52 @@ def tuning(index: Index) -> list[str]:
 
 
 def indexed_through(conn: sqlite3.Connection, index: Index) -> int | None:
-    """The highest rowid in the index, or None when this ledger keeps no such index."""
+    """The highest rowid in the ledger's own index, or None when this ledger keeps no such
+    index."""
     row = conn.execute(
         f"SELECT indexed_through FROM {MARKS} WHERE name = ?", (index.name,)
     ).fetchone()
     return None if row is None else int(row[0])
 
 
+@dataclass(frozen=True)
+class _Place:
+    """Where an index's state is kept in this transaction: its mark, the table that holds the
+    mark and the queue of rows to index again; `built`, TEMP tables (`open_built`)."""
+
+    mark: int
+    marks: str
+    pending: str
+    built: bool
+
+
+def _place(conn: sqlite3.Connection, index: Index) -> _Place | None:
+    if index.name in built_names(conn):
+        (mark,) = conn.execute(
+            f"SELECT indexed_through FROM {BUILT} WHERE name = ?", (index.name,)
+        ).fetchone()
+        return _Place(int(mark), BUILT, BUILT_PENDING, built=True)
+    mark = indexed_through(conn, index)
+    return None if mark is None else _Place(mark, MARKS, PENDING, built=False)
+
+
 def _unindex(
-    conn: sqlite3.Connection, index: Index, source: str, where: str, params: Any, mark: int
+    conn: sqlite3.Connection, index: Index, source: str, where: str, params: Any, place: _Place
 ) -> None:
     """Take the rows `t` of `source … WHERE where` out of the index: those it holds, at or under
-    the mark and not queued (a queued row left it when it was queued)."""
-    old = index.row_values("t")
-    queued = f"t.rowid IN (SELECT rid FROM {PENDING} WHERE name = '{index.name}')"
+    the mark and not queued (a queued row left it when it was queued). A built index's builder
+    is owed a 'delete' with the values it indexed, kept until `take_built`."""
+    queued = f"t.rowid IN (SELECT rid FROM {place.pending} WHERE name = '{index.name}')"
+    if place.built:
+        into = f"{BUILT_RETIRED} (name, rid, {retired_columns(index)})"
+        what = f"'{index.name}', t.rowid, {index.row_values('t', segment=False)}"
+    else:
+        into = f"{index.name} ({index.name}, rowid, {index.column_list})"
+        what = f"'delete', t.rowid, {index.row_values('t')}"
     conn.execute(
-        f"INSERT INTO {index.name} ({index.name}, rowid, {index.column_list})"
-        f" SELECT DISTINCT 'delete', t.rowid, {old} FROM {source}"
+        f"INSERT INTO {into} SELECT DISTINCT {what} FROM {source}"
         f" WHERE ({where}) AND t.rowid <= ? AND NOT {queued}",
-        (*params, mark),
+        (*params, place.mark),
     )
 
 
@@ -259,14 +324,14 @@ def before_replace(conn: sqlite3.Connection, table: str, key: str) -> None:
 def _requeue(
     conn: sqlite3.Connection, index: Index, source: str, where: str, params: tuple[Any, ...]
 ) -> None:
-    mark = indexed_through(conn, index)
-    if mark is None:
+    place = _place(conn, index)
+    if place is None:
         return
-    _unindex(conn, index, source, where, params, mark)
+    _unindex(conn, index, source, where, params, place)
     conn.execute(
-        f"INSERT OR IGNORE INTO {PENDING} (name, rid) SELECT ?, t.rowid FROM {source}"
+        f"INSERT OR IGNORE INTO {place.pending} (name, rid) SELECT ?, t.rowid FROM {source}"
         f" WHERE ({where}) AND t.rowid <= ?",
-        (index.name, *params, mark),
+        (index.name, *params, place.mark),
     )
 
 
@@ -274,32 +339,49 @@ def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterab
     """DELETE FROM table WHERE where, keeping its index true; returns the rows deleted."""
     params = tuple(params)
     index = BY_TABLE.get(table)
-    mark = None if index is None else indexed_through(conn, index)
-    if index is None or mark is None:
+    place = None if index is None else _place(conn, index)
+    if index is None or place is None:
         return conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
     aliased = f"t.rowid IN (SELECT rowid FROM {table} WHERE {where})"
-    _unindex(conn, index, f"{table} AS t", aliased, params, mark)
+    _unindex(conn, index, f"{table} AS t", aliased, params, place)
     conn.execute(
-        f"DELETE FROM {PENDING} WHERE name = ? AND rid IN"
+        f"DELETE FROM {place.pending} WHERE name = ? AND rid IN"
         f" (SELECT rowid FROM {table} WHERE {where})",
         (index.name, *params),
     )
     deleted = conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
     # Rowids above the table's new top are given out again: they must count as new.
     conn.execute(
-        f"UPDATE {MARKS} SET indexed_through = (SELECT coalesce(max(rowid), 0) FROM {table})"
+        f"UPDATE {place.marks} SET indexed_through = (SELECT coalesce(max(rowid), 0) FROM {table})"
         f" WHERE name = ? AND indexed_through > (SELECT coalesce(max(rowid), 0) FROM {table})",
         (index.name,),
     )
     return deleted
 
 
-def flush(conn: sqlite3.Connection) -> None:
-    """Index the rows written since the last flush; called in the batch's transaction."""
-    _noted_table(conn)
+def behind(conn: sqlite3.Connection) -> bool:
+    """Whether the ledger's own index misses rows its tables hold: after builders were let go,
+    or a run was killed while its indexes were built beside it. The next flush indexes them."""
     for name, mark in conn.execute(f"SELECT name, indexed_through FROM {MARKS}").fetchall():
         index = BY_NAME.get(name)
-        if index is None:
+        if (
+            index is not None
+            and conn.execute(
+                f"SELECT 1 FROM {index.table} WHERE rowid > ? LIMIT 1", (mark,)
+            ).fetchone()
+        ):
+            return True
+    return False
+
+
+def flush(conn: sqlite3.Connection) -> None:
+    """Index the rows written since the last flush; called in the batch's transaction. An index
+    built beside the writer is left to `take_built`."""
+    _noted_table(conn)
+    built = built_names(conn)
+    for name, mark in conn.execute(f"SELECT name, indexed_through FROM {MARKS}").fetchall():
+        index = BY_NAME.get(name)
+        if index is None or name in built:
             continue
         (top,) = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {index.table}").fetchone()
         if top > mark:

@@ -11,19 +11,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
-from tracehouse.model.columns import Kind
-from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
+from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.sinks import deletion
 from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.sinks.reads import unresolved_reject_units
-from tracehouse.sinks.sqlite import apply, search_index, writer
+from tracehouse.sinks.sqlite import apply, reads, search_index, writer
 from tracehouse.sinks.sqlite.checkpointer import Checkpointer
 from tracehouse.sinks.sqlite.connection import (
     BUSY_TIMEOUT_MS,
@@ -34,7 +31,9 @@ from tracehouse.sinks.sqlite.connection import (
     end_first_load,
     lock_reason,
 )
+from tracehouse.sinks.sqlite.index_builders import IndexBuilders
 from tracehouse.sinks.sqlite.migrations import applied, pending, upgrade
+from tracehouse.state import scratch
 
 T = TypeVar("T")
 
@@ -46,8 +45,6 @@ T = TypeVar("T")
 GROUP_CACHE_KIB = 64 * 1024
 FEW_CORES_GROUP_CACHE_KIB = 12 * 1024
 GROUP_CACHE_CORES = 4
-SEARCH_MMAP_BYTES = 1 << 30
-SEARCH_THREADS = 3
 # In a long import group, the search index is flushed every this many rows: indexing a whole
 # 256 MB group at its end, with nothing left to overlap it, cost more than it saved.
 INDEX_ROWS = 20_000
@@ -77,6 +74,7 @@ class SqliteStore:
         # (`begin_first_load`); None until a run's first group decides.
         self._first_load: bool | None = None
         self._busy_timeout_ms = busy_timeout_ms
+        self._builders: IndexBuilders | None = None
         self.location = self.address = str(self.path)
         if not self.path.exists():
             if not create:
@@ -150,13 +148,25 @@ class SqliteStore:
         existed before it into a sub-journal, which spills to a temporary file past 64 KiB: on
         the bench corpus 2.6 GB of the writer's 4.1 GB of write() calls went there. One item's
         sub-journal holds the pages it changed, mostly index pages. Only imports: a reader's sort
-        of a whole ledger (an export) must still spill to disk."""
+        of a whole ledger (an export) must still spill to disk. Index builders keep their state
+        in the transaction's TEMP tables, and commit or roll back as it does."""
+        builders = self._builders
         self.conn.execute("PRAGMA temp_store = MEMORY")
         try:
             with self.transaction(timed=True) as conn:
+                if builders is not None:
+                    builders.begin(conn)
                 yield conn
+                if builders is not None:
+                    builders.before_commit(conn)
+        except BaseException:
+            if builders is not None:
+                builders.rolled_back()
+            raise
         finally:
             self.conn.execute("PRAGMA temp_store = DEFAULT")
+        if builders is not None:
+            builders.committed()
 
     def import_batch(self, batch: ImportBatch) -> ImportResponse:
         try:
@@ -171,18 +181,23 @@ class SqliteStore:
                 return response
 
     @contextmanager
-    def import_group(self) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
+    def import_group(
+        self, *, builders: bool = False
+    ) -> Iterator[Callable[[ImportBatch], ImportResponse]]:
         """Several batches in one transaction; the search index is brought up to date every
         INDEX_ROWS rows and at the end (one FTS5 segment per step, none per batch). From the
         first group on, an empty ledger is loaded with a rollback journal until the run ends
         (`begin_first_load`), any other with checkpoints beside the writer (`Checkpointer`); the
         page cache is GROUP_CACHE_KIB on a machine of GROUP_CACHE_CORES or more, else
-        FEW_CORES_GROUP_CACHE_KIB."""
+        FEW_CORES_GROUP_CACHE_KIB. With `builders`, a first load's two large search indexes are
+        built beside the writer (`index_builders`) and adopted when the run finishes."""
         if self._first_load is None:
             self._first_load = begin_first_load(self.conn)
             many = (os.cpu_count() or 1) >= GROUP_CACHE_CORES
             cache_kib = GROUP_CACHE_KIB if many else FEW_CORES_GROUP_CACHE_KIB
             self.conn.execute(f"PRAGMA cache_size = -{cache_kib}")
+            if self._first_load and builders:
+                self._builders = IndexBuilders.start(self.conn, self.path)
         if not self._first_load and self._checkpointer is None:
             self._checkpointer = Checkpointer(self.path, self._busy_timeout_ms, self.timings)
             self.conn.execute("PRAGMA wal_autocheckpoint = 0")
@@ -204,14 +219,48 @@ class SqliteStore:
     def _flush_index(self, conn: sqlite3.Connection) -> None:
         began = time.perf_counter()
         search_index.flush(conn)
+        if self._builders is not None:
+            self._builders.forward(conn)
         self.timings["index"] += time.perf_counter() - began
+
+    def _catch_up(self, builders: IndexBuilders | None = None) -> None:
+        """Adopt what `builders` finished, then index whatever the ledger's own index still
+        misses (`search_index.behind`: builders let go, or a run killed while they built).
+        Booked as the "adopt" phase, outside any import's "write", where "index" and "commit"
+        are."""
+        if builders is None and not search_index.behind(self.conn):
+            return
+        began = time.perf_counter()
+        enclosed = {k: self.timings.get(k, 0.0) for k in ("index", "commit")}
+        try:
+            if builders is not None:
+                seconds = builders.finish_into(self.path, self._busy_timeout_ms)
+                if seconds is not None:
+                    self.timings["build"] += seconds
+            if search_index.behind(self.conn):
+                with self._import_transaction() as conn:
+                    self._flush_index(conn)
+        finally:
+            self.timings.update(enclosed)
+            self.timings["adopt"] += time.perf_counter() - began
+
+    def _let_go_builders(self) -> None:
+        builders, self._builders = self._builders, None
+        if builders is not None:
+            builders.let_go()
 
     def start_run(self, run_id: str, mode: str) -> None:
         started = now_iso()  # before any wait for the lock: the run's time includes it
         with self.transaction() as conn:
             writer.ensure_run(conn, run_id, mode, started)
+        # A run killed while its indexes were built beside it: its builders' scratch databases
+        # go, and what the ledger's own index misses is indexed now.
+        scratch.remove_leftovers(str(self.path.parent))
+        self._catch_up()
 
     def finish_run(self, run_id: str, totals: RunTotals) -> None:
+        builders, self._builders = self._builders, None
+        self._catch_up(builders)  # the indexes built beside the writer become the ledger's
         with self.transaction() as conn:
             writer.ensure_run(conn, run_id, "backfill")
             held, redactions = conn.execute(
@@ -241,10 +290,12 @@ class SqliteStore:
             return conn.total_changes - before
 
     def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
+        self._let_go_builders()  # their index would keep what is deleted here
         with self.transaction() as conn:
             return deletion.delete_in(apply.SqliteTx(conn), session_ids, deleted_at)
 
     def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
+        self._let_go_builders()
         with self.transaction() as conn:
             return deletion.restore_in(apply.SqliteTx(conn), session_ids)
 
@@ -265,28 +316,14 @@ class SqliteStore:
         run_id: str,
         machine: str | None = None,
     ) -> int:
-        keys = list(unit_keys)
-        flagged = 0
         with self.transaction() as conn:
-            for key in keys:
-                flagged += conn.execute(
-                    "UPDATE sessions SET source_missing_at = ? WHERE source_provider = ?"
-                    " AND source_path = ? AND source_missing_at IS NULL"
-                    + (" AND host = ?" if machine else ""),
-                    (at, provider, key, *([machine] if machine else [])),
-                ).rowcount
-                conn.execute(
-                    "UPDATE watermarks SET cursor = json_set(coalesce(cursor, '{}'),"
-                    " '$.missing', json('true')), run_id = ? WHERE source_provider = ?"
-                    " AND unit_key = ?",
-                    (run_id, provider, pushed_key(machine, key) if machine else key),
-                )
-        return flagged
+            return writer.mark_missing(conn, provider, unit_keys, at, run_id, machine)
 
     def unresolved_rejects(self, provider: str, location: str) -> list[str]:
         return unresolved_reject_units(self, provider, location)
 
     def write(self, work: Callable[[Tx], T]) -> T:
+        self._let_go_builders()
         with self.transaction() as conn:
             return work(apply.SqliteTx(conn))
 
@@ -295,33 +332,10 @@ class SqliteStore:
     def watermarks(
         self, provider: str, unit_keys: Iterable[str] | None = None
     ) -> dict[str, dict[str, Any]]:
-        if unit_keys is None:
-            rows = self.conn.execute(
-                "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?", (provider,)
-            ).fetchall()
-        else:
-            keys, rows = list(unit_keys), []
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                rows += self.conn.execute(
-                    "SELECT unit_key, cursor FROM watermarks WHERE source_provider = ?"
-                    f" AND unit_key IN ({', '.join('?' * len(chunk))})",
-                    (provider, *chunk),
-                ).fetchall()
-        return {key: orjson.loads(cursor) if cursor else {} for key, cursor in rows}
+        return reads.watermarks(self.conn, provider, unit_keys)
 
     def watermark_states(self, provider: str, unit_keys: Iterable[str]) -> dict[str, Any]:
-        keys = list(unit_keys)
-        out: dict[str, Any] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            rows = self.conn.execute(
-                "SELECT unit_key, state FROM watermarks WHERE source_provider = ? AND state IS NOT"
-                f" NULL AND unit_key IN ({', '.join('?' * len(chunk))})",
-                (provider, *chunk),
-            )
-            out.update((key, orjson.loads(state)) for key, state in rows)
-        return out
+        return reads.watermark_states(self.conn, provider, unit_keys)
 
     def info(self) -> StoreInfo:
         counts = {
@@ -339,17 +353,7 @@ class SqliteStore:
             yield dict(zip(spec.names, values, strict=True))
 
     def row_chunks(self, table: str, size: int = 1000) -> Iterator[list[tuple[Any, ...]]]:
-        spec = TABLES_BY_NAME[table]
-        # Text as its UTF-8 bytes: an export hands it on to Arrow, and decoding it into Python
-        # strings only to encode it again is a third of the cost. Storage order: ordering by a
-        # text key would visit the table in random order.
-        columns = ", ".join(
-            f"CAST({c.name} AS BLOB)" if c.kind in (Kind.TEXT, Kind.JSON) else c.name
-            for c in spec.columns
-        )
-        cursor = self.conn.execute(f"SELECT {columns} FROM {table}")
-        while chunk := cursor.fetchmany(size):
-            yield chunk
+        return reads.row_chunks(self.conn, table, size)
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, tuple(params))
@@ -364,17 +368,8 @@ class SqliteStore:
         return fts.search(self._search_readers(), parse(query), filters or SearchFilters())
 
     def _search_readers(self) -> list[sqlite3.Connection]:
-        """Read-only connections that search ranks its sources on, one per thread. A search
-        reads rows scattered over the whole file: through a memory map each is a page fault at
-        most, not a read() call, which halves the cost of joining the hits. Only searching maps
-        the file, so a backfill's memory is not charged with its pages."""
         if not self._readers:
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            for _ in range(min(SEARCH_THREADS, os.cpu_count() or 1)):
-                conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute(f"PRAGMA mmap_size = {SEARCH_MMAP_BYTES}")
-                self._readers.append(conn)
+            self._readers = reads.search_readers(self.path)
         return self._readers
 
     def compact(self) -> None:
@@ -389,7 +384,8 @@ class SqliteStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
-        self._end_first_load()  # a run that failed before it finished
+        self._let_go_builders()  # a run that failed before it finished: the next one indexes
+        self._end_first_load()
         if self._checkpointer is not None:
             self._checkpointer.close()
         for reader in self._readers:

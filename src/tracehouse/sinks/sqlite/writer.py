@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+from collections.abc import Iterable
 
 import orjson
 
@@ -19,6 +20,7 @@ from tracehouse.model.contract import (
     ImportResponse,
     Reject,
     now_iso,
+    pushed_key,
 )
 from tracehouse.model.tables import CONTENT_TABLES
 from tracehouse.sinks.items import (
@@ -228,3 +230,30 @@ def _add_run_counts(conn: sqlite3.Connection, run_id: str, response: ImportRespo
             run_id,
         ),
     )
+
+
+def mark_missing(
+    conn: sqlite3.Connection,
+    provider: str,
+    unit_keys: Iterable[str],
+    at: str,
+    run_id: str,
+    machine: str | None = None,
+) -> int:
+    """Flag the sessions of units that are gone (DESIGN §5: keep everything, delete nothing) and
+    note it in their cursors; returns the sessions flagged."""
+    flagged = 0
+    for key in unit_keys:
+        flagged += conn.execute(
+            "UPDATE sessions SET source_missing_at = ? WHERE source_provider = ?"
+            " AND source_path = ? AND source_missing_at IS NULL"
+            + (" AND host = ?" if machine else ""),
+            (at, provider, key, *([machine] if machine else [])),
+        ).rowcount
+        conn.execute(
+            "UPDATE watermarks SET cursor = json_set(coalesce(cursor, '{}'),"
+            " '$.missing', json('true')), run_id = ? WHERE source_provider = ?"
+            " AND unit_key = ?",
+            (run_id, provider, pushed_key(machine, key) if machine else key),
+        )
+    return flagged
