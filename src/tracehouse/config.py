@@ -47,6 +47,7 @@ class Settings:
     batch_sessions: int = 500
     workers: int = 0
     workers_min_bytes: int = 16 * 1024 * 1024
+    index_builders_min_cores: int = 4
     quiet_seconds: float = 2.0
     max_field_bytes: int = 1024 * 1024
     max_line_bytes: int = 64 * 1024 * 1024
@@ -86,6 +87,10 @@ DOCS: dict[str, str] = {
         " (more would only wait for the writer); on PostgreSQL each parses and writes."
     ),
     "workers_min_bytes": "Below this much to parse, no worker processes are started.",
+    "index_builders_min_cores": (
+        "On SQLite, a first load with workers builds its two large search indexes in processes"
+        " beside the writer on a machine of at least this many cores (0: never)."
+    ),
     "quiet_seconds": "A last line with no newline counts once the file has been quiet this long.",
     "max_field_bytes": "Longer text fields are cut to this size with a marker and the full hash.",
     "max_line_bytes": "A longer line, or a document read whole, is skipped and rejected unread.",
@@ -196,6 +201,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "batch_sessions": _int(1),
     "workers": _int(0),
     "workers_min_bytes": _int(0),
+    "index_builders_min_cores": _int(0),
     "quiet_seconds": _float,
     "max_field_bytes": _int(1024),
     "max_line_bytes": _int(1024),

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.pipeline.helpers import backfill, make_home
+from tests.pipeline.helpers import backfill, make_home, snapshot
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline import sync as sync_module
 from tracehouse.pipeline import workers
@@ -160,3 +160,29 @@ def test_a_backfill_reports_where_its_time_went(tmp_path):
     for phase in ("plan", "launch", "start", "parse", "write", "index", "commit"):
         assert phase in phases, (phase, phases)  # reported: time was spent (ms rounding aside)
     assert all(seconds >= 0 for seconds in phases.values()), phases
+
+
+def test_a_first_load_with_index_builders_stores_and_indexes_what_an_inline_run_does(tmp_path):
+    """A backfill with parser processes into an empty ledger, its two large search indexes built
+    beside the writer (forced here on any number of cores) and adopted at the end."""
+    from tests.store.test_index_builders import indexed
+
+    home = make_home(tmp_path, copies=4)
+    inline, built = SqliteStore(tmp_path / "inline.db"), SqliteStore(tmp_path / "built.db")
+    try:
+        backfill(inline, home, workers=1)
+        report = backfill(
+            built, home, workers=3, pool_min_bytes=0, batch_sessions=3, builders_min_cores=1
+        )
+        assert report.ok and report.statuses["imported"] == 12
+        phases = report.to_json()["phases"]
+        assert {"build", "adopt", "index"} <= set(phases), phases
+        assert snapshot(built) == snapshot(inline)
+        hits = [h.id for h in inline.search("demo")]
+        assert hits and [h.id for h in built.search("demo")] == hits
+    finally:
+        inline.close()
+        built.close()
+    assert indexed(tmp_path / "built.db", by_key=True) == indexed(
+        tmp_path / "inline.db", by_key=True
+    )

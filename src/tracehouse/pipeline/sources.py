@@ -69,6 +69,7 @@ def sync_options(
         max_line=settings.max_line_bytes,
         quiet_seconds=settings.quiet_seconds,
         pool_min_bytes=settings.workers_min_bytes,
+        builders_min_cores=settings.index_builders_min_cores,
         redactor=redactor_for(settings),
         **overrides,
     )

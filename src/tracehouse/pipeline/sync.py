@@ -40,7 +40,8 @@ SQLITE_PARSERS = 4
 # (the parent's time), and each worker's time from its launch to its first unit; parsing;
 # a worker blocked handing a batch over (the writer is behind); the writer waiting for a batch
 # (the parsers are behind); writing rows; bringing the search index up to date; committing;
-# and, beside the writer, copying the SQLite WAL into the ledger (`checkpointer`).
+# beside the writer, copying the SQLite WAL into the ledger (`checkpointer`) and building a first
+# load's search indexes (`index_builders`); and the writer adopting those indexes at the end.
 PHASES = (
     "plan",
     "launch",
@@ -52,6 +53,8 @@ PHASES = (
     "index",
     "commit",
     "checkpoint",
+    "build",
+    "adopt",
 )
 
 
@@ -69,6 +72,9 @@ class SyncOptions:
     max_line: int = 64 * 1024 * 1024
     quiet_seconds: float = 2.0
     pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
+    # SQLite's first load builds its large search indexes beside the writer from this many
+    # cores on (`index_builders`); 0: never.
+    builders_min_cores: int = 4
     scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
     redactor: Redactor | None = None  # ParseOptions.redactor
     # Called after each committed batch with its number (inline runs only: it does not travel
@@ -142,15 +148,16 @@ class SyncReport:
 
     def book_store_timings(self, store: SessionStore) -> None:
         """Move what a store measured of its own work (SQLite: its search-index flushes and
-        commits, `timings`) out of the "write" phase that enclosed it, into phases of their own."""
+        commits, `timings`) out of the "write" phase that enclosed it, into phases of their own;
+        checkpoints and index builders ran beside the writer."""
         timings = getattr(store, "timings", None)
         if not timings:
             return
-        for phase in ("index", "commit", "checkpoint"):
+        for phase in ("index", "commit", "checkpoint", "build", "adopt"):
             spent = timings.pop(phase, 0.0)
             if spent:
                 self.phases[phase] += spent
-                if phase != "checkpoint":  # beside the writer, not inside it
+                if phase in ("index", "commit"):
                     self.phases["write"] -= spent
 
     def to_json(self) -> dict[str, Any]:
@@ -243,12 +250,10 @@ def sync(
         _run(store, options, tasks, total, report, progress)
     finally:
         progress.finish()
-        report.book_store_timings(store)
-        report.seconds = time.monotonic() - started
         if not options.dry_run:
             # A backfill's "lag" is the age of old files, not a delay worth reporting.
             p50, most = report.tail_lag() if options.mode == "live" else (None, None)
-            store.finish_run(
+            store.finish_run(  # a first load's indexes built beside the writer are adopted here
                 report.run_id,
                 RunTotals(
                     bytes_read=report.bytes_read,
@@ -259,6 +264,8 @@ def sync(
                     redactions=dict(report.redactions),
                 ),
             )
+        report.book_store_timings(store)
+        report.seconds = time.monotonic() - started
     return report
 
 

@@ -253,7 +253,7 @@ def _commit_next(
     written = list(first.written)
     size = first.bytes_read
     wrote = first.batch is not None
-    with store.import_group() as write:
+    with store.import_group(builders=_builders(options)) as write:
         commit(write, first, report)
         del first
         while size < GROUP_BYTES and not _stopped(options, stopping):
@@ -268,6 +268,12 @@ def _commit_next(
     report.phases["write"] += time.perf_counter() - closing  # the last flush and the commit
     if wrote:
         committed(written, report, options.on_batch)
+
+
+def _builders(options: SyncOptions) -> bool:
+    """Whether this machine has the cores to build the search index beside the writer."""
+    wanted = options.builders_min_cores
+    return 0 < wanted <= (os.cpu_count() or 1)
 
 
 def _steal(board: TaskBoard, options: SyncOptions, inbox: _Inbox, stopping: Any) -> list[Ready]:
