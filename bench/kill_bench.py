@@ -8,8 +8,9 @@ The corpus is every fixture home, copied once into bench/out/kill and named to t
 each mode, a clean run gives the reference ledger; then, `--kills` times, a fresh ledger is
 filled by a run that is killed (SIGKILL to its whole process group: main process and workers) at
 a random moment, and by a second run to completion. The ledger must equal the reference row for
-row (content tables, session rows without their import times, cursors, unresolved rejects), and
-no scratch copy may be left in TMPDIR (the second run removes what the killed one left).
+row (content tables, session rows without their import times, cursors, unresolved rejects, and on
+SQLite each search index's terms with the rows and times they occur in), and no scratch copy may
+be left in TMPDIR or beside the ledger (the second run removes what the killed one left).
 
   sqlite       `sync backfill` into a SQLite file
   postgresql   `sync backfill` into a fresh schema (TRACEHOUSE_PG_DSN, default the local server)
@@ -17,7 +18,10 @@ no scratch copy may be left in TMPDIR (the second run removes what the killed on
                finish and `sync backfill` catches up; the reference is a backfill of the end state
 
 `--workers 1,2,4` runs every mode at each worker count (TRACEHOUSE_WORKERS), the clean run
-included; by default the runs take the default (one per core).
+included; by default the runs take the default (one per core). `--builders`: a first load with
+workers builds its search indexes beside the writer on any number of cores
+(TRACEHOUSE_INDEX_BUILDERS_MIN_CORES=1; by default only from 4 cores on), and the reference is a
+clean run without them.
 
 Target (issue #13): ≥ 100 kill points across the modes, 0 diffs, 0 leftovers (issue #46: at
 every worker count).
@@ -86,9 +90,29 @@ def snapshot(store_url: str) -> dict[str, Any]:
         out["rejects"] = sorted(
             (r["unit_key"], r["location"]) for r in store.rows("rejects") if not r["resolved_at"]
         )
+        if store.backend == "sqlite":
+            out.update(_search_terms(store))
         return out
     finally:
         store.close()
+
+
+def _search_terms(store: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Each SQLite search index as FTS5 counts it, whatever the rowids a run gave out: every
+    term with the rows it is in and how often it occurs. A row indexed twice, missed, or indexed
+    with text it no longer holds changes its terms' counts."""
+    from tracehouse.sinks.sqlite.search_index import INDEXES
+
+    out = {}
+    for index in INDEXES:
+        vocabulary = f"temp.terms_{index.name}"
+        store.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary}"
+            f" USING fts5vocab(main, {index.name}, row)"
+        )
+        rows = store.conn.execute(f"SELECT term, doc, cnt FROM {vocabulary}").fetchall()
+        out[index.name] = sorted(repr(row) for row in rows)
+    return out
 
 
 def _without_times(cursor: Any) -> Any:
@@ -200,6 +224,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
     parser.add_argument("--workers", type=worker_counts, default=[0], help="e.g. 1,2,4")
+    parser.add_argument("--builders", action="store_true", help="index builders on any cores")
     args = parser.parse_args()
     counts = args.workers  # 0: the default, one per core
     rng = random.Random(args.seed)
@@ -209,6 +234,8 @@ def main() -> int:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(OUT / "user-home")}
+    if args.builders:
+        env["TRACEHOUSE_INDEX_BUILDERS_MIN_CORES"] = "1"
     transcript = max(home.glob("*/.claude/projects/*/*.jsonl"), key=lambda p: p.stat().st_size)
     appender = Appender(transcript)
     totals = {"tried": 0, "killed": 0, "diffs": 0, "leftovers": 0}
@@ -226,7 +253,10 @@ def main() -> int:
                 appender.finish()
             reference_store = stores.new()
             started = time.perf_counter()
-            run(["sync", "backfill", *flags, "--store", reference_store, "-q"], env)
+            # With --builders, the reference's index is the writer's own (the terms compared
+            # are rowid-free): every run after must hold what it would have indexed.
+            clean = {**env, "TRACEHOUSE_INDEX_BUILDERS_MIN_CORES": "0"} if args.builders else env
+            run(["sync", "backfill", *flags, "--store", reference_store, "-q"], clean)
             clean_seconds = time.perf_counter() - started
             reference = snapshot(reference_store)
             print(
@@ -254,6 +284,8 @@ def main() -> int:
                 killed += code == -9
                 found = diff(reference, snapshot(url))
                 left = sorted(p.name for p in tmp.iterdir())
+                left += sorted(p.name for p in OUT.glob("tracehouse-scratch-*"))  # builders'
+
                 if found or left:
                     failures.append(f"{mode_name} #{n}: {found} leftovers {left}")
                 diffs += bool(found)

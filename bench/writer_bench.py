@@ -10,18 +10,24 @@ spool into a new ledger the way a backfill's writer does — groups of GROUP_BYT
 one `import_group` — `--repeat` times in each way, interleaved:
 
   first load    an empty ledger nobody else has open: a rollback journal (`begin_first_load`)
-  WAL           the same, with a reader holding the ledger open, which keeps it in WAL mode
-                with checkpoints beside the writer (how every load was written before)
+  builders      the same, its two large search indexes built beside the writer by processes
+                of their own and adopted at the end (`index_builders`: 4 cores or more)
+  WAL           the same as the first, with a reader holding the ledger open, which keeps it
+                in WAL mode with checkpoints beside the writer (how every load was written before)
 
-Printed per way: the writer's MB/s of source (median and range), its phases (write, index,
-commit, and checkpoint beside it), bytes written to disk against the bytes read, and the
-floor of the same run: unpickling the spool (which the real writer does too, as "wait").
+Printed per way: the writer's MB/s of source (median and range), its phases (index, commit,
+and beside it checkpoint and build; adopt: copying the built indexes in), the writer process's
+own CPU seconds, bytes written to disk against the bytes read, and the floor of the same run:
+unpickling the spool (which the real writer does too, as "wait"). On two cores the builders
+share the writer's second core; with cores to spare a writer runs at about its CPU seconds (the
+builders keep up: each spends a fraction of the writer's time).
 """
 
 from __future__ import annotations
 
 import argparse
 import pickle
+import resource
 import sqlite3
 import statistics
 import sys
@@ -91,7 +97,7 @@ def unpickle_floor(path: Path) -> float:
     return time.perf_counter() - began
 
 
-def write_all(path: Path, ledger: Path, *, wal: bool) -> dict[str, float]:
+def write_all(path: Path, ledger: Path, *, wal: bool, builders: bool = False) -> dict[str, float]:
     """Write the spool as a backfill's writer does; seconds spent, less unpickling."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{ledger}{suffix}").unlink(missing_ok=True)
@@ -101,6 +107,7 @@ def write_all(path: Path, ledger: Path, *, wal: bool) -> dict[str, float]:
         reader = sqlite3.connect(ledger)
         reader.execute("SELECT count(*) FROM sessions").fetchone()
     io_before = psutil.Process().io_counters().write_bytes
+    cpu_before = _cpu()
     spent = unpickling = 0.0
     try:
         store.start_run("bench", "backfill")
@@ -109,7 +116,7 @@ def write_all(path: Path, ledger: Path, *, wal: bool) -> dict[str, float]:
         while more:
             size = 0
             began = time.perf_counter()
-            with store.import_group() as write:
+            with store.import_group(builders=builders) as write:
                 while size < GROUP_BYTES:
                     got = time.perf_counter()
                     item = next(feed, None)
@@ -131,11 +138,16 @@ def write_all(path: Path, ledger: Path, *, wal: bool) -> dict[str, float]:
     timings = dict(store.timings)
     return {
         "total": spent - unpickling,
-        "index": timings.get("index", 0.0),
-        "commit": timings.get("commit", 0.0),
-        "checkpoint": timings.get("checkpoint", 0.0),
+        "cpu": _cpu() - cpu_before - unpickling,
+        **{k: timings.get(k, 0.0) for k in ("index", "commit", "checkpoint", "build", "adopt")},
         "written": float(psutil.Process().io_counters().write_bytes - io_before),
     }
+
+
+def _cpu() -> float:
+    """This process's CPU seconds, user and system (not its children's: the builders')."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -157,12 +169,17 @@ def main() -> None:
             f" in {time.perf_counter() - began:.1f}s"
         )
         floors = []
-        runs: dict[str, list[dict[str, float]]] = {"first load": [], "WAL": []}
+        runs: dict[str, list[dict[str, float]]] = {"first load": [], "builders": [], "WAL": []}
         for _ in range(args.repeat):
             floors.append(unpickle_floor(work / "spool.pickle"))
             for way in runs:
                 runs[way].append(
-                    write_all(work / "spool.pickle", work / "ledger.db", wal=way == "WAL")
+                    write_all(
+                        work / "spool.pickle",
+                        work / "ledger.db",
+                        wal=way == "WAL",
+                        builders=way == "builders",
+                    )
                 )
         floor = statistics.median(floors)
         print(
@@ -173,11 +190,16 @@ def main() -> None:
             speeds = [mb / r["total"] for r in done]
             middle = sorted(done, key=lambda r: r["total"])[(len(done) - 1) // 2]
             phases = ", ".join(
-                f"{k} {middle[k]:.1f}s" for k in ("index", "commit", "checkpoint") if middle[k]
+                f"{k} {middle[k]:.1f}s"
+                for k in ("index", "commit", "checkpoint", "build", "adopt")
+                if middle[k]
             )
+            cpu = [mb / r["cpu"] for r in done]
             print(
                 f"writer   {way:10} {statistics.median(speeds):6.0f} MB/s"
                 f" (range {min(speeds):.0f}–{max(speeds):.0f})  {middle['total']:.1f}s: {phases};"
+                f" its own CPU {middle['cpu']:.1f}s = {statistics.median(cpu):.0f} MB/s"
+                f" (range {min(cpu):.0f}–{max(cpu):.0f});"
                 f" written {middle['written'] / read:.2f}x read"
             )
 
