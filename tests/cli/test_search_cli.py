@@ -98,3 +98,30 @@ def test_a_query_of_several_words_needs_no_quotes(ledger):
     assert unquoted.stdout == quoted.stdout
     excluded = run("search", "--store", ledger, "--json", "--", "-nothingsuch", "division")
     assert excluded.exit_code == 0 and json.loads(excluded.stdout)["hits"]
+
+
+def test_a_search_says_how_many_rows_its_index_does_not_hold_yet(ledger):
+    """As a first load killed before it adopted the indexes built beside it leaves a ledger."""
+    import sqlite3
+
+    assert (
+        json.loads(run("search", "division", "--json", "--store", ledger).stdout)["unindexedRows"]
+        == 0
+    )
+    with sqlite3.connect(ledger) as conn:
+        conn.execute("UPDATE search_marks SET indexed_through = 0 WHERE name = 'messages_fts'")
+        # what a fresh index holds: nothing
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
+        rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    result = run("search", "division", "--store", ledger)
+    assert result.exit_code == 0
+    assert f"note: {rows:,} rows are not in the search index yet" in result.stderr
+    assert (
+        json.loads(run("search", "division", "--json", "--store", ledger).stdout)["unindexedRows"]
+        == rows
+    )
+    assert (
+        run("sync", "backfill", "--home", ledger.parent / "home", "--store", ledger).exit_code == 0
+    )
+    again = run("search", "division", "--store", ledger)
+    assert "note:" not in again.stderr and "division" in again.stdout.lower()

@@ -72,11 +72,17 @@ def search(
             kinds=kind or (), tool=tool, since=since, until=until, limit=limit,
         )  # fmt: skip
         hits = ledger.search(query, filters)
+        lag = ledger.search_lag()
     finally:
         ledger.close()
     if ctx.json:
-        ctx.print_json({"query": query, "hits": [h.to_json() for h in hits]})
+        ctx.print_json({"query": query, "hits": [h.to_json() for h in hits], "unindexedRows": lag})
         return
+    if lag:
+        ctx.err.print(
+            f"note: {lag:,} rows are not in the search index yet (a backfill under way, or one"
+            " stopped before it finished): the next sync indexes them"
+        )
     if not hits:
         ctx.err.print(f"no hits for {query!r}")
         return

@@ -171,6 +171,12 @@ class SessionStore(Protocol):
         """Full-text search: the best hits, ranked, each with a highlighted snippet."""
         ...
 
+    def search_lag(self) -> int:
+        """Rows the full-text index does not hold yet, which a search cannot find: on SQLite a
+        first load's until its run finishes, or those of a run killed before it did (the next
+        sync indexes them); 0 where rows and their index are written together."""
+        ...
+
     def compact(self) -> None:
         """Rewrite the store's files so that no copy of changed or deleted text remains."""
         ...

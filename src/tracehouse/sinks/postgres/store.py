@@ -271,6 +271,9 @@ class PostgresStore:
         names = [d.name for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
 
+    def search_lag(self) -> int:
+        return 0  # the tsvector columns are generated with their rows
+
     def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
         """Full-text search of the ledger (`search/query.py` for the syntax)."""
         from tracehouse.search import postgres as fts

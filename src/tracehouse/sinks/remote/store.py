@@ -278,6 +278,9 @@ class GatewayStore:
     def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
         self._elsewhere("Search (GET /v1/search)")
 
+    def search_lag(self) -> int:
+        self._elsewhere("Search (GET /v1/search)")
+
 
 def _part(batch: ImportBatch, items: tuple[Any, ...], *, last: bool) -> ImportBatch:
     """Some of a batch's items with their rows; the batch-level cursors, rejects and clears

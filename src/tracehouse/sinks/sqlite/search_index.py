@@ -8,9 +8,11 @@ rowid), so the text is stored once, in the ledger:
     sessions_fts     sessions.title, task_description
 
 The index is kept in the same transaction as the rows it indexes, by the writer and without
-triggers. A trigger on a table, even one that never fires, makes SQLite keep a statement journal
-for every row written to it; with the earlier insert/update/delete triggers, writing the rows cost
-twice what it costs bare, as much again as the indexing itself. Instead:
+triggers (except a first load's two large indexes on a machine of many cores, built beside the
+writer and adopted whole when its run finishes: `index_builders`). A trigger on a table, even
+one that never fires, makes SQLite keep a statement journal for every row written to it; with
+the earlier insert/update/delete triggers, writing the rows cost twice what it costs bare, as
+much again as the indexing itself. Instead:
 
 - `search_marks` holds, per index, the highest rowid indexed. A new row always gets a rowid above
   every row in its table, so the rows inserted since the last `flush()` are those above the mark,

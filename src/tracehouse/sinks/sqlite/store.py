@@ -367,6 +367,9 @@ class SqliteStore:
 
         return fts.search(self._search_readers(), parse(query), filters or SearchFilters())
 
+    def search_lag(self) -> int:
+        return reads.search_lag(self.conn)
+
     def _search_readers(self) -> list[sqlite3.Connection]:
         if not self._readers:
             self._readers = reads.search_readers(self.path)
