@@ -274,3 +274,16 @@ def test_a_ledger_that_holds_rows_is_never_built_beside_the_writer(tmp_path: Pat
         store.finish_run("run", RunTotals())
     finally:
         store.close()
+
+
+def test_builders_that_cannot_start_leave_the_writer_to_index_as_it_goes(tmp_path, monkeypatch):
+    def refuse(self: Any) -> None:
+        raise RuntimeError("no process to be had")
+
+    monkeypatch.setattr("multiprocessing.process.BaseProcess.start", refuse)
+    path = tmp_path / "built.db"
+    groups = [[batch([session("s1", "alpha"), session("s2", "bravo")])]]
+    assert "build" not in load(path, groups, builders=True)
+    assert not list(tmp_path.glob("tracehouse-scratch-*"))
+    load(tmp_path / "inline.db", groups, builders=False)
+    assert indexed(path) == indexed(tmp_path / "inline.db")

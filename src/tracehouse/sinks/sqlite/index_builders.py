@@ -132,8 +132,6 @@ class IndexBuilders:
                 name=f"tracehouse-index-{name}",
                 daemon=True,
             )
-        for process in self._processes.values():
-            process.start()
 
     @classmethod
     def start(cls, conn: sqlite3.Connection, ledger: Path) -> IndexBuilders | None:
@@ -142,9 +140,16 @@ class IndexBuilders:
         if not all(buildable(conn, BY_NAME[name]) for name in BUILT_INDEXES):
             return None
         try:
-            return cls(conn, ledger)
-        except OSError:  # no room for the scratch directory, no process to be had
+            builders = cls(conn, ledger)
+        except OSError:  # no room for the scratch directory
             return None
+        try:
+            for process in builders._processes.values():
+                process.start()
+        except Exception:  # no process to be had, however it failed: the writer indexes itself
+            builders.let_go()
+            return None
+        return builders
 
     def begin(self, conn: sqlite3.Connection) -> None:
         """At the start of an import transaction. Another connection that wrote the ledger since
@@ -199,9 +204,9 @@ class IndexBuilders:
             return
         self._gone = True
         for process in self._processes.values():
-            if process.is_alive():
+            if process.pid is not None:  # started
                 process.terminate()
-            process.join(timeout=5)
+                process.join(timeout=5)
         for inbox in self._inboxes.values():
             inbox.cancel_join_thread()  # what a stopped builder never read is dropped
             inbox.close()
