@@ -1,11 +1,9 @@
 """A first load's two large search indexes, built beside the writer in processes of their own.
 
-With many cores, SQLite's one writer is a backfill's wall: the parsers wait to hand it batches.
-More than half of its work is the search index: writing the bench corpus's batches took 5.3 s,
-2.3 s of it without the index, within 1.3-1.6x of a bare `executemany` of the same rows. FTS5
-costs the same per byte of text whatever its settings (merge policy, hash size and tokenizer made
-no difference; `detail=none` cut 30% at the price of phrase queries), and a file has one writer,
-so the index can leave the writer's path only by being built somewhere else.
+With many cores, SQLite's one writer is a backfill's wall: the parsers wait to hand it batches,
+and a third to a half of its work is the search index, which FTS5 builds at the same cost per
+byte of text whatever its settings. A file has one writer, so the index can leave the writer's
+path only by being built somewhere else.
 
 During a first load (a ledger with no session yet: the backfill of a whole home), messages_fts
 and tool_calls_fts are each built by a process of its own, into a contentless FTS5 table of the
@@ -19,13 +17,11 @@ same columns, tokenizer and tuning in a scratch database, fed by the writer:
 
 When the run ends, each finished index is copied whole into the ledger's own empty index, with
 its mark (`adopt`): the shadow tables of a contentless index and of an external-content one of
-the same configuration hold the same thing. Copying took 0.17 s where building took 1.6 s, and
-the copy held every term at every row, column and offset the writer's own index held.
+the same configuration hold the same thing, every term at every row, column and offset.
 
 The builders are let go at anything out of the ordinary: another connection writing the ledger
-meanwhile, a builder that failed, a ledger index that is no longer empty. The ledger's own index
-was left empty at mark 0, so the writer's next flush indexes everything itself, as it would have
-without them.
+meanwhile, a builder that failed or could not start, a ledger index no longer empty. The ledger's
+own index was left empty at mark 0, so the writer's next flush indexes everything itself.
 """
 
 from __future__ import annotations
@@ -73,8 +69,7 @@ SHADOWS = ("data", "idx", "docsize")  # what an FTS5 index is made of, beside it
 
 @dataclass(frozen=True)
 class Built:
-    """A finished index: its database, how far it holds the ledger's rows, and the seconds its
-    builder spent building it."""
+    """A finished index: its database, its mark, and its builder's seconds."""
 
     path: str
     mark: int
