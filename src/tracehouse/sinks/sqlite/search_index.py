@@ -26,8 +26,9 @@ much again as the indexing itself. Instead:
   mark when the table's top rows went, so that their rowids, given out again, count as new.
 
 An unchanged row is never rewritten by an import, so a no-change re-run never touches the index.
-The ledger is written only through the import door; rows changed by hand are not re-indexed
-(`INSERT INTO messages_fts(messages_fts) VALUES('rebuild')` rebuilds an index from its table).
+The ledger is written only through the import door; rows changed by hand are not re-indexed.
+An index emptied ('delete-all') with its mark set to 0 is indexed again by the next sync's
+`behind` catch-up; FTS5's 'rebuild' would index unspaced scripts unsplit.
 
 Tokenizer: `unicode61 remove_diacritics 2`. It splits at every character that is not a letter
 or a digit, so identifiers, file paths, snake_case and CLI flags become their words, and the query
