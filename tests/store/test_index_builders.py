@@ -46,7 +46,7 @@ def session(sid: str, words: str, result: str = "ok", *, recovered: bool = False
     return found
 
 
-def load(path: Path, groups: list[list[ImportBatch]], *, builders: bool) -> dict[str, float]:
+def load(path: Path | str, groups: list[list[ImportBatch]], *, builders: bool) -> dict[str, float]:
     """One run of group imports into a new ledger; the store's timings."""
     store = SqliteStore(path)
     try:
@@ -61,7 +61,7 @@ def load(path: Path, groups: list[list[ImportBatch]], *, builders: bool) -> dict
         store.close()
 
 
-def indexed(path: Path, *, by_key: bool = False) -> dict[str, Any]:
+def indexed(path: Path | str, *, by_key: bool = False) -> dict[str, Any]:
     """What each index holds, term by term, and its mark; FTS5's structural check passes first
     (the check against the content tables cannot hold where unspaced scripts are indexed split
     into characters). `by_key`: each row named by its key, not its rowid, and no marks (runs
@@ -287,3 +287,36 @@ def test_builders_that_cannot_start_leave_the_writer_to_index_as_it_goes(tmp_pat
     assert not list(tmp_path.glob("tracehouse-scratch-*"))
     load(tmp_path / "inline.db", groups, builders=False)
     assert indexed(path) == indexed(tmp_path / "inline.db")
+
+
+SPAWNED = textwrap.dedent(
+    """
+    import sys, threading
+    from tests.store.test_index_builders import batch, indexed, load, session
+    from tracehouse.processes import start_method
+
+    if __name__ == "__main__":
+        threading.Thread(target=threading.Event().wait, daemon=True).start()  # as `sync live`
+        assert start_method() == "spawn"
+        groups = [[batch([session("s1", "alpha"), session("s2", "聊天记录")])]]
+        timings = load(sys.argv[1] + "/built.db", groups, builders=True)
+        load(sys.argv[1] + "/inline.db", groups, builders=False)
+        same = indexed(sys.argv[1] + "/built.db") == indexed(sys.argv[1] + "/inline.db")
+        print("build" in timings, same)
+    """
+)
+
+
+def test_builders_spawned_by_a_writer_that_runs_threads_index_what_forked_ones_do(tmp_path: Path):
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)],
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]  # built by spawned builders, and alike
