@@ -244,10 +244,10 @@ def test_a_run_killed_before_it_adopted_its_indexes_leaves_a_ledger_the_next_run
     assert list(tmp_path.glob("tracehouse-scratch-*"))  # its builders' databases, left behind
     store = SqliteStore(path)
     try:
-        assert search_index.behind(store.conn)  # rows the ledger's own index does not hold
+        assert search_index.unindexed(store.conn)  # rows the ledger's own index does not hold
         assert store.search_lag() > 0 and store.search("alpha", SearchFilters()) == []
         store.start_run("next", "backfill")
-        assert not search_index.behind(store.conn) and store.search_lag() == 0
+        assert search_index.unindexed(store.conn) == store.search_lag() == 0
         assert {h.label for h in store.search("alpha", SearchFilters())} == {"cc-s1"}
         assert not list(tmp_path.glob("tracehouse-scratch-*"))
         assert store.timings["adopt"] > 0  # booked apart from any import's writing

@@ -99,7 +99,6 @@ class IndexBuilders:
     sign of trouble, after which every call does nothing."""
 
     def __init__(self, conn: sqlite3.Connection, ledger: Path) -> None:
-        scratch.remove_leftovers(str(ledger.parent))  # those of builders whose writer was killed
         self.directory = tempfile.mkdtemp(
             prefix=f"{scratch.PREFIX}{os.getpid()}-", dir=ledger.parent
         )

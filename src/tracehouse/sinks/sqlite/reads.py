@@ -14,7 +14,6 @@ import orjson
 from tracehouse.model.columns import Kind
 from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.sinks.sqlite.connection import BUSY_TIMEOUT_MS
-from tracehouse.sinks.sqlite.search_index import BY_NAME, MARKS, PENDING
 
 SEARCH_MMAP_BYTES = 1 << 30
 SEARCH_THREADS = 3
@@ -84,16 +83,3 @@ def search_readers(path: Path) -> list[sqlite3.Connection]:
         conn.execute(f"PRAGMA mmap_size = {SEARCH_MMAP_BYTES}")
         readers.append(conn)
     return readers
-
-
-def search_lag(conn: sqlite3.Connection) -> int:
-    """Rows the ledger's own search index misses: above its marks, or queued to be indexed
-    again (`search_index.behind`)."""
-    missed = conn.execute(f"SELECT count(*) FROM {PENDING}").fetchone()[0]
-    for name, mark in conn.execute(f"SELECT name, indexed_through FROM {MARKS}").fetchall():
-        if name in BY_NAME:
-            table = BY_NAME[name].table
-            missed += conn.execute(
-                f"SELECT count(*) FROM {table} WHERE rowid > ?", (mark,)
-            ).fetchone()[0]
-    return int(missed)

@@ -28,7 +28,7 @@ much again as the indexing itself. Instead:
 An unchanged row is never rewritten by an import, so a no-change re-run never touches the index.
 The ledger is written only through the import door; rows changed by hand are not re-indexed.
 An index emptied ('delete-all') with its mark set to 0 is indexed again by the next sync's
-`behind` catch-up; FTS5's 'rebuild' would index unspaced scripts unsplit.
+`unindexed` catch-up; FTS5's 'rebuild' would index unspaced scripts unsplit.
 
 Tokenizer: `unicode61 remove_diacritics 2`. It splits at every character that is not a letter
 or a digit, so identifiers, file paths, snake_case and CLI flags become their words, and the query
@@ -362,19 +362,17 @@ def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterab
     return deleted
 
 
-def behind(conn: sqlite3.Connection) -> bool:
-    """Whether the ledger's own index misses rows its tables hold: after builders were let go,
-    or a run was killed while its indexes were built beside it. The next flush indexes them."""
+def unindexed(conn: sqlite3.Connection) -> int:
+    """Rows the ledger's own index misses (above its marks, or queued to be indexed again):
+    after builders were let go, or a run was killed while its indexes were built beside it.
+    The next flush indexes them."""
+    missed = conn.execute(f"SELECT count(*) FROM {PENDING}").fetchone()[0]
     for name, mark in conn.execute(f"SELECT name, indexed_through FROM {MARKS}").fetchall():
-        index = BY_NAME.get(name)
-        if (
-            index is not None
-            and conn.execute(
-                f"SELECT 1 FROM {index.table} WHERE rowid > ? LIMIT 1", (mark,)
-            ).fetchone()
-        ):
-            return True
-    return False
+        if name in BY_NAME:
+            table = BY_NAME[name].table
+            sql = f"SELECT count(*) FROM {table} WHERE rowid > ?"
+            missed += conn.execute(sql, (mark,)).fetchone()[0]
+    return int(missed)
 
 
 def flush(conn: sqlite3.Connection) -> None:

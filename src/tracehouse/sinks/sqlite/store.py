@@ -225,10 +225,10 @@ class SqliteStore:
 
     def _catch_up(self, builders: IndexBuilders | None = None) -> None:
         """Adopt what `builders` finished, then index whatever the ledger's own index still
-        misses (`search_index.behind`: builders let go, or a run killed while they built).
+        misses (`search_index.unindexed`: builders let go, or a run killed while they built).
         Booked as the "adopt" phase, outside any import's "write", where "index" and "commit"
         are."""
-        if builders is None and not search_index.behind(self.conn):
+        if builders is None and not search_index.unindexed(self.conn):
             return
         began = time.perf_counter()
         enclosed = {k: self.timings.get(k, 0.0) for k in ("index", "commit")}
@@ -237,7 +237,7 @@ class SqliteStore:
                 seconds = builders.finish_into(self.path, self._busy_timeout_ms)
                 if seconds is not None:
                     self.timings["build"] += seconds
-            if search_index.behind(self.conn):
+            if search_index.unindexed(self.conn):
                 with self._import_transaction() as conn:
                     self._flush_index(conn)
         finally:
@@ -368,7 +368,7 @@ class SqliteStore:
         return fts.search(self._search_readers(), parse(query), filters or SearchFilters())
 
     def search_lag(self) -> int:
-        return reads.search_lag(self.conn)
+        return search_index.unindexed(self.conn)
 
     def _search_readers(self) -> list[sqlite3.Connection]:
         if not self._readers:
