@@ -90,10 +90,14 @@ def _rewrite(page: Page, updates: list) -> None:  # type: ignore[type-arg]
     page.path.write_text(text, encoding="utf-8")
 
 
-def test_a_time_a_run_started_matches_on_any_day_and_a_fixtures_time_only_itself() -> None:
+def test_a_runs_time_matches_on_any_day_and_a_fixtures_time_only_itself() -> None:
     shown = ["2026-11-28 00:44  run_20261128T004418_7c7d8824  imported  7     5467200a"]
     today = ["2026-12-01 22:06  run_20261201T220602_c9e1f9f0  imported  7     5467200a   "]
     assert matches(shown, today)
+    # imported a minute after the run started
+    assert matches(
+        shown, ["2026-12-02 00:02  run_20261202T000158_5cb7441a  imported  7     5467200a   "]
+    )
     assert not matches(
         shown, ["2026-12-01 22:06  run_20261201T220602_c9e1f9f0  imported  8  5467200a"]
     )
