@@ -140,7 +140,7 @@ def m010_session_aliases(conn: sqlite3.Connection) -> None:
     # Labels are unique: a lengthened label's old form keeps resolving (`sessions show`).
     conn.execute(create_table_sql(SESSION_ALIASES))
     conn.execute("CREATE INDEX IF NOT EXISTS idx_session_aliases_session ON session_aliases"
-               " (session_id)")  # fmt: skip
+                 " (session_id)")  # fmt: skip
     _add_column(conn, "sessions", "label_base TEXT")
     conn.execute("UPDATE sessions SET label_base = label WHERE label_base IS NULL")
     conn.execute("CREATE INDEX IF NOT EXISTS idx_sessions_label_base ON sessions (label_base)")
@@ -154,7 +154,7 @@ def m010_session_aliases(conn: sqlite3.Connection) -> None:
     for session_id, label in duplicated:
         piece = hashlib.md5(session_id.encode()).hexdigest()[:6]
         conn.execute("UPDATE sessions SET label = ? WHERE session_id = ?",
-                   [f"{label}-{piece}", session_id])  # fmt: skip
+                     [f"{label}-{piece}", session_id])  # fmt: skip
 
 
 def m011_threads(conn: sqlite3.Connection) -> None:
