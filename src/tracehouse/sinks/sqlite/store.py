@@ -27,6 +27,7 @@ from tracehouse.sinks.sqlite.connection import (
     LOCK_BACKOFF,
     apply_pragmas,
     begin_first_load,
+    bind_none_directly,
     create_private,
     end_first_load,
     lock_reason,
@@ -83,6 +84,7 @@ class SqliteStore:
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_pragmas(self.conn, busy_timeout_ms)
+            bind_none_directly()
             search_index.register(self.conn)
             if migrate:
                 upgrade(self.conn, self.path)
