@@ -50,7 +50,7 @@ from tracehouse.pipeline.ingest import Ready  # noqa: E402
 from tracehouse.pipeline.sources import sync_options  # noqa: E402
 from tracehouse.pipeline.workers import GROUP_BYTES  # noqa: E402
 from tracehouse.sinks.protocol import RunTotals  # noqa: E402
-from tracehouse.sinks.sqlite.search_index import unspaced_sessions  # noqa: E402
+from tracehouse.sinks.sqlite.binds import for_writer  # noqa: E402
 from tracehouse.sinks.sqlite.store import SqliteStore  # noqa: E402
 
 
@@ -67,8 +67,8 @@ def spool(corpus: Path, into: Path, scratch: Path) -> int:
         def keep(write, ready: Ready, report) -> None:  # type: ignore[no-untyped-def]
             nonlocal total
             if ready.batch is not None:
-                hinted = replace(ready.batch, unspaced=unspaced_sessions(ready.batch.rows))
-                pickle.dump((ready.bytes_read, hinted), out, protocol=pickle.HIGHEST_PROTOCOL)
+                sent = for_writer(ready.batch)  # as a parser process sends it
+                pickle.dump((ready.bytes_read, sent), out, protocol=pickle.HIGHEST_PROTOCOL)
                 total += ready.bytes_read
             real_commit(write, ready, report)
 

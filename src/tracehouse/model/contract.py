@@ -141,7 +141,9 @@ class ImportBatch:
     frames: Mapping[str, pl.DataFrame] = field(default_factory=dict)
     # ... or as tuples in the table's column order, the schema's explicit order: what the
     # pipeline hands over. `frame()` builds the polars frame on demand; the SQLite store writes
-    # the tuples as they are, so a sync does not load polars only to unpack it again.
+    # the tuples as they are, so a sync does not load polars only to unpack it again. A batch a
+    # parser process sends SQLite's writer holds its large texts as UTF-8 bytes instead
+    # (`sinks.sqlite.binds.as_utf8`): for that writer alone.
     rows: Mapping[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     source: str = "tracehouse"
     run_id: str = field(default_factory=new_run_id)

@@ -34,6 +34,7 @@ from tracehouse.sinks.items import (
 )
 from tracehouse.sinks.labels import claim_label, rewrite_threads
 from tracehouse.sinks.sqlite import search_index
+from tracehouse.sinks.sqlite.binds import placeholder
 
 
 def _upsert_sql(table: Table) -> str:
@@ -41,7 +42,8 @@ def _upsert_sql(table: Table) -> str:
     keys = ", ".join(table.primary_key)
     updates = [f"{n} = excluded.{n}" for n in names if n not in table.primary_key]
     return (
-        f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+        f"INSERT INTO {table.name} ({', '.join(names)})"
+        f" VALUES ({', '.join(placeholder(table, n) for n in names)})"
         f" ON CONFLICT ({keys}) DO UPDATE SET {', '.join(updates)}"
         f" WHERE {table.name}.fingerprint IS NOT excluded.fingerprint"
     )

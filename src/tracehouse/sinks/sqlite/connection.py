@@ -6,7 +6,6 @@ import contextlib
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError
@@ -42,22 +41,6 @@ def apply_pragmas(conn: sqlite3.Connection, busy_timeout_ms: int = BUSY_TIMEOUT_
     # backfill's writes ~18% faster; the size limit shrinks the WAL back afterwards.
     conn.execute("PRAGMA wal_autocheckpoint = 10000")
     conn.execute(f"PRAGMA journal_size_limit = {64 * 1024 * 1024}")
-
-
-def bind_none_directly() -> None:
-    """Have Python's `sqlite3` bind a None without looking for an adapter first.
-
-    It binds an int, float, str or bytearray as it is and looks every other value up in its
-    adapter registry (a key tuple built, a dict missed, two attribute lookups) before binding
-    it, None included: a backfill of the 951 MB bench corpus binds 1.6 M of them in row inserts
-    alone. With an adapter for None in the registry (`{}.get`, a C call that returns None) the
-    lookup hits at once. The writer alone (`bench/writer_bench.py`'s write of the corpus, four
-    interleaved runs each): 8.7-9.5 s against 9.5-10.2 s. The registry is the process's, and
-    a None still binds as NULL."""
-    sqlite3.register_adapter(type(None), _AS_IS)
-
-
-_AS_IS: Any = {}.get  # None for any value: what a None is bound as
 
 
 def create_private(path: Path) -> None:

@@ -41,7 +41,7 @@ from typing import Any
 
 from tracehouse.processes import exit_with_parent, start_method
 from tracehouse.search import scripts
-from tracehouse.sinks.sqlite.connection import bind_none_directly
+from tracehouse.sinks.sqlite.binds import bind_directly
 from tracehouse.sinks.sqlite.search_index import (
     BUILT,
     BUILT_PENDING,
@@ -352,7 +352,7 @@ def _build(path: str, name: str, inbox: Any, replies: Any) -> None:
     )
     busy = 0.0
     try:
-        bind_none_directly()  # a spawned builder's registry is its own
+        bind_directly()  # a spawned builder's registry is its own
         conn = sqlite3.connect(path, isolation_level=None)
         # A scratch file, thrown away if the run dies: no syncs. It keeps a rollback journal,
         # as a builder rolls back what the ledger rolls back.

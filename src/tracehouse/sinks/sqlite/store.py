@@ -21,13 +21,13 @@ from tracehouse.sinks.items import finish_sql, finish_values
 from tracehouse.sinks.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.sinks.reads import unresolved_reject_units
 from tracehouse.sinks.sqlite import apply, reads, search_index, writer
+from tracehouse.sinks.sqlite.binds import bind_directly
 from tracehouse.sinks.sqlite.checkpointer import Checkpointer
 from tracehouse.sinks.sqlite.connection import (
     BUSY_TIMEOUT_MS,
     LOCK_BACKOFF,
     apply_pragmas,
     begin_first_load,
-    bind_none_directly,
     create_private,
     end_first_load,
     lock_reason,
@@ -84,7 +84,7 @@ class SqliteStore:
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_pragmas(self.conn, busy_timeout_ms)
-            bind_none_directly()
+            bind_directly()
             search_index.register(self.conn)
             if migrate:
                 upgrade(self.conn, self.path)
