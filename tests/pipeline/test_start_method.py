@@ -32,6 +32,16 @@ def test_a_process_with_no_other_thread_forks_its_parsers():
 
 
 @LINUX
+def test_the_rules_prefetched_by_the_command_line_are_waited_for_before_the_fork():
+    prefetched = (
+        "from tracehouse.redaction.detect import prefetch, settle_prefetched\n"
+        "prefetch()\n"
+        "settle_prefetched()  # as run_in_workers does"
+    )
+    assert _chosen(prefetched) == "fork"
+
+
+@LINUX
 def test_a_process_running_another_thread_spawns_them():
     threaded = (
         "import threading, time\n"

@@ -1,14 +1,22 @@
 """The secret-scanning rules load on a thread of their own while a run plans, once a unit has
-work, and never in a run with nothing new; no thread outlives the load, so parsers still fork."""
+work, and never in a run with nothing new; `tracehouse sync` starts the load at its first step
+(`prefetch`), and a run's detector waits for that load instead of starting its own; no thread
+outlives the load, so parsers still fork."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
-from tests.conftest import DATA
+import pytest
+
+from tests.conftest import DATA, REPO
 from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.redaction import detect
 from tracehouse.redaction.detect import Detector
 from tracehouse.redaction.redactor import Redactor
 from tracehouse.sinks.sqlite.store import SqliteStore
@@ -57,3 +65,37 @@ def test_settle_waits_for_the_load_and_leaves_no_thread(tmp_path: Path) -> None:
     detector.settle()
     assert not _loading_threads()
     assert detector.scan(b"password = 'hunter2-but-longer-9f3k2'")
+
+
+def test_a_detector_waits_for_the_prefetched_load_instead_of_loading_again():
+    detect.prefetch()  # the rules of the user's cache, as the command line loads them
+    detect.prefetch()  # one load, not two
+    detector = Detector()
+    detector.load_in_background()  # the prefetched load is this one's
+    assert len(_loading_threads()) <= 1
+    assert detector._loading is None or detector._loading.daemon
+    detector.settle()
+    assert not _loading_threads() and not detect._PREFETCHED
+    assert detector.scan(b"password = 'hunter2-but-longer-9f3k2'")
+
+
+def test_settle_prefetched_leaves_no_thread():
+    detect.prefetch()
+    detect.settle_prefetched()
+    assert not _loading_threads() and not detect._PREFETCHED
+
+
+@pytest.mark.parametrize(("command", "prefetched"), [("sync", True), ("search", False)])
+def test_the_command_line_prefetches_the_rules_for_sync_alone(command: str, prefetched: bool):
+    script = (
+        "import sys\n"
+        f"sys.argv = ['tracehouse', {command!r}, '--help']\n"
+        "from tracehouse.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "from tracehouse.redaction import detect\n"
+        "print('PREFETCHED', bool(detect._PREFETCHED))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"PREFETCHED {prefetched}" in done.stdout

@@ -84,6 +84,10 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     collect_less()
     named = sys.argv[1] if len(sys.argv) > 1 else ""
+    if named == "sync":  # the secret-scanning rules load beside the command's imports and plan
+        from tracehouse.redaction.detect import prefetch
+
+        prefetch()
     # A command named first needs only its own module; anything else (`--help`, `--version`,
     # a mistyped name, shell completion) gets them all.
     build([named] if named in COMMANDS else COMMANDS)()

@@ -37,6 +37,7 @@ from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_bat
 from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
 from tracehouse.processes import exit_with_parent, start_method
+from tracehouse.redaction.detect import settle_prefetched
 from tracehouse.sinks import open_store
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.sqlite.binds import for_writer
@@ -190,8 +191,11 @@ def run_in_workers(
     advance: Callable[[int], None],
 ) -> None:
     with scratch_space.private_dir(options.scratch) as spill:  # the units' spill file
+        # The loads of the rules under way (the plan's, the command line's): no other thread
+        # at the fork.
+        settle_prefetched()
         if options.redactor is not None:
-            options.redactor.detector.settle()  # the plan's load: no other thread at the fork
+            options.redactor.detector.settle()
         method = start_method()
         if method == "fork" and options.redactor is not None:
             options.redactor.detector.warm()  # loaded once here, shared by every parser
