@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 from tests.store.factory import batch, item
@@ -61,13 +62,19 @@ def _rows(store: SqliteStore, sql: str) -> list[tuple[object, ...]]:
 def test_texts_sent_as_utf8_are_stored_as_the_same_text(tmp_path: Path):
     words = "naïve 検索 façade déjà-vu résumé"
     plain = batch([item("s1", 4, text=words)])
+    result, params = TOOL_CALLS.names.index("result"), TOOL_CALLS.names.index("params")
+    (call,) = plain.rows["tool_calls"]
+    ascii_only = plain.rows["tool_calls"]
+    call = (*call[:result], f"{words} ok", *call[result + 1 :])
+    plain = replace(plain, rows={**plain.rows, "tool_calls": [call]})
     sent = for_writer(plain)  # as a parser process sends it
     assert sent.unspaced == {plain.items[0].session_id}  # 検索: a script without spaces
     content = MESSAGES.names.index("content")
     assert all(type(r[content]) is bytes for r in sent.rows["messages"])
     assert all(type(r[MESSAGES.names.index("message_id")]) is str for r in sent.rows["messages"])
-    params = TOOL_CALLS.names.index("params")
-    assert all(type(r[params]) is bytes for r in sent.rows["tool_calls"] if r[params] is not None)
+    (sent_call,) = sent.rows["tool_calls"]
+    assert type(sent_call[result]) is bytes and sent_call[params] == call[params]  # ASCII: as is
+    assert as_utf8({"tool_calls": ascii_only})["tool_calls"][0] is ascii_only[0]  # not rebuilt
 
     as_text, as_bytes = SqliteStore(tmp_path / "a.db"), SqliteStore(tmp_path / "b.db")
     try:
@@ -89,7 +96,7 @@ def test_texts_sent_as_utf8_are_stored_as_the_same_text(tmp_path: Path):
 
 
 def test_a_row_with_a_text_utf8_cannot_hold_goes_as_it_came():
-    plain = batch([item("s1", 2)])
+    plain = batch([item("s1", 2, text="déjà")])
     content = MESSAGES.names.index("content")
     first = list(plain.rows["messages"][0])
     first[content] = "half a pair: \ud83d"
