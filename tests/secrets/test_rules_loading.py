@@ -68,6 +68,7 @@ def test_settle_waits_for_the_load_and_leaves_no_thread(tmp_path: Path) -> None:
 
 
 def test_a_detector_waits_for_the_prefetched_load_instead_of_loading_again():
+    Detector().warm()  # the user's cache holds the compiled rules
     detect.prefetch()  # the rules of the user's cache, as the command line loads them
     detect.prefetch()  # one load, not two
     detector = Detector()
@@ -79,7 +80,14 @@ def test_a_detector_waits_for_the_prefetched_load_instead_of_loading_again():
     assert detector.scan(b"password = 'hunter2-but-longer-9f3k2'")
 
 
+def test_rules_never_compiled_are_not_prefetched(tmp_path: Path):
+    detect.prefetch(str(tmp_path / "rules"))  # compiling is left to a run that scans
+    detect.prefetch(str(tmp_path))  # an empty directory
+    assert not detect._PREFETCHED and not _loading_threads()
+
+
 def test_settle_prefetched_leaves_no_thread():
+    Detector().warm()
     detect.prefetch()
     detect.settle_prefetched()
     assert not _loading_threads() and not detect._PREFETCHED
@@ -87,6 +95,7 @@ def test_settle_prefetched_leaves_no_thread():
 
 @pytest.mark.parametrize(("command", "prefetched"), [("sync", True), ("search", False)])
 def test_the_command_line_prefetches_the_rules_for_sync_alone(command: str, prefetched: bool):
+    Detector().warm()  # compiled into the user's cache, which the command line loads from
     script = (
         "import sys\n"
         f"sys.argv = ['tracehouse', {command!r}, '--help']\n"

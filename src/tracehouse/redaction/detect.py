@@ -164,14 +164,26 @@ def prefetch(cache_dir: str | None = None) -> None:
     and its plan, which the load (a quarter second) then runs beside. A sync of ten appended
     lines waited 0.23 s for the rules after its plan when the load began with the plan. A run
     with nothing to read exits without waiting for it; a Detector of these rules waits for it
-    at its first scan, `warm` or `settle`."""
+    at its first scan, `warm` or `settle`.
+
+    Only rules already compiled into the cache are loaded so: compiling them (seconds, once a
+    machine) is left to a run that scans, and a machine with redaction off, which never
+    compiled them, loads nothing and never waits for a load before forking its parsers."""
     directory = cache_dir or default_cache_dir()
-    if directory not in _PREFETCHED:
+    if directory not in _PREFETCHED and _compiled_in(directory):
         thread = threading.Thread(
             target=_load_quietly, args=(directory,), name="secret-rules", daemon=True
         )
         _PREFETCHED[directory] = thread
         thread.start()
+
+
+def _compiled_in(directory: str) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return any(entry.is_file() for entry in entries)
+    except OSError:
+        return False
 
 
 def settle_prefetched() -> None:
