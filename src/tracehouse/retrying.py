@@ -15,18 +15,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_never,
-    stop_when_event_set,
-    wait_exponential_jitter,
-)
-from tenacity.stop import stop_base
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+    from tenacity.stop import stop_base
 
 T = TypeVar("T")
 
@@ -85,6 +78,16 @@ def call(
         if reason(exc) is None:
             raise
         first = [exc]
+
+    # tenacity too is imported only then: importing it was 17 ms of every command's start.
+    from tenacity import (
+        Retrying,
+        retry_if_exception,
+        stop_after_attempt,
+        stop_never,
+        stop_when_event_set,
+        wait_exponential_jitter,
+    )
 
     def again() -> T:
         """The loop's first try is the one made above: its error, raised again."""

@@ -3,11 +3,13 @@ without the exports, the gateway or the MCP server. `--help` still lists them al
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 
 from tests.conftest import REPO
+from tests.pipeline.helpers import main_file, make_home
 from tracehouse.cli.app import COMMANDS
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -41,3 +43,45 @@ def test_the_help_lists_every_command():
     for name in COMMANDS:
         assert f" {name} " in done.stdout, name
     assert "loaded: []" not in done.stderr
+
+
+def _readers_loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """`tracehouse ARGS`, and which parsers' reading side (`<package>.reader`) it imported."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('readers:', sorted(m for m in sys.modules"
+        " if m.startswith('tracehouse.parsers.') and m.endswith('.reader')), file=sys.stderr))\n"
+        "from tracehouse.cli.app import main\n"
+        f"sys.argv = ['tracehouse', *{list(args)!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("readers: "))
+    return done, ast.literal_eval(line.removeprefix("readers: "))
+
+
+def test_a_sync_with_nothing_new_imports_no_reader(tmp_path):
+    """A cron run that finds nothing new plans from discovery alone; one that finds something
+    imports only the reading side of the sources that changed (`parsers/base.reading_side`)."""
+    home = make_home(tmp_path)
+    ledger = str(tmp_path / "ledger.db")
+    sync = ("sync", "backfill", "--home", str(home), "--store", ledger, "-q")
+    first, readers = _readers_loaded(*sync)
+    assert first.returncode == 0, first.stderr
+    assert readers == ["tracehouse.parsers.claude_code.reader"]
+    again, readers = _readers_loaded(*sync)
+    assert again.returncode == 0, again.stderr
+    assert readers == []
+    with main_file(home).open("ab") as f:  # one more line: Claude Code's reader, no other
+        f.write(main_file(home).read_bytes().splitlines(keepends=True)[-1])
+    appended, readers = _readers_loaded(*sync)
+    assert appended.returncode == 0, appended.stderr
+    assert readers == ["tracehouse.parsers.claude_code.reader"]
+
+
+def test_startup_leaves_tenacity_for_the_first_retry():
+    """`retrying` builds tenacity's loop only once a call fails with a reason to retry."""
+    code = "import sys, tracehouse.cli.sync_cmds; print('tenacity' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

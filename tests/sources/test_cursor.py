@@ -242,7 +242,7 @@ def test_unit_for_maps_wal_files_to_their_database(user_dir):
 def test_an_in_place_update_below_the_window_is_caught_by_reconciliation(tmp_path, monkeypatch):
     import importlib
 
-    cursor_parse = importlib.import_module("tracehouse.parsers.cursor.parse")
+    cursor_parse = importlib.import_module("tracehouse.parsers.cursor.reader")
     user = make_user_dir(tmp_path / "home")
     store = SqliteStore(tmp_path / "l.db")
     sync(store, SyncOptions(sources={"cursor": [user]}))
@@ -326,7 +326,7 @@ def test_a_database_being_written_is_read_consistently(tmp_path):
 def test_workspace_dbs_are_looked_up_once_per_composer(tmp_path, monkeypatch):
     import importlib
 
-    cursor_parse = importlib.import_module("tracehouse.parsers.cursor.parse")
+    cursor_parse = importlib.import_module("tracehouse.parsers.cursor.reader")
     lookups: list[set[str]] = []
     real = cursor_parse._workspace_heads
     monkeypatch.setattr(

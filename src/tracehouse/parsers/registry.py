@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from types import ModuleType
 
 from tracehouse.parsers import (
@@ -37,3 +38,10 @@ _MODULES: tuple[ModuleType, ...] = (
     aider,
 )
 PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
+
+
+def import_readers(providers: Iterable[str]) -> None:
+    """Import these sources' reading side now (`reading_side`): a process about to fork its
+    parsers, which then share it instead of each importing its own."""
+    for provider in set(providers):
+        _ = PARSERS[provider].parse

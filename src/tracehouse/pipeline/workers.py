@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tracehouse.errors import TracehouseError
+from tracehouse.parsers.registry import import_readers
 from tracehouse.pipeline import collect_less
 from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
 from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
@@ -197,8 +198,10 @@ def run_in_workers(
         if options.redactor is not None:
             options.redactor.detector.settle()
         method = start_method()
-        if method == "fork" and options.redactor is not None:
-            options.redactor.detector.warm()  # loaded once here, shared by every parser
+        if method == "fork":  # loaded once here, shared by every parser
+            import_readers(unit.provider for unit, _, _ in tasks)
+            if options.redactor is not None:
+                options.redactor.detector.warm()
         context: Any = multiprocessing.get_context(method)
         messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
         stopping = context.Event()  # set: each worker stops before its next unit

@@ -1,5 +1,8 @@
 """Gemini CLI's chat files (`~/.gemini/tmp/<project>/chats/`): see README.md in this folder."""
 
+from typing import Any
+
+from tracehouse.parsers.base import reading_side
 from tracehouse.parsers.gemini_cli.discover import (
     PROVIDER,
     default_roots,
@@ -7,6 +10,9 @@ from tracehouse.parsers.gemini_cli.discover import (
     unit_for,
     watch_roots,
 )
-from tracehouse.parsers.gemini_cli.parse import parse
 
 __all__ = ["PROVIDER", "default_roots", "discover", "parse", "unit_for", "watch_roots"]
+
+
+def __getattr__(name: str) -> Any:  # what reads, imported on first use
+    return reading_side(__name__, name, ("parse",))

@@ -1,5 +1,8 @@
 """OpenCode's sessions (`~/.local/share/opencode`, every storage generation): see README.md."""
 
+from typing import Any
+
+from tracehouse.parsers.base import reading_side
 from tracehouse.parsers.opencode.discover import (
     PROVIDER,
     default_roots,
@@ -7,6 +10,9 @@ from tracehouse.parsers.opencode.discover import (
     unit_for,
     watch_roots,
 )
-from tracehouse.parsers.opencode.parse import parse, plan_unit
 
 __all__ = ["PROVIDER", "default_roots", "discover", "parse", "plan_unit", "unit_for", "watch_roots"]
+
+
+def __getattr__(name: str) -> Any:  # what reads, imported on first use
+    return reading_side(__name__, name, ("parse", "plan_unit"))
