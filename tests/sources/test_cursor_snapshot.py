@@ -209,6 +209,26 @@ def test_a_database_mid_transaction_in_rollback_mode_reads_as_last_committed(tmp
     writer.execute("COMMIT")
 
 
+def test_a_database_switching_to_wal_reads_as_last_committed(tmp_path):
+    """`PRAGMA journal_mode=WAL` writes the WAL header into the file and then deletes the
+    journal that commits it: for that instant the header says WAL beside a hot journal. The
+    copy's journal is rolled back as any other (a read-only open refused it)."""
+    path = tmp_path / "state.vscdb"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB)")
+    writer.execute("INSERT INTO kv VALUES ('committed', x'00')")
+    writer.execute("PRAGMA cache_size=1")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("CREATE TABLE more (x)")  # page 1 is in the journal
+    writer.executemany("INSERT INTO kv VALUES (?, ?)", [(f"u{i}", b"u" * 500) for i in range(500)])
+    with open(path, "r+b") as f:  # the header as the switch to WAL leaves it
+        f.seek(18)
+        f.write(b"\x02\x02")
+    assert os.path.exists(str(path) + "-journal")
+    assert seen(path, None) == [("committed", b"\x00")]
+    writer.execute("ROLLBACK")
+
+
 def test_a_journal_that_appears_mid_read_is_waited_for():
     error = sqlite3.OperationalError("attempt to write a readonly database")
     error.sqlite_errorname = "SQLITE_READONLY_ROLLBACK"  # type: ignore[attr-defined]

@@ -10,8 +10,9 @@
   is fine: SQLite ignores a trailing frame that is incomplete.
   `mode=ro` is not used on the user's WAL database, because a reader writes its read marks into
   `-shm`, nor is `immutable=1`, which ignores the WAL. A private copy of a WAL database is opened
-  `mode=ro`; a private copy taken with a `-journal` is opened read-write, because the copied
-  journal is hot (no writer holds the copy's lock) and SQLite must roll it back to show the last
+  `mode=ro`; a private copy taken with a `-journal` (even beside a WAL header: a database
+  switching to WAL has both for an instant) is opened read-write, because the copied journal is
+  hot (no writer holds the copy's lock) and SQLite must roll it back to show the last
   committed state — a read-only connection refuses with `SQLITE_READONLY_ROLLBACK`.
 
 A long-running reader (`sync live`) passes a private directory of its own to keep the copy in:
@@ -88,8 +89,11 @@ def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connecti
             target, _ = _copy_consistent(path, private)
         # A copy of a WAL database is opened read-only too: closing then does not fold the copied
         # WAL into it, which would write the WAL's size again on every read and change the kept
-        # pages. A copied journal must be rolled back, which takes a read-write connection.
-        conn = _open(target, roll_back=not in_place and not wal)
+        # pages. A copied journal must be rolled back, which takes a read-write connection: a
+        # copy taken as the database switched to WAL holds one beside a header that says WAL
+        # already (the switch writes the header, then deletes the journal that commits it).
+        journal = not in_place and os.path.exists(target + "-journal")
+        conn = _open(target, roll_back=journal or (not in_place and not wal))
         try:
             yield conn
         finally:
