@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 
-from tests.conftest import REPO
+from tests.conftest import DATA, REPO
 from tests.pipeline.helpers import main_file, make_home
+from tests.sources.cursor_dbs import make_user_dir
 from tracehouse.cli.app import COMMANDS
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -77,6 +79,25 @@ def test_a_sync_with_nothing_new_imports_no_reader(tmp_path):
     appended, readers = _readers_loaded(*sync)
     assert appended.returncode == 0, appended.stderr
     assert readers == ["tracehouse.parsers.claude_code.reader"]
+
+
+def test_sources_that_plan_from_several_files_plan_without_their_reader(tmp_path):
+    """Cursor, the Cursor agent and OpenCode decide from several stats whether a unit changed
+    (`plan_unit`): that is discovery's work too, and a run with nothing new reads no unit."""
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "cursor_agent" / "home", home)
+    shutil.copytree(DATA / "opencode" / "home", home, dirs_exist_ok=True)
+    make_user_dir(home)
+    ledger = str(tmp_path / "ledger.db")
+    sync = ("sync", "backfill", "--home", str(home), "--store", ledger, "-q")
+    first, readers = _readers_loaded(*sync)
+    assert first.returncode == 0, first.stderr
+    assert readers == [
+        f"tracehouse.parsers.{name}.reader" for name in ("cursor", "cursor_agent", "opencode")
+    ]
+    again, readers = _readers_loaded(*sync)
+    assert again.returncode == 0, again.stderr
+    assert readers == []
 
 
 def test_startup_leaves_tenacity_for_the_first_retry():

@@ -243,6 +243,7 @@ def test_an_in_place_update_below_the_window_is_caught_by_reconciliation(tmp_pat
     import importlib
 
     cursor_parse = importlib.import_module("tracehouse.parsers.cursor.reader")
+    cursor_discover = importlib.import_module("tracehouse.parsers.cursor.discover")
     user = make_user_dir(tmp_path / "home")
     store = SqliteStore(tmp_path / "l.db")
     sync(store, SyncOptions(sources={"cursor": [user]}))
@@ -252,7 +253,9 @@ def test_an_in_place_update_below_the_window_is_caught_by_reconciliation(tmp_pat
     conn.execute("UPDATE cursorDiskKV SET value = ? WHERE key = 'bubbleId:c3-split:x3'", (edited,))
     conn.close()  # same rowid: invisible to the rowid fast path
     assert sync(store, SyncOptions(sources={"cursor": [user]})).rows_written == 0
+    # The plan (discover.py) and the read (reader.py) both ask whether an hour has passed.
     monkeypatch.setattr(cursor_parse, "RECONCILE_SECONDS", 0.0)
+    monkeypatch.setattr(cursor_discover, "RECONCILE_SECONDS", 0.0)
     report = sync(store, SyncOptions(sources={"cursor": [user]}))
     assert report.statuses == {"upserted": 1}
     contents = [r["content"] for r in store.query("SELECT content FROM messages")]

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+import xxhash
+
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint, tuples_to_frame, typed_row
@@ -169,6 +172,12 @@ class UnitResult:
         return {
             name: tuples_to_frame(TABLES_BY_NAME[name], rows) for name, rows in self.rows.items()
         }
+
+
+def files_digest(files: Mapping[str, Any]) -> str:
+    """A unit's stats of the files it is read from (name → [inode, size, mtime]) as the short
+    digest its cursor keeps: a plan compares it to tell whether any of them changed."""
+    return xxhash.xxh3_64_hexdigest(orjson.dumps(files, option=orjson.OPT_SORT_KEYS))
 
 
 def reading_side(package: str, name: str, names: tuple[str, ...]) -> Any:

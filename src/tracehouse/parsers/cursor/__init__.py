@@ -7,6 +7,7 @@ from tracehouse.parsers.cursor.discover import (
     PROVIDER,
     default_roots,
     discover,
+    plan_unit,
     unit_for,
     watch_roots,
 )
@@ -15,4 +16,4 @@ __all__ = ["PROVIDER", "default_roots", "discover", "parse", "plan_unit", "unit_
 
 
 def __getattr__(name: str) -> Any:  # what reads, imported on first use
-    return reading_side(__name__, name, ("parse", "plan_unit"))
+    return reading_side(__name__, name, ("parse",))

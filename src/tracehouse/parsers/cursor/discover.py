@@ -4,20 +4,28 @@ A root is a Cursor `User` directory. Units: `globalStorage/state.vscdb` and ever
 `workspaceStorage/<id>/state.vscdb`, with the folder its `workspace.json` names (percent-decoded;
 remote URIs kept as URIs; numeric and `empty-window` ids have none). `state.vscdb.backup` is an
 older copy of the same data and is never read.
+
+`plan_unit` is here, not with the reader: a sync plans from discovery alone (see `reader.py`
+for what a changed unit's read does, and why a changed database is read again once an hour).
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import orjson
 
 from tracehouse.parsers.base import Unit, present, unreadable_directory
 from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.sqlite_snapshot import signature
+
+RECONCILE_SECONDS = 3600.0  # a changed database is reconciled in full at most this often
 
 PROVIDER = "cursor"
 DB_NAME = "state.vscdb"
@@ -111,3 +119,17 @@ def uri_path(uri: str) -> str:
     if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/Users → c:/Users
         path = path[1:]
     return f"//{parts.netloc}{path}" if parts.netloc else path
+
+
+def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
+    """Bytes a parse may read, or None when the stat shows nothing changed."""
+    files = signature(unit.key)
+    if files["db"] is None:
+        return None  # vanished since discovery: the next run flags it missing
+    size = sum(f[1] for f in files.values() if f)
+    if full or not cursor or cursor.get("missing") or cursor.get("files") != files:
+        return size
+    # Unchanged since the last read, but changed since the last full reconciliation: a row
+    # updated in place below the rowid window would only show up in one.
+    stale = time.time() - float(cursor.get("reconciled_at") or 0) >= RECONCILE_SECONDS
+    return size if stale and cursor.get("reconciled_files") != files else None

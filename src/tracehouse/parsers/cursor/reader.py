@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,27 +32,18 @@ from tracehouse.parsers.base import (
 )
 from tracehouse.parsers.cursor import records as rec
 from tracehouse.parsers.cursor.builder import ConversationBuilder
-from tracehouse.parsers.cursor.discover import PROVIDER, WORKSPACES, uri_path, workspace_path
+from tracehouse.parsers.cursor.discover import (
+    PROVIDER,
+    RECONCILE_SECONDS,
+    WORKSPACES,
+    uri_path,
+    workspace_path,
+)
 from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
 from tracehouse.parsers.untrusted import mapping, strings
 from tracehouse.state.watermark import Action
 
 WINDOW = 400
-RECONCILE_SECONDS = 3600.0
-
-
-def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
-    """Bytes a parse may read, or None when the stat shows nothing changed."""
-    files = signature(unit.key)
-    if files["db"] is None:
-        return None  # vanished since discovery: the next run flags it missing
-    size = sum(f[1] for f in files.values() if f)
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != files:
-        return size
-    # Unchanged since the last read, but changed since the last full reconciliation: a row
-    # updated in place below the rowid window would only show up in one.
-    stale = time.time() - float(cursor.get("reconciled_at") or 0) >= RECONCILE_SECONDS
-    return size if stale and cursor.get("reconciled_files") != files else None
 
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:

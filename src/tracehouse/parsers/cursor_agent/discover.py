@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from tracehouse.parsers.base import Unit, entries, present, within
+from tracehouse.parsers.base import Unit, entries, files_digest, present, within
+from tracehouse.parsers.sqlite_snapshot import signature
 
 PROVIDER = "cursor-agent"
 TRANSCRIPTS = "agent-transcripts"
@@ -106,3 +108,32 @@ def _store(path: str, top: str, cwd_md5: str) -> Unit:
 
 def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
     return entries(PROVIDER, path, root, unreadable)
+
+
+def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
+    """Bytes a parse may read, or None when no stat of the unit's files changed (here, not
+    with the reader: a sync plans from discovery alone)."""
+    files = unit_files(unit)
+    if not any(files.values()):
+        return None  # vanished since discovery: the next run flags it missing
+    if full or not cursor or cursor.get("missing") or cursor.get("files") != files_digest(files):
+        return sum(f[1] for f in files.values() if f)
+    return None
+
+
+def unit_files(unit: Unit) -> dict[str, list[int] | None]:
+    """A stat of each file the unit is read from: a transcript's twins and its subagents, or
+    a store's database and its `-wal` / `-journal`."""
+    if unit.info.get("kind") == "store":
+        return signature(unit.key)
+    paths = [unit.key] if unit.info.get("kind") == "subagent" else members(unit.key)
+    if unit.info.get("kind") == "transcript":
+        paths += subagents(unit.key)  # a new child changes which calls spawned whom
+    out: dict[str, list[int] | None] = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out[path] = [st.st_ino, st.st_size, st.st_mtime_ns]
+    return out

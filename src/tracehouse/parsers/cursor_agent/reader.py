@@ -14,7 +14,6 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
 import xxhash
 
 from tracehouse.model.contract import Clear, Reject, WatermarkUpdate
@@ -24,29 +23,26 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
+    files_digest,
     session_item,
     shape_error,
 )
 from tracehouse.parsers.cursor_agent import store as store_db
 from tracehouse.parsers.cursor_agent import transcripts as tr
 from tracehouse.parsers.cursor_agent.builder import TranscriptBuilder
-from tracehouse.parsers.cursor_agent.discover import PROVIDER, members, subagents
+from tracehouse.parsers.cursor_agent.discover import (
+    PROVIDER,
+    members,
+    subagents,
+    unit_files,
+)
 from tracehouse.parsers.jsonl import read_file
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
+from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, snapshot
 from tracehouse.state.watermark import Action
 
 
-def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
-    files = _files(unit)
-    if not any(files.values()):
-        return None  # vanished since discovery: the next run flags it missing
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != _digest(files):
-        return sum(f[1] for f in files.values() if f)
-    return None
-
-
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
-    files = _files(unit)
+    files = unit_files(unit)
     size = sum(f[1] for f in files.values() if f)
     mtime = max((f[2] for f in files.values() if f), default=0)
     result = UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
@@ -79,7 +75,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
             children = subagents(unit.key)
             where["children"] = [os.path.basename(c).removesuffix(".jsonl") for c in children]
     result.clear = Clear(PROVIDER, unit.key, keys=("",))
-    new_cursor = {"files": _digest(files)}
+    new_cursor = {"files": files_digest(files)}
     result.cursor = new_cursor
     watermark = WatermarkUpdate(PROVIDER, unit.key, new_cursor, {"digest": digest})
     builder = TranscriptBuilder(transcript, source_id, where, options.max_field)
@@ -131,23 +127,3 @@ def _read_transcripts(unit: Unit, options: ParseOptions) -> tuple[tr.Transcript,
         read.append(transcript)
     merged = tr.merge(read) if len(read) > 1 else (read[0] if read else tr.Transcript("txt"))
     return merged, digest.hexdigest()
-
-
-def _files(unit: Unit) -> dict[str, list[int] | None]:
-    if unit.info.get("kind") == "store":
-        return signature(unit.key)
-    paths = [unit.key] if unit.info.get("kind") == "subagent" else members(unit.key)
-    if unit.info.get("kind") == "transcript":
-        paths += subagents(unit.key)  # a new child changes which calls spawned whom
-    out: dict[str, list[int] | None] = {}
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out[path] = [st.st_ino, st.st_size, st.st_mtime_ns]
-    return out
-
-
-def _digest(files: Mapping[str, Any]) -> str:
-    return xxhash.xxh3_64_hexdigest(orjson.dumps(files, option=orjson.OPT_SORT_KEYS))

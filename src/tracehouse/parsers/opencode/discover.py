@@ -18,11 +18,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import orjson
 
-from tracehouse.parsers.base import Unit, entries, present, within
+from tracehouse.parsers.base import Unit, entries, files_digest, present, within
 from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.kit.database import plan_database
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")
@@ -102,3 +104,52 @@ def _json_unit(path: str, root: str, generation: int) -> Unit:
 
 def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
     return entries(PROVIDER, path, root, unreadable)
+
+
+def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
+    """Bytes a parse may read, or None when no stat of the unit's files changed (here, not
+    with the reader: a sync plans from discovery alone)."""
+    if unit.info.get("kind") == "db":
+        return plan_database(unit, cursor, full)
+    files = json_signature(unit)
+    if files.get(unit.key) is None:
+        return None  # vanished since discovery: the next run flags it missing
+    if full or not cursor or cursor.get("missing") or cursor.get("files") != files_digest(files):
+        return sum(f[1] for f in files.values() if f)
+    return None
+
+
+def json_signature(unit: Unit) -> dict[str, list[int] | None]:
+    """A stat of the session file and of every message and part file of the session."""
+    out: dict[str, list[int] | None] = {}
+    sid = os.path.basename(unit.key).removesuffix(".json")
+    if unit.info.get("generation") == 0:
+        base = os.path.dirname(os.path.dirname(unit.key))
+        message_dir = os.path.join(base, "message", sid)
+        part_root = os.path.join(base, "part", sid)
+    else:
+        storage = os.path.dirname(os.path.dirname(os.path.dirname(unit.key)))
+        message_dir = os.path.join(storage, "message", sid)
+        part_root = os.path.join(storage, "part")
+    out[unit.key] = _stat(unit.key)
+    for name in _names(message_dir):
+        out[name] = _stat(os.path.join(message_dir, name))
+        part_dir = os.path.join(part_root, name.removesuffix(".json"))
+        for part in _names(part_dir):
+            out[f"{name}/{part}"] = _stat(os.path.join(part_dir, part))
+    return out
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _names(directory: str) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return []

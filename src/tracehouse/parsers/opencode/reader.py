@@ -9,7 +9,6 @@ each session's `time_updated` with the count and newest update time of its messa
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Mapping
 from typing import Any
@@ -23,26 +22,15 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
+    files_digest,
     session_item,
     shape_error,
 )
-from tracehouse.parsers.kit.database import parse_database, plan_database
+from tracehouse.parsers.kit.database import parse_database
 from tracehouse.parsers.opencode import records
 from tracehouse.parsers.opencode.builder import SessionBuilder
-from tracehouse.parsers.opencode.discover import PROVIDER
+from tracehouse.parsers.opencode.discover import PROVIDER, json_signature
 from tracehouse.state.watermark import Action
-
-
-def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
-    """Bytes a parse may read, or None when no stat of the unit's files changed."""
-    if unit.info.get("kind") == "db":
-        return plan_database(unit, cursor, full)
-    files = json_signature(unit)
-    if files.get(unit.key) is None:
-        return None  # vanished since discovery: the next run flags it missing
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != _digest(files):
-        return sum(f[1] for f in files.values() if f)
-    return None
 
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
@@ -52,7 +40,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     result = _result(unit, files)
     raw = records.load_json_session(unit.key, int(unit.info.get("generation", 1)))
     result.clear = Clear(PROVIDER, unit.key, keys=("",))
-    new_cursor = {"files": _digest(files)}
+    new_cursor = {"files": files_digest(files)}
     result.cursor = new_cursor
     watermark = WatermarkUpdate(PROVIDER, unit.key, new_cursor, {"digest": raw.digest})
     result.item = _item(raw, unit, options, result, (watermark,))
@@ -115,46 +103,6 @@ def _result(unit: Unit, files: Mapping[str, list[int] | None]) -> UnitResult:
     return UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
 
 
-def _digest(files: Mapping[str, Any]) -> str:
-    return xxhash.xxh3_64_hexdigest(orjson.dumps(files, option=orjson.OPT_SORT_KEYS))
-
-
 def _stamp(row: Mapping[str, Any], rows_stamp: str) -> str:
     own = orjson.dumps(row, default=str)
     return xxhash.xxh3_64_hexdigest(own + rows_stamp.encode())
-
-
-def json_signature(unit: Unit) -> dict[str, list[int] | None]:
-    """A stat of the session file and of every message and part file of the session."""
-    out: dict[str, list[int] | None] = {}
-    sid = os.path.basename(unit.key).removesuffix(".json")
-    if unit.info.get("generation") == 0:
-        base = os.path.dirname(os.path.dirname(unit.key))
-        message_dir = os.path.join(base, "message", sid)
-        part_root = os.path.join(base, "part", sid)
-    else:
-        storage = os.path.dirname(os.path.dirname(os.path.dirname(unit.key)))
-        message_dir = os.path.join(storage, "message", sid)
-        part_root = os.path.join(storage, "part")
-    out[unit.key] = _stat(unit.key)
-    for name in _names(message_dir):
-        out[name] = _stat(os.path.join(message_dir, name))
-        part_dir = os.path.join(part_root, name.removesuffix(".json"))
-        for part in _names(part_dir):
-            out[f"{name}/{part}"] = _stat(os.path.join(part_dir, part))
-    return out
-
-
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
-
-
-def _names(directory: str) -> list[str]:
-    try:
-        return sorted(n for n in os.listdir(directory) if n.endswith(".json"))
-    except OSError:
-        return []
