@@ -184,6 +184,22 @@ def run(args: list[str], env: dict[str, str], kill_after: float | None = None) -
     return process.returncode
 
 
+def _described(tmp: Path, names: list[str]) -> list[str]:
+    """Each leftover with what it is, so that one seen once can be traced: a directory and its
+    first entries, or a file, its size and its first bytes."""
+    out = []
+    for name in names:
+        path = tmp / name if (tmp / name).exists() else OUT / name
+        try:
+            if path.is_dir():
+                out.append(f"{name}/ {sorted(os.listdir(path))[:5]}")
+            else:
+                out.append(f"{name} ({path.stat().st_size} B: {path.read_bytes()[:40]!r})")
+        except OSError as exc:
+            out.append(f"{name} ({exc.strerror})")
+    return out
+
+
 class Appender:
     """Appends APPENDS user lines, one every 50 ms, to one Claude transcript of the home."""
 
@@ -287,7 +303,7 @@ def main() -> int:
                 left += sorted(p.name for p in OUT.glob("tracehouse-scratch-*"))  # builders'
 
                 if found or left:
-                    failures.append(f"{mode_name} #{n}: {found} leftovers {left}")
+                    failures.append(f"{mode_name} #{n}: {found} leftovers {_described(tmp, left)}")
                 diffs += bool(found)
                 leftovers += len(left)
                 shutil.rmtree(tmp, ignore_errors=True)
