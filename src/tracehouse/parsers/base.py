@@ -180,18 +180,17 @@ def files_digest(files: Mapping[str, Any]) -> str:
     return xxhash.xxh3_64_hexdigest(orjson.dumps(files, option=orjson.OPT_SORT_KEYS))
 
 
-def reading_side(package: str, name: str, names: tuple[str, ...]) -> Any:
-    """A parser package's attribute `name` from its `reader` module, imported on first use
-    (`__getattr__` of the package, PEP 562): a sync plans from discovery alone, and one with
-    nothing new to read never imports what reads (a tenth of its start, 55 ms with every source
-    eager). The reader is not named `parse`, as the function is: a submodule imported after its
-    package is bound over the package's attribute of that name."""
-    if name not in names:
+def reading_side(package: str, name: str) -> Any:
+    """A parser package's `parse`, from its `reader` module, imported on first use (`__getattr__`
+    of the package, PEP 562): a sync plans from discovery alone, and one with nothing new to
+    read never imports what reads (docs/performance.md). The reader is not named `parse`, as the
+    function is: a submodule imported after its package is bound over the package's attribute
+    of that name."""
+    if name != "parse":
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    reader = importlib.import_module(f"{package}.reader")
-    for each in names:  # an attribute from now on: the next use is a plain lookup
-        setattr(sys.modules[package], each, getattr(reader, each))
-    return getattr(reader, name)
+    parse = importlib.import_module(f"{package}.reader").parse
+    vars(sys.modules[package])["parse"] = parse  # an attribute now: the next use is a lookup
+    return parse
 
 
 class SourceParser(Protocol):

@@ -273,10 +273,11 @@ def plan(
     units: list[Unit], cursors: Mapping[str, Mapping[str, Any]], full: bool
 ) -> Iterator[tuple[Unit, Mapping[str, Any] | None, int | None]]:
     """Each unit with its cursor and the bytes it may read; None bytes: unchanged, skip it."""
+    # A source whose unit is more than one file (a database and its WAL) plans for itself.
+    own_plans = {p: getattr(PARSERS[p], "plan_unit", None) for p in {u.provider for u in units}}
     for unit in units:
         raw = cursors.get(unit.key)
-        # A source whose unit is more than one file (a database and its WAL) plans for itself.
-        own_plan = getattr(PARSERS[unit.provider], "plan_unit", None)
+        own_plan = own_plans[unit.provider]
         if unit.info.get("unreadable"):
             yield unit, None, 0  # its parse is the reject that says so
             continue

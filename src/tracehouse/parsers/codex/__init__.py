@@ -15,4 +15,4 @@ __all__ = ["PROVIDER", "default_roots", "discover", "parse", "unit_for", "watch_
 
 
 def __getattr__(name: str) -> Any:  # what reads, imported on first use
-    return reading_side(__name__, name, ("parse",))
+    return reading_side(__name__, name)

@@ -16,4 +16,4 @@ __all__ = ["PROVIDER", "default_roots", "discover", "parse", "plan_unit", "unit_
 
 
 def __getattr__(name: str) -> Any:  # what reads, imported on first use
-    return reading_side(__name__, name, ("parse",))
+    return reading_side(__name__, name)
