@@ -226,6 +226,9 @@ def test_a_database_switching_to_wal_reads_as_last_committed(tmp_path):
         f.write(b"\x02\x02")
     assert os.path.exists(str(path) + "-journal")
     assert seen(path, None) == [("committed", b"\x00")]
+    keep = tmp_path / "keep"  # a watcher's kept copy: read the same, and not kept rolled back
+    assert seen(path, str(keep)) == [("committed", b"\x00")]
+    assert not list(keep.rglob("copied-from"))
     writer.execute("ROLLBACK")
 
 

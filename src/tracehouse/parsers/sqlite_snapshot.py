@@ -92,8 +92,8 @@ def snapshot(path: str, keep_in: str | None = None) -> Iterator[sqlite3.Connecti
         # pages. A copied journal must be rolled back, which takes a read-write connection: a
         # copy taken as the database switched to WAL holds one beside a header that says WAL
         # already (the switch writes the header, then deletes the journal that commits it).
-        journal = not in_place and os.path.exists(target + "-journal")
-        conn = _open(target, roll_back=journal or (not in_place and not wal))
+        roll_back = not in_place and (not wal or os.path.exists(target + "-journal"))
+        conn = _open(target, roll_back=roll_back)
         try:
             yield conn
         finally:
@@ -124,7 +124,10 @@ def _refresh_kept(path: str, keep_in: str) -> str:
     for stale in (record, *(copy + s for s in ("-shm", *SIDE_FILES))):
         Path(stale).unlink(missing_ok=True)  # a copy cut short is never taken for a good one
     copy, identity = _copy_consistent(path, private)
-    scratch_space.write_private(record, f"{identity}|{_wal_header(copy)}")
+    # A copy with a journal (the database was switching to WAL) is rolled back when opened: its
+    # pages are then no longer the database's, so it is not kept, and the next read copies anew.
+    if not os.path.exists(copy + "-journal"):
+        scratch_space.write_private(record, f"{identity}|{_wal_header(copy)}")
     return copy
 
 
