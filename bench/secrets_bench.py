@@ -10,6 +10,10 @@ push, and every PostgreSQL row when TRACEHOUSE_PG_DSN answers. Nothing asks the 
 False positives: the unmodified corpus backfilled with redaction on; every marker is listed with
 its context, and counted per kind and per 10,000 messages.
 
+Prose: each kind in each place a person pastes one (after `KEY=`, in JSON, ending a
+sentence with `.`, `,` or `)`, in CJK text before `。` or inside 「」, quoted, URL-encoded,
+base64), each text scanned alone.
+
 Cost: backfill of the bench corpus (`bench/corpus.py`, --copies) with redaction on and off,
 interleaved, --repeat times; medians and ranges, beside floors measured in the same run (the raw
 read of the corpus, and the library's bare scan of the text the parsers keep).
@@ -37,7 +41,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench.backfill_bench import Run, build_corpus, files_of, raw_read, spread  # noqa: E402
 from tests.secrets.plant_home import Planter, files_under, plant_tree, written_bytes  # noqa: E402
-from tests.secrets.planted import KINDS  # noqa: E402
+from tests.secrets.planted import KINDS, PLACEMENTS, place  # noqa: E402
 from tracehouse.redaction.detect import MARKER, SEPARATOR, Detector  # noqa: E402
 
 FORMATS = ("parquet", "markdown", "html", "jsonl", "otel", "sessions-import")
@@ -94,6 +98,36 @@ def recall(fixtures: Path, every: int, work: Path) -> None:
           f" over every place; per kind:")  # fmt: skip
     for kind in sorted(kinds):
         print(f"           {kind:<22} {kinds[kind]:>4} reached, {missed[kind]} written somewhere")
+
+
+def prose(samples: int) -> None:
+    """Every kind in every place a person pastes one (`tests/secrets/planted.PLACEMENTS`), each
+    text scanned alone so no other text of a batch gives its secret away; recall per kind and
+    per placement."""
+    import random
+
+    from tracehouse.redaction.redactor import Redactor
+
+    redactor = Redactor(b"k" * 32, Detector())
+    found: Counter[tuple[str, str]] = Counter()
+    for kind in KINDS:
+        rng = random.Random(f"bench/{kind.name}")
+        for placement in PLACEMENTS:
+            for _ in range(samples):
+                planted = place(rng, kind, placement)
+                [text] = redactor.texts([planted.text])
+                found[kind.name, placement] += text is not None and planted.value not in text
+    total = samples * len(KINDS) * len(PLACEMENTS)
+    print(f"prose    {len(KINDS)} kinds x {len(PLACEMENTS)} placements x {samples}: recall"
+          f" {sum(found.values()) / total:.2%}")  # fmt: skip
+    for kind in KINDS:
+        kept = sum(found[kind.name, p] for p in PLACEMENTS)
+        missed = [p for p in PLACEMENTS if found[kind.name, p] < samples]
+        print(f"           {kind.name:<22} {kept / (samples * len(PLACEMENTS)):>7.2%}"
+              + (f"  missed in: {', '.join(missed)}" if missed else ""))  # fmt: skip
+    print("           per placement: " + ", ".join(
+        f"{p} {sum(found[k.name, p] for k in KINDS) / (samples * len(KINDS)):.1%}"
+        for p in PLACEMENTS))  # fmt: skip
 
 
 def _through_gateway(config: Path, work: Path) -> bytes:
@@ -228,7 +262,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=20, help="plant into one text of N")
     parser.add_argument("--copies", type=int, default=24, help="the cost corpus's copies")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=("markers", "recall", "cost"), help="one part alone")
+    parser.add_argument("--samples", type=int, default=25, help="prose: values per placement")
+    parser.add_argument("--only", choices=("markers", "prose", "recall", "cost"),
+                        help="one part alone")  # fmt: skip
     args = parser.parse_args()
     if args.every < 1 or args.copies < 1 or args.repeat < 1:
         raise SystemExit("--every, --copies and --repeat must be at least 1")
@@ -239,6 +275,8 @@ def main() -> None:
         os.environ["TRACEHOUSE_PROGRESS"] = "false"
         if args.only in (None, "markers"):
             false_positives(args.corpus, work)
+        if args.only in (None, "prose"):
+            prose(args.samples)
         if args.only in (None, "recall"):
             recall(args.corpus, args.every, work)
         if args.only in (None, "cost"):

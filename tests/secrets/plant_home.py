@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from tests.conftest import DATA
-from tests.secrets.planted import CONTEXTS, KINDS, Planted, base64_wrapped, plant
+from tests.secrets.planted import CONTEXTS, KINDS, PLACEMENTS, Planted, base64_wrapped, place, plant
 from tests.sources.cursor_dbs import make_user_dir
 
 # Where people's and agents' words are kept, across the formats.
@@ -43,6 +43,9 @@ HOMES = (
 )
 
 
+_WAYS = [*CONTEXTS, *PLACEMENTS]
+
+
 class Planter:
     """Plants into one eligible text of every `every` (the bench plants sparsely, the tests
     into each)."""
@@ -55,12 +58,17 @@ class Planter:
         self._seen = 0
 
     def next_text(self) -> str:
+        """The next kind in the next context: the ways a tool shows one (a `.env`, a `curl`),
+        then the ways a person pastes one (ending a sentence, in CJK text, URL-encoded)."""
         kind = KINDS[self._n % len(KINDS)]
-        context = list(CONTEXTS)[(self._n // len(KINDS)) % len(CONTEXTS)]
+        context = _WAYS[(self._n // len(KINDS)) % len(_WAYS)]
         self._n += 1
-        planted = plant(self.rng, kind, context)
-        if self._n % 7 == 0:  # as a tool that encodes its output shows it
-            planted = base64_wrapped(planted)
+        if context in CONTEXTS:
+            planted = plant(self.rng, kind, context)
+            if self._n % 7 == 0:  # as a tool that encodes its output shows it
+                planted = base64_wrapped(planted)
+        else:
+            planted = place(self.rng, kind, context)
         self.planted.append(planted)
         return planted.text
 

@@ -180,3 +180,66 @@ def every_kind(seed: int = 7) -> list[Planted]:
     """Each kind in each context, from one seed: the same list every time."""
     rng = random.Random(seed)
     return [plant(rng, kind, context) for kind in KINDS for context in CONTEXTS]
+
+
+# How a person names a secret in a sentence: a value that says nothing of itself needs its key
+# word near it (DESIGN §9: found when one is near, not only after `KEY=`).
+NAMED = {
+    "aws-secret-key": ("AWS_SECRET_ACCESS_KEY", "my AWS secret access key is", "AWS 密钥"),
+    "azure-storage-key": ("AZURE_STORAGE_KEY", "the storage account key is", "存储账户密钥"),
+    "password-assignment": ("DB_PASSWORD", "the database password is", "数据库密码是"),
+    "generic-api-key": ("SERVICE_API_KEY", "the api key is", "接口密钥"),
+    "postgres-url": ("DATABASE_URL", "connect with", "连接"),
+    "telegram-bot-token": ("TELEGRAM_BOT_TOKEN", "the bot token is", "机器人"),
+}
+
+
+def _sentence(kind: Kind, value: str) -> tuple[str, str, str, str]:
+    """(variable, phrase, CJK phrase, value as written): the value in its frame where the frame
+    is what makes it a secret (a password inside a URL)."""
+    variable, phrase, cjk = NAMED.get(
+        kind.name, (kind.name.upper().replace("-", "_"), "it is", "密钥")
+    )
+    written = kind.framed.format(v=value) if kind.name == "postgres-url" else value
+    return variable, phrase, cjk, written
+
+
+# The places a person pastes a value: `{n}` its variable's name, `{p}` the words that name it,
+# `{c}` those words in Chinese, `{v}` the value. Each placement is a whole text.
+PLACEMENTS: dict[str, str] = {
+    "after-key": "{n}={v}",
+    "json": '{{"env": {{"{n}": "{v}"}}}}',
+    "sentence-period": "Use it: {p} {v}. Then deploy.",
+    "sentence-comma": "Use my key ({p} {v}, then deploy.",
+    "sentence-paren": "Deploy with my key ({p} {v}) now.",
+    "cjk-full-stop": "请用{c}{v}。然后部署。",
+    "cjk-corner-quote": "{c}「{v}」",
+    "quoted": "I told it \"{p} '{v}'\" twice",
+    "url-encoded": "https://example.com/callback?{q}%26next%3D1",
+    "base64": "content (base64): {b}",
+}
+
+
+def place(rng: random.Random, kind: Kind, placement: str) -> Planted:
+    """A fresh value of `kind` in `placement`; its `value` is what must never be written: the
+    value as that placement writes it (percent-encoded, or the whole base64 text)."""
+    import urllib.parse
+
+    variable, phrase, cjk, written = _sentence(kind, kind.make(rng))
+    if placement == "url-encoded":
+        encoded = urllib.parse.quote(f"{variable}={written}", safe="")
+        secret = urllib.parse.quote(_secret_part(kind, written), safe="")
+        return Planted(kind.name, secret, PLACEMENTS[placement].format(q=encoded))
+    if placement == "base64":
+        inner = f"{phrase} {written}\n".encode()
+        encoded = base64.b64encode(inner).decode()
+        return Planted(kind.name, encoded, PLACEMENTS[placement].format(b=encoded))
+    text = PLACEMENTS[placement].format(n=variable, p=phrase, c=cjk, v=written)
+    return Planted(kind.name, _secret_part(kind, written), text)
+
+
+def _secret_part(kind: Kind, written: str) -> str:
+    """What of a written value is the secret: a URL's password, else the value."""
+    if kind.name == "postgres-url":
+        return written.split("://app:", 1)[1].split("@", 1)[0]
+    return written

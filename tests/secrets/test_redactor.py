@@ -16,7 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.secrets.planted import CONTEXTS, KINDS, base64_wrapped, every_kind, plant
+from tests.secrets.planted import (
+    CONTEXTS,
+    KINDS,
+    PLACEMENTS,
+    base64_wrapped,
+    every_kind,
+    place,
+    plant,
+)
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.redaction.detect import Detector, compile_patterns
@@ -177,3 +185,14 @@ def test_a_redacted_parse_leaves_no_reference_cycle(redactor: Redactor) -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("placement", list(PLACEMENTS))
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+def test_every_kind_is_found_wherever_a_person_pastes_it(redactor, kind, placement) -> None:
+    """Each text alone (a batch would help: a secret found once is replaced everywhere)."""
+    rng = random.Random(f"{kind.name}/{placement}")
+    for _ in range(4):
+        planted = place(rng, kind, placement)
+        [text] = redactor.texts([planted.text])
+        assert text is not None and planted.value not in text, (placement, planted.text)

@@ -85,17 +85,17 @@ class Context:
 
     @property
     def out(self) -> Console:
-        from rich.console import Console  # ~80 ms: loaded when something is printed
+        from tracehouse.cli.console import console
 
         # Piped output keeps whole lines rather than rich's 80-column default.
-        console = Console(highlight=False)
-        return console if console.is_terminal else Console(highlight=False, width=160)
+        terminal = console()
+        return terminal if terminal.is_terminal else console(width=160)
 
     @property
     def err(self) -> Console:
-        from rich.console import Console
+        from tracehouse.cli.console import console
 
-        return Console(stderr=True, highlight=False, quiet=self.quiet, soft_wrap=True)
+        return console(stderr=True, quiet=self.quiet, soft_wrap=True)
 
     def pushing_with(self, token_file: Path | None) -> None:
         """`--token-file` given to a sync command: what `store()` then reads the token from."""
@@ -163,8 +163,10 @@ def command(func: F) -> F:
         try:
             ctx = context(**options)
             return func(ctx, *args, **kwargs)
-        except TracehouseError as exc:
-            typer.echo(f"tracehouse: {exc}", err=True)
+        except TracehouseError as exc:  # its message may quote a ledger's or a user's text
+            from tracehouse.shown import escaped
+
+            typer.echo(f"tracehouse: {escaped(str(exc))}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("tracehouse: interrupted", err=True)

@@ -14,6 +14,8 @@ MARKS = {"ok": "[green]ok[/]  ", "warn": "[yellow]warn[/]", "fail": "[red]fail[/
 @command
 def doctor(ctx: Context, home: HomeOpt = None, source: SourceOpt = None) -> None:
     """Check the ledger, the sources and this machine; each finding says how to fix it."""
+    from rich.markup import escape
+
     from tracehouse.doctor import diagnose
 
     settings = ctx.settings.with_flags(home=str(home) if home else None)
@@ -24,7 +26,7 @@ def doctor(ctx: Context, home: HomeOpt = None, source: SourceOpt = None) -> None
         ctx.print_json({"ok": not failed, "checks": [f.to_json() for f in findings]})
     elif not ctx.quiet:
         for f in findings:
-            ctx.out.print(f"{MARKS[f.status]}  [bold]{f.check}[/]: ", end="")
+            ctx.out.print(f"{MARKS[f.status]}  [bold]{escape(f.check)}[/]: ", end="", markup=True)
             ctx.out.print(f.detail, markup=False, highlight=False)
             if f.fix and f.status != "ok":
                 ctx.out.print(f"        fix: {f.fix}", markup=False, highlight=False)

@@ -51,13 +51,16 @@ def rejects(
     if ctx.json:
         ctx.print_json(rows)
         return
+    from rich.text import Text
+
     out = ctx.out
     if not rows:
         out.print("no resolved rejects" if resolved else "no rejects: everything read imported")
         return
     for r in rows:
         when = f"resolved {r['resolved_at'][:16]}" if r["resolved_at"] else r["created_at"][:16]
-        out.print(f"[bold]{r['unit_key']}[/bold] {r['location']}  ({r['source_provider']}, {when})")
+        out.print(Text.assemble((str(r["unit_key"]), "bold"),
+                                f" {r['location']}  ({r['source_provider']}, {when})"))  # fmt: skip
         out.print(f"  {r['reason']}", markup=False)
         if r["raw_excerpt"]:
             out.print(f"  > {r['raw_excerpt'][:160]}", markup=False)

@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
+from tracehouse.errors import ConfigError
+from tracehouse.shown import command_line, escaped_line
 
 
 @command
@@ -43,16 +45,20 @@ def resume(
                     env=dict(os.environ))  # fmt: skip
 
     chosen = ctx.read(read)
+    shown = command_line(chosen.command, chosen.cwd)
+    if run and not dry_run and not os.path.isdir(chosen.cwd):
+        raise ConfigError(f"the workspace {escaped_line(chosen.cwd)} is no directory here:"
+                          " give --cwd DIR to resume it in")  # fmt: skip
     written = False
     if chosen.action != "present" and not dry_run:
         carry_out(chosen)
         written = True
-    shown = f"cd {shlex.quote(chosen.cwd)} && {shlex.join(chosen.command)}"
     if ctx.json:
         ctx.print_json(chosen.to_json(written) | {"shell": shown})
     else:
         if chosen.action == "present" and chosen.path is not None:
-            ctx.out.print(f"{chosen.label}: written before, at {chosen.path}", soft_wrap=True)
+            where = escaped_line(str(chosen.path))
+            ctx.out.print(f"{chosen.label}: written before, at {where}", soft_wrap=True)
         elif chosen.action == "present":
             ctx.out.print(f"{chosen.label}: {chosen.target} still has it", soft_wrap=True)
         else:
@@ -64,8 +70,14 @@ def resume(
             counts = f"{chosen.messages} messages, {chosen.tool_calls} tool calls"
             if left:
                 counts += f"; left out: {left}"
-            ctx.out.print(f"{verb} {chosen.path} ({what}: {counts})", soft_wrap=True)
-        ctx.out.print(f"run: {shown}", soft_wrap=True)
-    if run and not dry_run:
+            where = escaped_line(str(chosen.path))
+            ctx.out.print(f"{verb} {where} ({what}: {counts})", soft_wrap=True)
+        if shown is None:
+            ctx.out.print(f"run: {shlex.join(chosen.command)} in the workspace"
+                          f" {escaped_line(chosen.cwd)} (a path no shell line can show safely)",
+                          soft_wrap=True)  # fmt: skip
+        else:
+            ctx.out.print(f"run: {shown}", soft_wrap=True)
+    if run and not dry_run:  # the argument list as it is: no shell reads it
         os.chdir(chosen.cwd)
         os.execvp(chosen.command[0], chosen.command)

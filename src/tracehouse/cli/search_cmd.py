@@ -102,8 +102,12 @@ def search(
 
 
 def open_command(hit: Hit) -> str:
+    from tracehouse.model.labels import reference
+    from tracehouse.shown import command_line
+
     at = hit.message_id or (hit.id if hit.kind == "tool" else None)
-    return f"tracehouse sessions show {hit.label}" + (f" --at {at}" if at else "")
+    argv = ["tracehouse", "sessions", "show", reference(hit.label, hit.session_id)]
+    return str(command_line([*argv, "--at", at] if at else argv))
 
 
 def _highlighted(snippet: str) -> Text:

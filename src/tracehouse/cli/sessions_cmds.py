@@ -142,10 +142,11 @@ def show(
     if ctx.json:
         ctx.print_json(_decoded(detail))
         return
+    from tracehouse.shown import escaped
+
     verbose = bool(ctx.verbose)
-    typer.echo(
-        render(detail, show_thinking=thinking, cut=100_000 if verbose else 600, turns=verbose)
-    )
+    text = render(detail, show_thinking=thinking, cut=100_000 if verbose else 600, turns=verbose)
+    typer.echo(escaped(text))
 
 
 def _show_history(ctx: Context, session: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -190,9 +191,13 @@ def delete(
     if ctx.json:
         ctx.print_json(gone)
         return
-    labels = " ".join(r["label"] for r in gone)
-    ctx.out.print(f"deleted {len(gone)} session(s): {labels}")
-    ctx.out.print(f"`tracehouse sessions restore {labels}` lets them back at the next sync")
+    from tracehouse.model.labels import reference
+    from tracehouse.shown import command_line
+
+    refs_shown = [reference(r["label"], r["session_id"]) for r in gone]
+    again = command_line(["tracehouse", "sessions", "restore", *refs_shown])
+    ctx.out.print(f"deleted {len(gone)} session(s): {' '.join(refs_shown)}")
+    ctx.out.print(f"`{again}` lets them back at the next sync")
 
 
 @app.command("restore")

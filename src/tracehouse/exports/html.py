@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from tracehouse.exports.rendering import Renderer, code_css, edit_diff, folded
+from tracehouse.exports.rendering import Renderer, code_css, edit_diff, folded, shown_text
 from tracehouse.exports.timeline import (
     children_by_call,
     header_fields,
@@ -75,6 +75,7 @@ class Pages:
         return jinja2.Environment(
             loader=jinja2.PackageLoader("tracehouse.exports", "templates"),
             autoescape=True,
+            finalize=shown_text,
             trim_blocks=True,
             lstrip_blocks=True,
             undefined=jinja2.StrictUndefined,

@@ -21,6 +21,8 @@ from typing import Any
 import orjson
 from markupsafe import Markup, escape
 
+from tracehouse.shown import escaped
+
 # What Markdown makes, and no more. Images are left out: a remote image is a request a page makes
 # when read, and an export must open offline.
 TAGS = {"p", "br", "hr", "em", "strong", "s", "del", "code", "pre", "blockquote", "ul", "ol",
@@ -157,3 +159,14 @@ def code_css() -> Markup:
 
     dark = tokens("monokai")
     return Markup(f"{tokens('default')}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}")
+
+
+def shown_text(value: Any) -> Any:
+    """What a template prints (its `finalize`): text with its control characters and
+    bidirectional overrides escaped, whatever field of the ledger it came from; markup stays
+    markup (those characters are no part of HTML's syntax)."""
+    if isinstance(value, Markup):
+        return Markup(escaped(str(value)))
+    if isinstance(value, str):
+        return escaped(value)
+    return value

@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from tracehouse.errors import TracehouseError
 from tracehouse.exports.html import Pages
+from tracehouse.exports.rendering import shown_text
 from tracehouse.exports.timeline import session_title
 from tracehouse.gateway import security
 from tracehouse.gateway.app import COOKIE, Ledger, grant
@@ -52,6 +53,7 @@ def templates() -> jinja2.Environment:
             ]
         ),
         autoescape=True,
+        finalize=shown_text,
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -259,7 +261,6 @@ def _hit(hit: Any) -> dict[str, Any]:
     }
 
 
-@router.get("/s/{label}", response_model=None)
 def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | RedirectResponse:
     if not signed_in(request, store):
         return RedirectResponse("/login", status_code=303)
@@ -284,7 +285,7 @@ def session_page(label: str, request: Request, store: Ledger) -> HTMLResponse | 
     return HTMLResponse(pages.session(detail))
 
 
-@router.get("/s/{label}/results/{call_id}")
+@router.get("/s/{label:path}/results/{call_id}")
 def call_result(label: str, call_id: str, request: Request, store: Ledger) -> Response:
     """A long tool result, fetched when its fold is opened (or followed as a link)."""
     grant(request, store, "read")
@@ -299,10 +300,16 @@ def call_result(label: str, call_id: str, request: Request, store: Ledger) -> Re
     return Response(text, media_type="text/plain; charset=utf-8")
 
 
-@router.get("/s/{label}/version")
+@router.get("/s/{label:path}/version")
 def session_version(label: str, request: Request, store: Ledger) -> Response:
     """What an open page polls: the session's fingerprint changes with its content."""
     grant(request, store, "read")
     row = find_session(store, label)
     body = {"fingerprint": row["fingerprint"], "updatedAt": row["updated_at"]}
     return Response(orjson.dumps(body), media_type="application/json")
+
+
+# A label stored by an older release may hold a `/`, which the page's URL carries encoded and
+# the router sees decoded: the session's page takes the rest of the path, so it is declared
+# after the two routes below it.
+router.get("/s/{label:path}", response_model=None)(session_page)

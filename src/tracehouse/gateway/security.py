@@ -12,6 +12,7 @@ state of the ledger, so a gateway still holds nothing that another needs.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 import time
@@ -101,30 +102,104 @@ class Failures:
         self.seen.setdefault(address, deque()).append(time.monotonic())
 
 
-class Admission:
-    """ASGI middleware: at most `limit` requests inside the app at once; one more is answered
-    `503` with `Retry-After` before any work is done for it. A crowd then costs the gateway
-    little, the requests it admitted finish at their usual speed, and `/v1/health` (never
-    turned away) answers within a second throughout."""
+class SlowBody(Exception):
+    """A request body that stopped coming, or came slower than the least rate."""
 
-    def __init__(self, app: ASGIApp, limit: int = 64, exempt: tuple[str, ...] = ()) -> None:
+
+class Admission:
+    """ASGI middleware: at most `limit` requests inside the app at once, and at most `share`
+    of them from one caller (its bearer token, or its cookie); one more is answered `503` with
+    `Retry-After` before any work is done for it. A crowd then costs the gateway little, the
+    requests it admitted finish at their usual speed, and `/v1/health` (never turned away)
+    answers within a second throughout.
+
+    A body must keep coming: each of its chunks within `body_gap` seconds, and the whole at
+    `least_rate` bytes a second after a first `body_gap`; else `408`. Without that, one push
+    token's uploads that declare a length and never send it held every place inside, and every
+    reader was answered `503`."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int = 64,
+        exempt: tuple[str, ...] = (),
+        share: int | None = None,
+        body_gap: float = 10.0,
+        least_rate: float = 32 * 1024,
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.share = share or max(1, limit // 4)
         self.exempt = exempt
+        self.body_gap = body_gap
+        self.least_rate = least_rate
         self.inside = 0
+        self.by_caller: dict[bytes, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.exempt:
             await self.app(scope, receive, send)
             return
-        if self.inside >= self.limit:
-            await send({"type": "http.response.start", "status": 503, "headers": [
-                (b"content-type", b"application/json"), (b"retry-after", b"1")]})  # fmt: skip
-            await send({"type": "http.response.body",
-                        "body": b'{"detail":"the gateway is busy; retry"}'})  # fmt: skip
+        caller = _caller(scope)
+        if self.inside >= self.limit or self.by_caller.get(caller, 0) >= self.share:
+            await _answer(send, 503, b'{"detail":"the gateway is busy; retry"}', retry=True)
             return
         self.inside += 1
+        self.by_caller[caller] = self.by_caller.get(caller, 0) + 1
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, self._paced(scope, receive), sending)
+        except SlowBody as exc:
+            if started:
+                raise
+            await _answer(send, 408, b'{"detail":"%s"}' % str(exc).encode())
         finally:
             self.inside -= 1
+            left = self.by_caller.pop(caller) - 1
+            if left:
+                self.by_caller[caller] = left
+
+    def _paced(self, scope: Scope, receive: Receive) -> Receive:
+        declared = next((int(v) for k, v in scope["headers"]
+                         if k == b"content-length" and v.isdigit()), 0)  # fmt: skip
+        deadline = time.monotonic() + self.body_gap + declared / self.least_rate
+
+        whole = False  # once the body is in, `receive` waits for a disconnect: unpaced
+
+        async def paced() -> Message:
+            nonlocal whole
+            if whole:
+                return await receive()
+            wait = min(self.body_gap, deadline - time.monotonic())
+            try:
+                message = await asyncio.wait_for(receive(), max(wait, 0.001))
+            except TimeoutError:
+                raise SlowBody("the request's body stopped coming or came too slowly") from None
+            whole = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        return paced
+
+
+def _caller(scope: Scope) -> bytes:
+    """Who a request comes from, for its share of the places: its credential (a bearer token
+    or the sign-in cookie), else nothing (such requests share one share, and are refused by
+    the routes before they read a body)."""
+    for key, value in scope["headers"]:
+        if key in (b"authorization", b"cookie"):
+            return bytes(value)
+    return b""
+
+
+async def _answer(send: Send, status: int, body: bytes, retry: bool = False) -> None:
+    headers = [(b"content-type", b"application/json")]
+    if retry:
+        headers.append((b"retry-after", b"1"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

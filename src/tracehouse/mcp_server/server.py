@@ -26,6 +26,7 @@ from tracehouse.mcp_server import tools
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports.usage import PERIODS
 from tracehouse.search.hits import KINDS
+from tracehouse.shown import escaped
 from tracehouse.sinks.protocol import SessionStore
 
 if TYPE_CHECKING:
@@ -87,10 +88,12 @@ def local_dispatch(ledger: Ledger, prices: Callable[[], PriceTable] | None = Non
 
     async def dispatch(name: str, args: dict[str, Any]) -> str:
         given = {k: v for k, v in args.items() if v is not None}  # None: the default
+        # What a ledger holds reaches a model as text to read: its control characters and
+        # bidirectional overrides escaped, as on every other surface (DESIGN §9).
         try:
-            return await ledger.run(lambda store: functions[name](store, **given))
+            return escaped(await ledger.run(lambda store: functions[name](store, **given)))
         except TracehouseError as exc:  # a wrong argument or an unknown label: the model's to fix
-            raise ToolError(str(exc)) from None
+            raise ToolError(escaped(str(exc))) from None
 
     return dispatch
 

@@ -12,6 +12,7 @@ from tracehouse.model import ids, wire
 from tracehouse.model.columns import Kind, Table
 from tracehouse.model.fields import MAX_COUNT, cap
 from tracehouse.model.fingerprint import canonical_json
+from tracehouse.model.labels import label_hint
 from tracehouse.model.tables import SESSIONS, TABLES_BY_NAME
 
 MAX_FIELD = 1024 * 1024
@@ -54,7 +55,8 @@ def decode_session(value: Any, provider: str, source_session_id: str) -> dict[st
     row["session_id"] = ids.session_id(provider, source_session_id)
     row["source_provider"] = provider
     row["source_session_id"] = source_session_id
-    row["label"] = row.get("label") or ids.session_label(provider, source_session_id)
+    hint = row.get("label")
+    row["label"] = label_hint(str(hint)) if hint else ids.session_label(provider, source_session_id)
     workspace = row.get("workspace_path")
     if row.get("project") is None and workspace:  # as the parsers name it: the last path part
         row["project"] = re.split(r"[\\/]", workspace.rstrip("/\\"))[-1] or None

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # The free-text columns of each table that holds what an agent or a person wrote.
 FREE_TEXT: dict[str, tuple[str, ...]] = {
-    SESSIONS.name: ("title", "git_remote", "task_description", "metadata"),
+    SESSIONS.name: ("title", "git_branch", "git_remote", "task_description", "metadata"),
     TURNS.name: ("metadata",),
     MESSAGES.name: ("content", "thinking", "meta", "metadata", "context"),
     TOOL_CALLS.name: ("params", "result", "error", "metadata"),

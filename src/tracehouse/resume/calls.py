@@ -44,7 +44,7 @@ def write_new(path: Path, records: list[dict[str, Any]]) -> None:
     import orjson
 
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
         for record in records:
             out.write(orjson.dumps(record) + b"\n")

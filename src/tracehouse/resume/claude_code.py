@@ -42,7 +42,36 @@ def config_dir(home: Path, env: dict[str, str]) -> Path:
 
 
 def project_dir(cwd: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    """Claude Code's folder name for a workspace: every character but ASCII letters and digits
+    as `-`; past 200 characters, the first 200 and a base-36 hash of the whole path (as its
+    CLI does, so a long workspace neither fails with `File name too long` nor lands beside the
+    folder Claude Code reads)."""
+    name = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    if len(name) <= _LONGEST_NAME:
+        return name
+    return f"{name[:_LONGEST_NAME]}-{_base36(abs(_java_hash(cwd)))}"
+
+
+_LONGEST_NAME = 200
+
+
+def _java_hash(text: str) -> int:
+    """JavaScript's `(h << 5) - h + charCodeAt(i) | 0` over the UTF-16 code units."""
+    value = 0
+    units = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(units), 2):
+        value = (value * 31 + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
 
 
 def transcript_path(config: Path, cwd: str, session_id: str, at: str | None = None) -> Path:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from tracehouse.resume.calls import as_text, origin_note, shell_line
@@ -51,6 +52,23 @@ def transcript_path(config: Path, cwd: str, session_id: str, at: str | None = No
     moment = _moment(at)
     day = config / "sessions" / f"{moment:%Y}" / f"{moment:%m}" / f"{moment:%d}"
     return day / f"rollout-{moment:%Y-%m-%dT%H-%M-%S}-{session_id}.jsonl"
+
+
+_ROLLOUT = re.compile(
+    r"rollout-(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})T\d{2}-\d{2}-\d{2}-(?P<id>[0-9a-fA-F-]{36})\.jsonl"
+)
+
+
+def restored_path(config: Path, session_id: str, stored: str) -> Path | None:
+    """Where Codex's own session goes back: under the file name it was read from, when that is
+    a rollout's name for this very session, in the `sessions/` day folder the name dates (Codex
+    keys a rollout's lines by their place in the file, so back at its own path the file
+    replaces what the ledger kept of it rather than standing beside it). Only the name is
+    taken from the stored path, and only once it fits: the folder is rebuilt."""
+    found = _ROLLOUT.fullmatch(PureWindowsPath(stored).name)
+    if found is None or found["id"].lower() != session_id.lower():
+        return None
+    return config / "sessions" / found["y"] / found["m"] / found["d"] / found.group()
 
 
 def command(session_id: str) -> list[str]:

@@ -11,8 +11,8 @@ that was never run here has nowhere we should guess).
 
 from __future__ import annotations
 
+import os
 import re
-import shlex
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,12 +21,14 @@ from types import ModuleType
 from typing import Any
 
 from tracehouse.errors import ConfigError
+from tracehouse.model.labels import reference
 from tracehouse.resume import claude_code, codex
 from tracehouse.resume.calls import write_new
 from tracehouse.resume.conversation import Conversation, conversation
+from tracehouse.shown import command_line, escaped_line, operands
 from tracehouse.sinks.protocol import SessionStore
 
-# How each agent continues a session of its own, by its id.
+# How each agent continues a session of its own, by its id (one of `ID_SHAPES`).
 RESUME_COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "claude-code": lambda sid: ["claude", "--resume", sid],
     "codex": lambda sid: ["codex", "resume", sid],
@@ -40,6 +42,17 @@ WRITERS: dict[str, ModuleType] = {"claude-code": claude_code, "codex": codex}
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
 NAMESPACE = uuid.UUID("5f0c6a4e-0d1f-4c25-9a57-7a1a9c0f2c12")  # ids of sessions resume makes
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+# The ids each agent gives its sessions. A stored id of another shape is never put on a command
+# line nor in a file name: it came from a ledger, and `--dangerously-skip-permissions` is an id
+# as far as a push is concerned.
+ID_SHAPES: dict[str, re.Pattern[str]] = {
+    "claude-code": _UUID,
+    "codex": _UUID,
+    "gemini-cli": _UUID,
+    "opencode": re.compile(r"^ses_[A-Za-z0-9]{8,64}$"),
+    "cursor-agent": _UUID,
+    "copilot-cli": _UUID,
+}
 
 
 @dataclass
@@ -94,8 +107,9 @@ def plan(
     if not where:
         raise ConfigError(f"{conv.label} names no workspace: give --cwd DIR to resume it in")
     own_id = str(s["source_session_id"])
-    # A subagent is no session its agent resumes: it is continued as a new one.
-    resumable = not s.get("is_subagent")
+    # A subagent is no session its agent resumes: it is continued as a new one; nor is a
+    # session whose stored id is not of its agent's shape.
+    resumable = not s.get("is_subagent") and fits(source, own_id)
     if target == source and resumable and _still_there(s):
         return Plan(conv.label, source, target, "present", own_id, where,
                     RESUME_COMMANDS[target](own_id))  # fmt: skip
@@ -105,7 +119,7 @@ def plan(
             f" {target} cannot be given one (--in claude-code or --in codex can)"
         )
     writer = WRITERS[target]
-    restore = target == source and resumable and bool(_UUID.match(own_id))
+    restore = target == source and resumable
     # A new session's id follows from the one it continues: resuming it again finds the file
     # written the first time (and refuses to write it twice).
     seed = f"{source}/{own_id}/{target}"
@@ -117,11 +131,8 @@ def plan(
     else:
         session_id = str(uuid.uuid5(NAMESPACE, seed))
     config = writer.config_dir(home, env)
-    path = writer.transcript_path(config, where, session_id, at)
-    if restore and _within(s.get("source_path"), config) and writer is codex:
-        # Codex keys a rollout's lines by their place in the file: back at its own path, the
-        # file replaces what the ledger kept of it rather than standing beside it.
-        path = Path(str(s["source_path"]))
+    stored = s.get("source_path") if restore else None
+    path = destination(writer, config, where, session_id, at, stored)
     if not config.is_dir():
         raise ConfigError(
             f"{AGENT_NAMES[target]} keeps its sessions in {config}, which does not exist: run it"
@@ -135,33 +146,67 @@ def plan(
                 writer.command(session_id), path, records, *_counts(conv))  # fmt: skip
 
 
+def fits(agent: str, session_id: str) -> bool:
+    """Whether `session_id` is of the shape `agent` gives its sessions."""
+    shape = ID_SHAPES.get(agent)
+    return shape is not None and shape.match(session_id) is not None
+
+
+def destination(
+    writer: ModuleType, config: Path, cwd: str, session_id: str, at: str | None,
+    stored: Any = None,
+) -> Path:  # fmt: skip
+    """The file a writer creates, rebuilt from validated parts: the agent's own session folder,
+    an id of that agent's shape, the agent's file name pattern. A stored path is never used as
+    it stands (a push can name `~/.codex/AGENTS.md`): at most its file name, where the writer
+    checks it is one its agent would give this session. The one rule for every writer."""
+    if not _UUID.match(session_id):
+        raise ConfigError(f"session id {escaped_line(session_id)!r} is not of the agent's shape")
+    path: Path = writer.transcript_path(config, cwd, session_id, at)
+    restored = getattr(writer, "restored_path", None)
+    if stored and restored is not None:
+        path = restored(config, session_id, str(stored)) or path
+    # The agent's session folder may itself be a link (to another disk); nothing below it may
+    # lead out of it.
+    root = config / path.relative_to(config).parts[0]
+    try:
+        inside = Path(os.path.realpath(path.parent)).is_relative_to(os.path.realpath(root))
+    except OSError as exc:
+        raise ConfigError(f"{escaped_line(str(path))}: {exc.strerror or exc}") from None
+    if not inside:
+        raise ConfigError(f"{escaped_line(str(path.parent))} leads outside {root}: not written")
+    return path
+
+
 def hint(session: dict[str, Any]) -> str:
     """How to continue `session` (its row), for the places people read it: its agent's own
     command while the agent still has it, else the `tracehouse resume` that writes it back
-    (or into Claude Code, for an agent tracehouse writes no sessions for)."""
-    provider, label = str(session["source_provider"]), str(session["label"])
+    (or into Claude Code, for an agent tracehouse writes no sessions for). Always a line that
+    is safe to paste."""
+    provider = str(session["source_provider"])
+    own_id = str(session["source_session_id"])
     command = RESUME_COMMANDS.get(provider)
-    if command and not session.get("is_subagent") and _still_there(session):
+    if (command and not session.get("is_subagent") and fits(provider, own_id)
+            and _still_there(session)):  # fmt: skip
         where = session.get("workspace_path")
-        line = shlex.join(command(str(session["source_session_id"])))
-        return f"cd {shlex.quote(str(where))} && {line}" if where else line
+        line = command_line(command(own_id), str(where) if where else None)
+        if line is not None:
+            return line
+    ref = reference(session.get("label"), str(session["session_id"]))
     if provider in WRITERS and not session.get("is_subagent"):
-        return f"tracehouse resume {label}"
-    return f"tracehouse resume {label} --in claude-code"
+        return str(command_line(["tracehouse", "resume", *operands([], [ref])]))
+    return str(command_line(["tracehouse", "resume", *operands(["--in", "claude-code"], [ref])]))
 
 
 def carry_out(chosen: Plan) -> None:
     if chosen.path is not None and chosen.records:
-        write_new(chosen.path, chosen.records)
-
-
-def _within(path: Any, folder: Path) -> bool:
-    if not path:
-        return False
-    try:
-        return Path(str(path)).resolve().is_relative_to(folder.resolve())
-    except OSError:
-        return False
+        try:
+            write_new(chosen.path, chosen.records)
+        except FileExistsError:
+            raise ConfigError(f"{escaped_line(str(chosen.path))} exists: not written") from None
+        except OSError as exc:
+            where = escaped_line(str(exc.filename or chosen.path))
+            raise ConfigError(f"{where}: {exc.strerror or exc}; not written") from None
 
 
 def _still_there(s: dict[str, Any]) -> bool:

@@ -27,9 +27,11 @@ from tracehouse.model.contract import (
 )
 from tracehouse.model.fingerprint import canonical_json
 from tracehouse.model.ids import stable_id
+from tracehouse.model.labels import reference
 from tracehouse.model.rows import json_text
 from tracehouse.model.tables import SESSIONS
 from tracehouse.model.wire import iso_from_ms
+from tracehouse.shown import command_line
 from tracehouse.sinks.protocol import RunTotals
 
 # A migration (`store copy`) carries a session's provenance from the store it was read from:
@@ -291,8 +293,9 @@ def session_upsert_sql(placeholders: str, derived: Sequence[tuple[str, str]] = (
 
 
 def deleted_reason(item: ImportItem) -> str:
-    label = item.session.get("label") or item.source_session_id
-    return f"deleted from this ledger: `tracehouse sessions restore {label}` lets it back"
+    ref = reference(item.session.get("label"), item.session_id)
+    again = command_line(["tracehouse", "sessions", "restore", ref])
+    return f"deleted from this ledger: `{again}` lets it back"
 
 
 # `session_history`: one row per import that changed a session, in the same transaction.

@@ -31,13 +31,21 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
     and every shorter label of every member is an alias, of the earliest-created member that
     had it: both a function of which sessions the ledger holds, not of the order they came in
     (nor of how a sync cut them into batches). Every label a member was shown under before is
-    one of those, so it keeps resolving."""
+    one of those, so it keeps resolving.
+
+    That rule holds among the sessions of one machine. A session of another machine (a push to
+    a team ledger) never renames, re-points or shadows what a label already names: its
+    `createdAtMs` and its id are its own to choose, so it takes the first of its longer labels
+    that nobody holds, and the labels already shown keep pointing where they pointed."""
     label = str(session["label"])
+    host = _host(tx, session["session_id"])
     group = tx.query(
-        "SELECT session_id, label, source_provider, source_session_id, created_at FROM sessions"
-        " WHERE label_base = ? AND session_id != ?",
+        "SELECT session_id, label, source_provider, source_session_id, created_at, host"
+        " FROM sessions WHERE label_base = ? AND session_id != ?",
         [label, session["session_id"]],
     )
+    if any(member["host"] != host for member in group) or _held_elsewhere(tx, session, host):
+        return _deferred(tx, session, label)
     if not group:
         taken = tx.query("SELECT 1 FROM session_aliases WHERE alias = ?", [label])
         if not taken:
@@ -51,8 +59,10 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
     aliases = _aliases(members, chosen, label)
     stored = _owners(tx, list(aliases))
     for alias, owner in aliases.items():
-        if stored.get(alias) == owner:
+        if alias in stored and stored[alias][0] == owner:
             continue  # the upsert would change nothing: a group of n makes n aliases each time
+        if alias in stored and stored[alias][1] != host:
+            continue  # another machine's: it keeps pointing where it pointed
         tx.execute(
             "INSERT INTO session_aliases (alias, session_id, created_at) VALUES (?, ?, ?)"
             " ON CONFLICT (alias) DO UPDATE SET session_id = excluded.session_id"
@@ -62,18 +72,53 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
     return chosen[-1]
 
 
-def _owners(tx: Tx, aliases: list[str]) -> dict[str, str]:
-    """alias → session id, of those of `aliases` the ledger holds."""
-    found: dict[str, str] = {}
+def _host(tx: Tx, session_id: str) -> Any:
+    found = tx.query("SELECT host FROM sessions WHERE session_id = ?", [session_id])
+    return found[0]["host"] if found else None
+
+
+def _held_elsewhere(tx: Tx, session: dict[str, Any], host: Any) -> bool:
+    """Whether the session's label is already the label of a session outside its group (one
+    whose label grew to it, or a hint that named it), or an alias of another machine's."""
+    label = str(session["label"])
+    held = tx.query(
+        "SELECT 1 FROM sessions WHERE label = ? AND label_base != ? AND session_id != ?",
+        [label, label, session["session_id"]],
+    )
+    owners = _owners(tx, [label])
+    return bool(held) or (label in owners and owners[label][1] != host)
+
+
+def _deferred(tx: Tx, session: dict[str, Any], label: str) -> str:
+    """The first of the session's longer labels that is neither a label nor an alias; nothing
+    else changes."""
+    options = [*_longer(session, label), f"{label}-{session['session_id'].split('_', 1)[-1]}"]
+    for option in options:
+        if not tx.query(
+            "SELECT 1 FROM sessions WHERE label = ? AND session_id != ?"
+            " UNION ALL SELECT 1 FROM session_aliases WHERE alias = ?",
+            [option, session["session_id"], option],
+        ):
+            new = option
+            break
+    else:  # pragma: no cover - the whole id is unique
+        new = options[-1]
+    tx.execute("UPDATE sessions SET label = ? WHERE session_id = ?", [new, session["session_id"]])
+    return new
+
+
+def _owners(tx: Tx, aliases: list[str]) -> dict[str, tuple[str, Any]]:
+    """alias → (session id, its machine), of those of `aliases` the ledger holds."""
+    found: dict[str, tuple[str, Any]] = {}
     for start in range(0, len(aliases), 500):
         chunk = aliases[start : start + 500]
-        found.update(
-            tx.rows(
-                "SELECT alias, session_id FROM session_aliases"
-                f" WHERE alias IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-        )
+        for alias, owner, host in tx.rows(
+            "SELECT a.alias, a.session_id, s.host FROM session_aliases AS a"
+            " LEFT JOIN sessions AS s ON s.session_id = a.session_id"
+            f" WHERE a.alias IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ):
+            found[alias] = (owner, host)
     return found
 
 
