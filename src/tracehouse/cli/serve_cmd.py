@@ -48,6 +48,14 @@ def serve(
             help="Store pushes a client sent unredacted (redact = false) as they are.",
         ),
     ] = False,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="Proxies (addresses or networks, comma-separated) whose X-Forwarded-For names"
+            " the client: sign-in failures count per real client behind them.",
+        ),
+    ] = "127.0.0.1",
 ) -> None:
     """Serve the ledger named by --store until SIGINT or SIGTERM. Every push is redacted on
     arrival (the config's `redact` settings, with this machine's key)."""
@@ -66,6 +74,7 @@ def serve(
                                ("--max-request-mb", max_request_mb, 1024)):  # fmt: skip
         if not 1 <= value <= top:
             raise ConfigError(f"{option} {value}: expected 1–{top}")
+    _trusted_proxies(forwarded_allow_ips)
     if _password_in_arguments(sys.argv):
         ctx.err.print(
             "note: the --store DSN holds a password, which every local user sees in `ps`; put"
@@ -87,9 +96,25 @@ def serve(
             redact_key_file=ctx.settings.redact_key_file,
             redact_patterns=dict(ctx.settings.redact_patterns),
             redact_allow=ctx.settings.redact_allow,
+            forwarded_allow_ips=forwarded_allow_ips,
         ),
         say=ctx.err.print,
     )
+
+
+def _trusted_proxies(value: str) -> None:
+    """`--forwarded-allow-ips`: `*`, or addresses and networks, each checked here."""
+    import ipaddress
+
+    for part in (p.strip() for p in value.split(",")):
+        if part == "*":
+            continue
+        try:
+            ipaddress.ip_network(part, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"--forwarded-allow-ips {part!r}: give addresses or networks (10.0.0.0/8), or *"
+            ) from None
 
 
 def _password_in_arguments(argv: list[str]) -> bool:

@@ -129,7 +129,7 @@ class Admission:
     ) -> None:
         self.app = app
         self.limit = limit
-        self.share = share or max(1, limit // 4)
+        self.share = share or max(1, limit // 2)
         self.exempt = exempt
         self.body_gap = body_gap
         self.least_rate = least_rate

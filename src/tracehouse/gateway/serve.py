@@ -36,6 +36,9 @@ class ServeOptions:
     redact_key_file: str = ""
     redact_patterns: dict[str, str] = field(default_factory=dict)
     redact_allow: tuple[str, ...] = ()
+    # The proxies whose X-Forwarded-For names the real client (uvicorn's own default): the
+    # sign-in brake counts failures per real client, not per proxy.
+    forwarded_allow_ips: str = "127.0.0.1"
 
     def config(self) -> GatewayConfig:
         return GatewayConfig(
@@ -81,6 +84,8 @@ def run(options: ServeOptions, say: Callable[[str], None]) -> None:
         "access_log": False,
         "ssl_certfile": options.certfile,
         "ssl_keyfile": options.keyfile,
+        "proxy_headers": True,
+        "forwarded_allow_ips": options.forwarded_allow_ips,
     }
     if options.workers == 1:
         uvicorn.run(_lasting(create_app(options.config())), **served)
