@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import platformdirs
 
 from tracehouse.config import APP
+from tracehouse.redaction import near
 
 if TYPE_CHECKING:
     from kingfisher_sdk import Scanner
@@ -130,13 +131,15 @@ class Detector:
     def scan(self, data: bytes) -> list[Finding]:
         """Every secret in `data`, by byte offsets; none inside a redaction marker already there
         (a marker is never redacted again) and none the user allowed."""
-        found = [
-            Finding(
-                f.location["start_offset"], f.location["end_offset"], kind_of(f.rule_id), f.secret
-            )
-            for f in self._load().scan(data)
-            if f.visible  # a component of a composite rule (a host beside a key) is no secret
-        ]
+        found: list[Finding] = []
+        for f in self._load().scan(data):
+            if not f.visible:  # a component of a composite rule (a host beside a key) is no secret
+                continue
+            start, end = f.location["start_offset"], f.location["end_offset"]
+            if f.rule_id == near.WORD_RULE:  # a word that names a secret: its value, if any
+                found.extend(_named(data, start, end, str(f.secret), f.is_base64_encoded))
+            else:
+                found.append(Finding(start, end, kind_of(f.rule_id), f.secret))
         for kind, pattern in self._compiled:
             for m in pattern.finditer(data):
                 group = 1 if pattern.groups else 0
@@ -228,6 +231,29 @@ def _scanner(cache_dir: str) -> Scanner:
         else:
             catalog = Rules([str(path)], confidence="medium", cache=False)
     return Scanner(catalog, base64=True)
+
+
+def _named(data: bytes, start: int, end: int, word: str, encoded: bool) -> list[Finding]:
+    """The secret a word names (`near.value_after`), as an `assigned-secret`; inside base64, the
+    whole encoded run, as the library replaces a secret it found there."""
+    if not encoded:
+        span = near.value_after(data, start, end)
+        if span is None:
+            return []
+        return [Finding(*span, GENERIC, data[span[0] : span[1]].decode("utf-8", "replace"))]
+    text = near.decoded(data, start, end)
+    if text is None:
+        return []
+    needle = word.lower().encode("utf-8", "surrogatepass")
+    lowered = text.lower()
+    at = lowered.find(needle)
+    while at != -1:
+        span = near.value_after(text, at, at + len(needle))
+        if span is not None:
+            secret = text[span[0] : span[1]].decode("utf-8", "replace")
+            return [Finding(start, end, GENERIC, secret)]
+        at = lowered.find(needle, at + 1)
+    return []
 
 
 def _inside(finding: Finding, markers: list[tuple[int, int]]) -> bool:
