@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from typing import Annotated
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-from tracehouse.cli.common import Context, command
+from tracehouse.cli.common import Context, SourceOpt, command
+from tracehouse.config import parse_source_flags
 from tracehouse.errors import ConfigError
 
+T = TypeVar("T")
 app = typer.Typer(
     help="Find and redact secrets a ledger holds verbatim (stored before redaction, or with"
     " redact = false).",
@@ -22,15 +27,25 @@ app = typer.Typer(
 def scan(
     ctx: Context,
     limit: Annotated[int, typer.Option("--limit", help="Secrets listed at most (0: all).")] = 50,
-) -> None:
-    """List what `secrets redact` would replace: kind, session, row and a masked preview."""
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Preview a home's agent logs before importing them: what"
+                     " a sync would redact (nothing is stored).", show_default=False),
+    ] = None,
+    source: SourceOpt = None,
+) -> None:  # fmt: skip
+    """List what `secrets redact` would replace (kind, session, row and a masked preview); with
+    --home or --source, what a sync of those logs would redact."""
     from tracehouse.redaction import ledger, redactor_for
 
     if limit < 0:
         raise ConfigError(f"--limit {limit}: expected 0 or more")
     redactor = redactor_for(ctx.settings, force=True)
     assert redactor is not None
-    found = ctx.read(lambda store: list(ledger.scan(store, redactor)))
+    if home is not None or source:
+        found = _preview(ctx, home, source, lambda store: list(ledger.scan(store, redactor)))
+    else:
+        found = ctx.read(lambda store: list(ledger.scan(store, redactor)))
     if ctx.json:
         ctx.print_json([f.to_json() for f in found])
         return
@@ -47,12 +62,36 @@ def scan(
     kinds = Counter(f.kind for f in found)
     summary = ", ".join(f"{kind} {n}" for kind, n in kinds.most_common())
     if not ctx.quiet:
+        held = "in those logs" if home is not None or source else "held verbatim"
         ctx.err.print(
-            f"{len(found)} secrets held verbatim"
+            f"{len(found)} secrets {held}"
             + (f": {summary}" if found else "")
-            + ("; `tracehouse secrets redact` replaces them" if found else ""),
+            + ("; `tracehouse secrets redact` replaces them" if found and held == "held verbatim"
+               else "; a sync stores each as a marker" if found else ""),
             markup=False,
         )
+
+
+def _preview(
+    ctx: Context, home: Path | None, source: list[str] | None, look: Callable[[Any], T]
+) -> T:
+    """`look` at a ledger of what a sync of `home` (or `--source`) would import, kept verbatim
+    in a private directory (0700) that is removed after: the agent logs are only read."""
+    from tracehouse.pipeline.progress import progress_for
+    from tracehouse.pipeline.sources import sync_options
+    from tracehouse.pipeline.sync import sync
+    from tracehouse.sinks import open_store
+    from tracehouse.state.scratch import private_dir
+
+    settings = ctx.settings.with_flags(home=str(home) if home else None, redact=False)
+    options = sync_options(settings, parse_source_flags(source), home_given=home is not None)
+    with private_dir() as scratch:
+        store = open_store(os.path.join(scratch, "preview.db"))
+        try:
+            sync(store, options, progress_for(False))
+            return look(store)
+        finally:
+            store.close()
 
 
 @app.command("redact")
