@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 from tracehouse.parsers.base import Unit, entries, within
 
 Info = Callable[[str, list[str]], Mapping[str, Any] | None]
+_LITERAL = re.compile(r"^[^*?\[]*$")
 
 
 def _no_info(top: str, parts: list[str]) -> Mapping[str, Any]:
@@ -37,10 +40,10 @@ class Layout:
 
     def discover(self, roots: list[Path]) -> list[Unit]:
         units: dict[str, Unit] = {}
+        wanted = [tuple(pattern.split("/")) for pattern in self.patterns]
         for root in roots:
             top = os.path.abspath(root)
-            for pattern in self.patterns:
-                self._walk(top, top, pattern.split("/"), [], units)
+            self._walk(top, top, wanted, [], units)
         return sorted(units.values(), key=lambda u: u.key)
 
     def unit_for(self, path: str, roots: list[Path]) -> Unit | None:
@@ -62,24 +65,46 @@ class Layout:
         return list(roots)
 
     def _walk(
-        self, top: str, here: str, rest: list[str], parts: list[str], units: dict[str, Unit]
-    ) -> None:
-        head, *tail = rest
-        if not any(ch in head for ch in "*?["):
-            path = os.path.join(here, head)
-            if tail:
-                self._walk(top, path, tail, [*parts, head], units)
-            elif os.path.lexists(path) and not os.path.isdir(path):
-                self._add(path, top, [*parts, head], units)
+        self, top: str, here: str, rest: list[tuple[str, ...]], parts: list[str],
+        units: dict[str, Unit],
+    ) -> None:  # fmt: skip
+        """Every pattern's remaining parts below `here` at once: a directory is listed once
+        for all the patterns that list it, and a name without wildcards costs one `lstat`.
+        A home with 100,000 project folders made each pattern of each per-project source list
+        and stat them all again."""
+        literal: dict[str, list[tuple[str, ...]]] = {}
+        globbed: list[tuple[str, ...]] = []
+        for pattern in rest:
+            if _LITERAL.match("/".join(pattern)):  # a path to try as it is: one `lstat`
+                path = os.path.join(here, *pattern)
+                if _a_file(path):
+                    self._add(path, top, [*parts, *pattern], units)
+            elif any(ch in pattern[0] for ch in "*?["):
+                globbed.append(pattern)
+            else:
+                literal.setdefault(pattern[0], []).append(pattern[1:])
+        for name, tails in literal.items():
+            path = f"{here}{os.sep}{name}"
+            if any(not tail for tail in tails) and _a_file(path):
+                self._add(path, top, [*parts, name], units)
+            deeper = [tail for tail in tails if tail]
+            if deeper:
+                self._walk(top, path, deeper, [*parts, name], units)
+        if not globbed:
             return
         for entry in entries(self.provider, here, top, units):
-            if not _matches(entry.name, head):
+            name = entry.name
+            matched = [p for p in globbed if _matches(name, p[0])]
+            if not matched:
                 continue
-            if tail:
-                if entry.is_dir():  # a linked folder too: a pattern's depth bounds the walk
-                    self._walk(top, entry.path, tail, [*parts, entry.name], units)
-            elif not entry.is_dir():
-                self._add(entry.path, top, [*parts, entry.name], units)
+            if any(len(p) == 1 for p in matched) and not entry.is_dir():
+                self._add(entry.path, top, [*parts, name], units)
+            deeper = [p[1:] for p in matched if len(p) > 1]
+            if deeper and entry.is_dir():  # a linked folder too: a pattern's depth bounds it
+                if any(len(p) > 1 for p in deeper) and _leaf(entry):
+                    deeper = [p for p in deeper if len(p) == 1]  # none has a folder to enter
+                if deeper:
+                    self._walk(top, entry.path, deeper, [*parts, name], units)
 
     def _add(self, path: str, top: str, parts: list[str], units: dict[str, Unit]) -> None:
         unit = self._unit(path, top, parts)
@@ -92,4 +117,29 @@ class Layout:
 
 
 def _matches(name: str, part: str) -> bool:
-    return fnmatch.fnmatchcase(name, part) and (not name.startswith(".") or part.startswith("."))
+    if name.startswith(".") and not part.startswith("."):
+        return False
+    return part == "*" or fnmatch.fnmatchcase(name, part)
+
+
+def _leaf(entry: os.DirEntry[str]) -> bool:
+    """A directory with no directory inside, told by its link count without listing it (as
+    `find` does): its own entry and `.` are its two links, each subdirectory's `..` one more.
+    A filesystem that does not count so (btrfs says 1) is never taken for a leaf."""
+    try:
+        return entry.stat().st_nlink == 2
+    except OSError:
+        return False
+
+
+def _a_file(path: str) -> bool:
+    """Whether discovery takes what is at `path` as a unit (`base.present`): anything but a
+    directory, a dangling link too, in one `lstat` (a link is followed only to see whether it
+    leads to a directory)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISLNK(mode):
+        return not os.path.isdir(path)
+    return not stat.S_ISDIR(mode)
