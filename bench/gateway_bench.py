@@ -22,9 +22,12 @@ sessions and rows as the direct backfill stored. Medians and ranges over `--runs
 Target (issue #18): each gateway run ≥ 70% of direct. `--workers 1,4` sets the gateway runs.
 
     uv run python bench/gateway_bench.py --load 60 [--readers 500] [--load-pushers 20]
+                                         [--stalled 70]
 
 runs the gateway under a crowd instead (`gateway_load.py`): readers and pushers at once, each
-route's latencies, the 503 share, health, and how soon it serves at full speed again.
+route's latencies, the 503 share, health, and how soon it serves at full speed again; with
+`--stalled N`, N uploads of one push token that never send their body, and a teammate's reader
+of its own token beside the crowd.
 
     uv run python bench/gateway_bench.py --pages [--copies 8] [--requests 40]
 
@@ -235,6 +238,7 @@ def crowd(args: argparse.Namespace) -> bool:
         work = Path(tmp)
         store = open_store(dsn)
         read = add_token(store, "viewer", "read")
+        teammate = add_token(store, "teammate", "read")  # the reader beside the crowd
         pushes = [(f"load-{i}", add_token(store, f"load-{i}", "push"))
                   for i in range(args.load_pushers)]  # fmt: skip
         seed = _token_file(work / "seed.token", store, "seed")
@@ -249,7 +253,8 @@ def crowd(args: argparse.Namespace) -> bool:
                                env=_env())  # fmt: skip
             print(f"gateway ×{workers} on PostgreSQL, {counts(dsn)[0]} sessions to read")
             with_wrk = None if args.readers_with is None else args.readers_with == "wrk"
-            met = load(url, read, pushes, args.load, args.readers, with_wrk=with_wrk)
+            met = load(url, read, pushes, args.load, args.readers, with_wrk=with_wrk,
+                       stalled=args.stalled, teammate=teammate)
         finally:
             gateway.terminate()
             gateway.wait(timeout=30)
@@ -294,6 +299,8 @@ def main() -> None:
     parser.add_argument("--load", type=float, default=0, help="seconds of the crowd; 0: off")
     parser.add_argument("--readers", type=int, default=500)
     parser.add_argument("--load-pushers", type=int, default=20)
+    parser.add_argument("--stalled", type=int, default=0,
+                        help="uploads from one push token that never send their body")  # fmt: skip
     parser.add_argument(
         "--readers-with",
         choices=("wrk", "python"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -125,6 +126,37 @@ def _probe(url: str, seconds: float) -> list[float]:
     return took
 
 
+def _read_probe(url: str, read: str, seconds: float) -> list[tuple[int, float]]:
+    """A reader of its own, once every 250 ms: (status, seconds) of each list request."""
+    answers = []
+    end = time.monotonic() + seconds
+    headers = {"Authorization": f"Bearer {read}"}
+    with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
+        while time.monotonic() < end:
+            start = time.perf_counter()
+            try:
+                status = client.get("/v1/sessions", headers=headers).status_code
+            except httpx.HTTPError:
+                status = 0
+            answers.append((status, time.perf_counter() - start))
+            time.sleep(0.25)
+    return answers
+
+
+def _stall(url: str, token: str, count: int) -> list[socket.socket]:
+    """`count` uploads from one push token that declare a body and never send it (issue #63):
+    kept open until the caller closes them."""
+    host, port = url.removeprefix("http://").split(":")
+    stalled = []
+    for _ in range(count):
+        raw = socket.create_connection((host, int(port)))
+        raw.sendall(b"POST /v1/sessions.import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                    + token.encode() + b"\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1000\r\n\r\n")  # fmt: skip
+        stalled.append(raw)
+    return stalled
+
+
 def _list_time(client: httpx.Client, headers: dict[str, str], count: int) -> float:
     took = []
     for _ in range(count):
@@ -180,9 +212,12 @@ def _wrk_report(output: str) -> tuple[bool, float]:
 
 
 def load(url: str, read: str, pushes: list[tuple[str, str]], seconds: float, readers: int,
-         processes: int = 2, with_wrk: bool | None = None) -> bool:  # fmt: skip
+         processes: int = 2, with_wrk: bool | None = None, stalled: int = 0,
+         teammate: str | None = None) -> bool:  # fmt: skip
     """The crowd from `processes` client processes (one asyncio loop cannot keep 500 clients
-    busy), health from one more; then the recovery."""
+    busy), health and one more reader from two more; then the recovery. With `stalled`, that
+    many uploads from the first pusher's token hang without their body throughout; the reader
+    beside the crowd reads with `teammate`'s token (else the crowd's)."""
     import multiprocessing
 
     with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
@@ -196,10 +231,17 @@ def load(url: str, read: str, pushes: list[tuple[str, str]], seconds: float, rea
     parts = [(url, read, pushes[i::processes], seconds,
               len(range(i, python_readers, processes)), label)
              for i in range(processes)]  # fmt: skip
-    with multiprocessing.get_context("spawn").Pool(processes + 1) as pool:
-        probing = pool.apply_async(_probe, (url, seconds))
-        tallies = pool.map(_crowd_part, parts)
-        health = probing.get()
+    hanging = _stall(url, pushes[0][1], stalled) if stalled and pushes else []
+    try:
+        with multiprocessing.get_context("spawn").Pool(processes + 2) as pool:
+            probing = pool.apply_async(_probe, (url, seconds))
+            reading_probe = pool.apply_async(_read_probe, (url, teammate or read, seconds))
+            tallies = pool.map(_crowd_part, parts)
+            health = probing.get()
+            probe = reading_probe.get()
+    finally:
+        for raw in hanging:
+            raw.close()
     wrk_clean, wrk_slowest = True, 0.0
     if wrk is not None:
         output, _ = wrk.communicate(timeout=seconds + 60)
@@ -226,6 +268,11 @@ def load(url: str, read: str, pushes: list[tuple[str, str]], seconds: float, rea
               f" {_q(took, 0.95):8.0f} {_q(took, 0.99):8.0f} {took[-1]:7.2f} {share:6.1%}"
               f"  {dict(statuses)}")  # fmt: skip
     print(f"health   {len(health)} checks, slowest {max(health) * 1000:.0f} ms")
+    quick = sum(1 for status, took in probe if status == 200 and took <= 1.0)
+    print(f"reader   {len(probe)} list requests of one read token beside the crowd"
+          f"{f' and {stalled} stalled uploads' if stalled else ''}: {quick} answered 200 within"
+          f" 1 s, statuses {dict(Counter(status for status, _ in probe))}, slowest"
+          f" {max(took for _, took in probe) * 1000:.0f} ms")  # fmt: skip
     print(f"recovery {recovered:.2f} s after the load to list at the speed it had before")
     answered &= wrk_clean
     worst = max(worst, wrk_slowest)
