@@ -140,7 +140,11 @@ def _rewrite_database(path: Path, planter: Planter) -> None:
         tables = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         for table in tables:
             columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-            for rowid, *values in conn.execute(f'SELECT rowid, * FROM "{table}"').fetchall():
+            try:
+                rows = conn.execute(f'SELECT rowid, * FROM "{table}"').fetchall()
+            except sqlite3.OperationalError:  # a WITHOUT ROWID table (Zed's, Goose's): not read
+                continue
+            for rowid, *values in rows:
                 for column, value in zip(columns, values, strict=True):
                     if isinstance(value, str) and column in TEXT_KEYS:  # a plain text column
                         stored: str | bytes = f"{value}\n{planter.next_text()}"
