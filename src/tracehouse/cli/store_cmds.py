@@ -122,6 +122,8 @@ def verify(
 def render_verify(ctx: Context, report: VerifyReport) -> None:
     from rich.table import Table
 
+    from tracehouse.sinks.verify import CURSORS_NOTE
+
     ctx.out.print(f"checked {report.sampled:,} of {report.sessions:,} sessions and their rows")
     table = Table("check", "checked", "problems", box=None, pad_edge=False)
     for check in report.checks:
@@ -131,6 +133,7 @@ def render_verify(ctx: Context, report: VerifyReport) -> None:
     for check in report.checks:  # the notes' examples (lineage elsewhere) only with -v
         for example in check.examples if check.fails or ctx.verbose else ():
             ctx.out.print(f"{check.name}: {example}", markup=False, highlight=False)
+    ctx.out.print(f"{report.cursors:,} cursors {CURSORS_NOTE}")
     if report.ok:
         ctx.out.print("ledger verified: no faults")
     else:

@@ -78,11 +78,21 @@ class Check:
         }
 
 
+# Why the cursors are not compared: the ledger's identity is its rows, a function of the logs
+# read; a cursor's resume state is where a read stopped, which depends on how the run cut its
+# batches and chunks (issue #72), and only tells the next run where to go on.
+CURSORS_NOTE = (
+    "not checked: each is where a read stopped, which depends on how a run cut its batches;"
+    " it tells the next run where to go on and is no part of what the ledger holds"
+)
+
+
 @dataclass
 class VerifyReport:
     sessions: int
     sampled: int
     checks: list[Check]
+    cursors: int = 0
 
     @property
     def ok(self) -> bool:
@@ -94,6 +104,7 @@ class VerifyReport:
             "sessions": self.sessions,
             "sessionsChecked": self.sampled,
             "checks": [c.to_json() for c in self.checks],
+            "cursors": {"count": self.cursors, "checked": False, "why": CURSORS_NOTE},
         }
 
 
@@ -104,7 +115,9 @@ def verify_store(store: SessionStore, sample: int | None = None, seed: int = 0) 
         chosen = sorted(random.Random(seed).sample(every, sample))
     checks = [*_fingerprints(store, chosen), _orphans(store), *_pointers(store)]
     checks += [*_lineage(store), *_totals(store, chosen)]
-    return VerifyReport(len(every), len(chosen) if chosen is not None else len(every), checks)
+    cursors = _count(store, "SELECT count(*) AS n FROM watermarks")
+    sampled = len(chosen) if chosen is not None else len(every)
+    return VerifyReport(len(every), sampled, checks, cursors)
 
 
 def _rows(store: SessionStore, table: str, sessions: list[str] | None) -> Iterator[dict[str, Any]]:

@@ -10,15 +10,39 @@ from typing import Any
 import psycopg
 
 # A child that names its spawning call (a Codex review knows only the parent's call) gives
-# that call its `spawned_session_id`, whether the child or the parent is being written.
+# that call its `spawned_session_id`, whether the child or the parent is being written. Where
+# several name one call (two reviews created at the same millisecond), the call names the one
+# with the smallest id, whichever came first; a call its parent's own log linked is kept.
 LINK_NAMED_CALLS = """
 UPDATE tool_calls SET spawned_session_id = s.session_id,
        spawned_source_session_id = s.source_session_id
-FROM sessions AS s
+FROM (SELECT DISTINCT ON (spawn_tool_call_id) spawn_tool_call_id, session_id, source_session_id
+      FROM sessions
+      WHERE spawn_tool_call_id IN (
+          SELECT spawn_tool_call_id FROM sessions WHERE session_id = ANY(%(ids)s)
+          UNION ALL SELECT tool_call_id FROM tool_calls WHERE session_id = ANY(%(ids)s))
+      ORDER BY spawn_tool_call_id, session_id COLLATE "C") AS s
 WHERE s.spawn_tool_call_id = tool_calls.tool_call_id
-  AND tool_calls.spawned_session_id IS NULL
-  AND (s.session_id = ANY(%(ids)s) OR tool_calls.session_id = ANY(%(ids)s))
+  AND (tool_calls.spawned_session_id IS NULL
+       OR (tool_calls.spawned_session_id COLLATE "C" > s.session_id COLLATE "C"
+           AND EXISTS (SELECT 1 FROM sessions AS held
+                       WHERE held.session_id = tool_calls.spawned_session_id
+                         AND held.spawn_tool_call_id = tool_calls.tool_call_id)))
 RETURNING s.session_id, tool_calls.session_id
+"""
+
+# Each child that names its call takes its parent message from it, the one the call names and
+# the others alike.
+LINK_NAMED_MESSAGES = """
+UPDATE sessions SET parent_message_id = tc.message_id,
+       parent_source_message_id = m.source_message_id
+FROM tool_calls AS tc LEFT JOIN messages AS m ON m.message_id = tc.message_id
+WHERE tc.tool_call_id = sessions.spawn_tool_call_id
+  AND tc.session_id = sessions.parent_session_id
+  AND (sessions.session_id = ANY(%(ids)s) OR tc.session_id = ANY(%(ids)s))
+  AND (sessions.parent_message_id IS DISTINCT FROM tc.message_id
+       OR sessions.parent_source_message_id IS DISTINCT FROM m.source_message_id)
+RETURNING sessions.session_id, tc.session_id
 """
 
 # Lineage from the spawning tool calls, whichever of parent and child arrived first: for every
@@ -58,7 +82,8 @@ def resolve_links(cur: psycopg.Cursor[Any], session_ids: list[str], found: Count
     """Link the sessions just written to their parents and children, in the group's savepoint;
     each link changed counts as a row written by the session it was written for."""
     written_here = set(session_ids)
-    for sql in (LINK_NAMED_CALLS, RESOLVE_LINKS):  # each returns (child, parent) per row changed
+    # each returns (child, parent) per row changed
+    for sql in (LINK_NAMED_CALLS, LINK_NAMED_MESSAGES, RESOLVE_LINKS):
         cur.execute(sql, {"ids": session_ids})
         for child, parent in cur.fetchall():
             found[child if child in written_here else parent] += 1

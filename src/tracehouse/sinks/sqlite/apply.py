@@ -182,19 +182,39 @@ def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
     A child that names its spawning call (a Codex review knows only the parent's call) first
     gives that call its `spawned_session_id`, from whichever side is being written; then every
     child takes parent, message and call from the call that spawned it. Returns rows changed."""
+    # Several children may name one call (two reviews created at the same millisecond both
+    # fall in its window): the call names the one with the smallest id, whichever came first;
+    # a call its parent's own log linked is never taken over.
     changed_rows = conn.execute(
         "UPDATE tool_calls SET spawned_session_id = ?, spawned_source_session_id ="
         " (SELECT source_session_id FROM sessions WHERE session_id = ?) WHERE tool_call_id ="
         " (SELECT spawn_tool_call_id FROM sessions WHERE session_id = ?)"
-        " AND spawned_session_id IS NULL",
-        (session_id, session_id, session_id),
+        " AND (spawned_session_id IS NULL OR (spawned_session_id > ? AND tool_call_id ="
+        " (SELECT spawn_tool_call_id FROM sessions AS held"
+        " WHERE held.session_id = tool_calls.spawned_session_id)))",
+        (session_id, session_id, session_id, session_id),
     ).rowcount
     changed_rows += conn.execute(
         "UPDATE tool_calls SET spawned_session_id = s.session_id,"
         " spawned_source_session_id = s.source_session_id FROM sessions AS s"
         " WHERE tool_calls.session_id = ? AND s.spawn_tool_call_id = tool_calls.tool_call_id"
+        " AND s.session_id = (SELECT min(session_id) FROM sessions AS named"
+        " WHERE named.spawn_tool_call_id = tool_calls.tool_call_id)"
         " AND tool_calls.spawned_session_id IS NULL",
         (session_id,),
+    ).rowcount
+    # Each child that names its call takes its parent message from it, the one the call names
+    # and the others alike.
+    changed_rows += conn.execute(
+        "UPDATE sessions SET parent_message_id = tc.message_id, parent_source_message_id ="
+        " (SELECT source_message_id FROM messages AS m WHERE m.message_id = tc.message_id)"
+        " FROM tool_calls AS tc WHERE tc.tool_call_id = sessions.spawn_tool_call_id"
+        " AND tc.session_id = sessions.parent_session_id"
+        " AND (sessions.session_id = ? OR tc.session_id = ?)"
+        " AND (sessions.parent_message_id IS NOT tc.message_id OR"
+        " sessions.parent_source_message_id IS NOT (SELECT source_message_id FROM messages AS m"
+        " WHERE m.message_id = tc.message_id))",
+        (session_id, session_id),
     ).rowcount
     # A child that names its parent takes its link from that parent's calls only: another
     # session's call claiming it (a hostile import) cannot re-parent it.
