@@ -59,28 +59,30 @@ def test_wildcards_skip_hidden_names_unless_the_pattern_names_them(tmp_path: Pat
     assert layout.unit_for(str(tmp_path / ".cache/app/.crush/crush.db"), [tmp_path]) is None
 
 
-def test_a_home_of_many_folders_is_walked_once_and_leaves_are_not_listed(
+def test_a_home_of_many_folders_is_listed_once_a_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Per-project logs under 2,000 empty folders and one project each at depths 0 to 2: every
-    log is found; a folder with no folder inside (its link count) is not listed for the
-    patterns that need one, and each folder is listed once for all of a source's patterns
-    (issue #63: a home of 100,000 folders made a run with nothing new five times slower)."""
+    """Per-project logs under 2,000 empty folders and one project each at depths 0 to 2, one of
+    them reached through a link: every log is found, and each folder is listed once for all of
+    a source's patterns, not once a pattern (issue #63: a home of 100,000 folders made a run
+    with nothing new five times slower). A folder holding only a link to a project has no
+    folder of its own to count (its link count says leaf): it is listed all the same."""
     import os
 
     from tracehouse.parsers.aider.history import LAYOUT as AIDER
     from tracehouse.parsers.crush.store import LAYOUT as CRUSH
-    from tracehouse.parsers.kit import layout
 
-    if os.stat(tmp_path).st_nlink < 2:
-        pytest.skip("this filesystem does not count a folder's links (btrfs)")
     for i in range(2000):
         (tmp_path / f"empty{i}").mkdir()
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere" / "linked"
     logs = [tmp_path / ".aider.chat.history.md", tmp_path / "a" / ".aider.chat.history.md",
-            tmp_path / "b" / "c" / ".aider.chat.history.md"]  # fmt: skip
+            tmp_path / "b" / "c" / ".aider.chat.history.md",
+            elsewhere / ".aider.chat.history.md"]  # fmt: skip
     for log in logs:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("# aider chat started at 2026-01-01 10:00:00\n")
+    (tmp_path / "projects").mkdir()
+    (tmp_path / "projects" / "linked").symlink_to(elsewhere)
     crush = tmp_path / "d" / "e" / ".crush" / "crush.db"
     crush.parent.mkdir(parents=True)
     crush.write_bytes(b"")
@@ -91,9 +93,9 @@ def test_a_home_of_many_folders_is_walked_once_and_leaves_are_not_listed(
         listed.append(path)
         return real(path)
 
-    monkeypatch.setattr(layout.os, "scandir", counted, raising=False)
     monkeypatch.setattr("tracehouse.parsers.base.os.scandir", counted)
-    assert sorted(str(u.path) for u in AIDER.discover([tmp_path])) == sorted(map(str, logs))
+    found = sorted(str(u.path) for u in AIDER.discover([tmp_path]))
+    linked = str(tmp_path / "projects" / "linked" / ".aider.chat.history.md")
+    assert found == sorted([*map(str, logs[:3]), linked])
     assert [str(u.path) for u in CRUSH.discover([tmp_path])] == [str(crush)]
     assert listed.count(str(tmp_path)) == 2  # once a source, not once a pattern
-    assert not any("empty" in p for p in listed)  # leaves: no listing

@@ -101,10 +101,7 @@ class Layout:
                 self._add(entry.path, top, [*parts, name], units)
             deeper = [p[1:] for p in matched if len(p) > 1]
             if deeper and entry.is_dir():  # a linked folder too: a pattern's depth bounds it
-                if any(len(p) > 1 for p in deeper) and _leaf(entry):
-                    deeper = [p for p in deeper if len(p) == 1]  # none has a folder to enter
-                if deeper:
-                    self._walk(top, entry.path, deeper, [*parts, name], units)
+                self._walk(top, entry.path, deeper, [*parts, name], units)
 
     def _add(self, path: str, top: str, parts: list[str], units: dict[str, Unit]) -> None:
         unit = self._unit(path, top, parts)
@@ -120,16 +117,6 @@ def _matches(name: str, part: str) -> bool:
     if name.startswith(".") and not part.startswith("."):
         return False
     return part == "*" or fnmatch.fnmatchcase(name, part)
-
-
-def _leaf(entry: os.DirEntry[str]) -> bool:
-    """A directory with no directory inside, told by its link count without listing it (as
-    `find` does): its own entry and `.` are its two links, each subdirectory's `..` one more.
-    A filesystem that does not count so (btrfs says 1) is never taken for a leaf."""
-    try:
-        return entry.stat().st_nlink == 2
-    except OSError:
-        return False
 
 
 def _a_file(path: str) -> bool:
