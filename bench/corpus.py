@@ -45,6 +45,7 @@ _MS_FOLDER = re.compile(r"1[0-9]{12}")
 
 
 def build(source: Path, copies: int, out: Path) -> Path:
+    source = source.resolve()  # a relative corpus (CI's `../shared/fixtures`) too
     target = (out / f"x{copies}-{VERSION}").resolve()
     if (target / ".complete").exists():
         return target
