@@ -17,6 +17,7 @@ import hmac
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -116,7 +117,9 @@ class Admission:
     A body must keep coming: each of its chunks within `body_gap` seconds, and the whole at
     `least_rate` bytes a second after a first `body_gap`; else `408`. Without that, one push
     token's uploads that declare a length and never send it held every place inside, and every
-    reader was answered `503`."""
+    reader was answered `503`. While its body comes, a request holds one of its caller's
+    `uploads` places too (a quarter of the places): a token's stalled uploads leave most of
+    the gateway to the others, its own reads included."""
 
     def __init__(
         self,
@@ -124,29 +127,42 @@ class Admission:
         limit: int = 64,
         exempt: tuple[str, ...] = (),
         share: int | None = None,
+        uploads: int | None = None,
         body_gap: float = 10.0,
         least_rate: float = 32 * 1024,
     ) -> None:
         self.app = app
         self.limit = limit
         self.share = share or max(1, limit // 2)
+        self.uploads = uploads or max(1, limit // 4)
         self.exempt = exempt
         self.body_gap = body_gap
         self.least_rate = least_rate
         self.inside = 0
         self.by_caller: dict[bytes, int] = {}
+        self.uploading: dict[bytes, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.exempt:
             await self.app(scope, receive, send)
             return
         caller = _caller(scope)
-        if self.inside >= self.limit or self.by_caller.get(caller, 0) >= self.share:
+        uploading = _declares_body(scope)
+        if (self.inside >= self.limit or _count(self.by_caller, caller) >= self.share
+                or (uploading and _count(self.uploading, caller) >= self.uploads)):  # fmt: skip
             await _answer(send, 503, b'{"detail":"the gateway is busy; retry"}', retry=True)
             return
         self.inside += 1
-        self.by_caller[caller] = self.by_caller.get(caller, 0) + 1
+        _add(self.by_caller, caller, 1)
+        if uploading:
+            _add(self.uploading, caller, 1)
         started = False
+
+        def body_in() -> None:
+            nonlocal uploading
+            if uploading:
+                uploading = False
+                _add(self.uploading, caller, -1)
 
         async def sending(message: Message) -> None:
             nonlocal started
@@ -154,18 +170,17 @@ class Admission:
             await send(message)
 
         try:
-            await self.app(scope, self._paced(scope, receive), sending)
+            await self.app(scope, self._paced(scope, receive, body_in), sending)
         except SlowBody as exc:
             if started:
                 raise
             await _answer(send, 408, b'{"detail":"%s"}' % str(exc).encode())
         finally:
             self.inside -= 1
-            left = self.by_caller.pop(caller) - 1
-            if left:
-                self.by_caller[caller] = left
+            _add(self.by_caller, caller, -1)
+            body_in()
 
-    def _paced(self, scope: Scope, receive: Receive) -> Receive:
+    def _paced(self, scope: Scope, receive: Receive, body_in: Callable[[], None]) -> Receive:
         declared = next((int(v) for k, v in scope["headers"]
                          if k == b"content-length" and v.isdigit()), 0)  # fmt: skip
         deadline = time.monotonic() + self.body_gap + declared / self.least_rate
@@ -182,9 +197,30 @@ class Admission:
             except TimeoutError:
                 raise SlowBody("the request's body stopped coming or came too slowly") from None
             whole = message["type"] != "http.request" or not message.get("more_body", False)
+            if whole:
+                body_in()
             return message
 
         return paced
+
+
+def _declares_body(scope: Scope) -> bool:
+    for key, value in scope["headers"]:
+        if (key == b"content-length" and value not in (b"0", b"")) or key == b"transfer-encoding":
+            return True
+    return False
+
+
+def _count(counts: dict[bytes, int], caller: bytes) -> int:
+    return counts.get(caller, 0)
+
+
+def _add(counts: dict[bytes, int], caller: bytes, step: int) -> None:
+    left = counts.get(caller, 0) + step
+    if left > 0:
+        counts[caller] = left
+    else:
+        counts.pop(caller, None)
 
 
 def _caller(scope: Scope) -> bytes:
