@@ -245,3 +245,20 @@ def test_a_database_from_before_later_columns_reads(tmp_path) -> None:
     found = sessions(crush, crush.discover([tmp_path]))
     item, _rows = found[MAIN]
     assert item.session["message_count"] == 2 and item.session["model"] == "gpt-4.1"
+
+
+def test_a_session_row_with_any_text_is_read(tmp_path) -> None:
+    """A real Crush database whose session title held `—` was rejected whole: the session row
+    goes into the fingerprint's salt, which was encoded as ASCII (issue #64)."""
+    conn = make_database(tmp_path / "proj")
+    conn.execute("UPDATE sessions SET title = ? WHERE id = ?", ("Fix — 修复 🚀 \u202e", TASK))
+    (unit,) = crush.discover([tmp_path])
+    result = crush.parse(unit, None, ParseOptions())
+    conn.close()
+    assert not result.rejects
+    titles = {i.session["title"] for i in [result.item, *result.extra] if i is not None}
+    assert "Fix — 修复 🚀 \u202e" in titles
+    again = crush.parse(unit, None, ParseOptions())
+    assert [i.fingerprint for i in [again.item, *again.extra] if i] == [
+        i.fingerprint for i in [result.item, *result.extra] if i
+    ]

@@ -39,6 +39,6 @@ def combine(fingerprints: Iterable[str]) -> str:
     """One fingerprint for an ordered sequence of fingerprints."""
     h = xxhash.xxh3_128()
     for fp in fingerprints:
-        h.update(fp.encode("ascii"))
+        h.update(fp.encode("utf-8", "surrogatepass"))  # a salt may carry a row: any text
         h.update(b"\n")
     return f"{VERSION}:{h.hexdigest()}"
