@@ -54,6 +54,9 @@ def test_a_wire_log_reads_with_streamed_replies_usage_and_an_interrupted_turn(un
     assert session["created_at"] == "2026-03-04T02:16:40.500Z"
     assert session["input_tokens"] == 500 + 4000 + 100 + 40 + 4600
     assert session["output_tokens"] == 42 and session["cached_input_tokens"] == 8600
+    # Kimi's token_usage has no reasoning count although it reasons: not recorded, never 0
+    assert session["reasoning_tokens"] is None
+    assert rows["turns"]["reasoning_tokens"].null_count() == len(rows["turns"])
     messages = rows["messages"].sort("seq")
     assert messages["content"].to_list() == [
         "List the files here", "Listing them now.", "Two entries: README.md and src.",

@@ -50,6 +50,8 @@ def test_a_session_reads_with_its_usage_models_and_title(units) -> None:
     assert session["input_tokens"] == 7042 and session["output_tokens"] == 60
     assert session["cached_input_tokens"] == 6500 and session["cache_write_tokens"] == 500
     assert session["total_tokens"] == 7102
+    # Pi 0.73 counts no reasoning (its `usage` has no such field): not recorded, never 0
+    assert session["reasoning_tokens"] is None
     assert session["metadata"]["cost_usd"] == pytest.approx(0.0049)
     turns = rows["turns"].sort("seq")
     assert turns["status"].to_list() == ["completed", "error"]

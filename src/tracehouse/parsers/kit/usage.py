@@ -23,18 +23,26 @@ class Usage:
     output_holds_reasoning: bool = True
 
     def counts(self, record: Mapping[str, Any]) -> dict[str, int]:
+        """The ledger's columns; reasoning left out where the source names no field for it or
+        the record holds none (Pi 0.73 and Kimi spend reasoning tokens their logs do not
+        count): the ledger's NULL is "not recorded", never 0."""
+
         def get(name: str) -> int:
             return count(record.get(name), name) if name else 0
 
-        return ledger_counts(
+        reasoning = record.get(self.reasoning) if self.reasoning else None
+        counts = ledger_counts(
             input=get(self.input),
             output=get(self.output),
             cache_read=get(self.cache_read),
             cache_write=get(self.cache_write),
-            reasoning=get(self.reasoning),
+            reasoning=0 if reasoning is None else count(reasoning, self.reasoning),
             input_holds_cache=self.input_holds_cache,
             output_holds_reasoning=self.output_holds_reasoning,
         )
+        if reasoning is None:
+            del counts["reasoning_tokens"]
+        return counts
 
 
 def dollars(value: Any) -> float | None:
