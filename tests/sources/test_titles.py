@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracehouse.parsers.titles import first_line, prompt_title
+from tracehouse.model.titles import first_line, prompt_title
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 Claude Code, Codex and Gemini CLI sessions whose agent gave no title were stored without one
 (32 of the fixtures' 40 Claude Code sessions). Parsers now take the first prompt a person wrote
-(`parsers/titles.py`); a ledger written before gets the same titles from the prompts it already
+(`model/titles.py`); a ledger written before gets the same titles from the prompts it already
 holds, without reading a source again. A Gemini CLI subagent keeps none, as a fresh import does.
 """
 
@@ -11,18 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tracehouse.parsers.titles import first_line, prompt_title
+from tracehouse.model.titles import title_from_prompts
 
 TITLED = ("claude-code", "codex", "gemini-cli")
-
-
-def title_from_prompts(prompts: Sequence[str | None]) -> str | None:
-    """The first prompt's title that a person wrote, else the first prompt's first line."""
-    for text in prompts:
-        found = prompt_title(text)
-        if found:
-            return found
-    return next((line for line in map(first_line, prompts) if line), None)
 
 
 def add_titles(

@@ -10,7 +10,7 @@ import orjson
 
 from tracehouse.model import ids
 from tracehouse.model.rows import recorded
-from tracehouse.parsers.titles import first_line, prompt_title
+from tracehouse.model.titles import first_line, prompt_title
 
 if TYPE_CHECKING:
     from tracehouse.parsers.claude_code.identity import Identity

@@ -9,8 +9,8 @@ from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.model.rows import recorded
+from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.parsers.codex import records as rec
-from tracehouse.parsers.titles import first_line, prompt_title
 
 PROVIDER = rec.PROVIDER
 UNKNOWN_KEPT = 16  # unknown records kept whole in the session metadata

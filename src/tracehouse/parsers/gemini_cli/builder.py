@@ -17,11 +17,11 @@ from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
 from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Conversation
-from tracehouse.parsers.titles import first_line, prompt_title
 from tracehouse.parsers.untrusted import items
 
 TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",

@@ -26,7 +26,7 @@ from tracehouse.model import ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
 from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
-from tracehouse.parsers.titles import first_line, prompt_title
+from tracehouse.model.titles import first_line, prompt_title
 
 STATE_VERSION = 1
 

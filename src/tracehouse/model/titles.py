@@ -12,6 +12,7 @@ prompt's first line as it is (`first_line`): never blank where a prompt exists.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 LONGEST = 200
 # An agent's tag names hold `_` or `-` (`ide_opened_file`, `command-name`); HTML's do not, so a
@@ -40,3 +41,12 @@ def first_line(text: str | None) -> str | None:
         if line.strip():
             return line.strip()[:LONGEST]
     return None
+
+
+def title_from_prompts(prompts: Sequence[str | None]) -> str | None:
+    """The first prompt's title that a person wrote, else the first prompt's first line."""
+    for text in prompts:
+        found = prompt_title(text)
+        if found:
+            return found
+    return next((line for line in map(first_line, prompts) if line), None)
