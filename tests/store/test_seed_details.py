@@ -34,7 +34,8 @@ def test_a_request_keeps_its_source_and_times(store) -> None:  # type: ignore[no
     ]
     assert metadata == [{"exit_code": 2}]
     cited = {r["created_at"] for r in store.rows("message_sources")}
-    assert cited == {"2026-01-01T00:00:01.000Z", None}
+    # one as the request says; one left out, when the message that cites it was written (#64)
+    assert cited == {"2026-01-01T00:00:01.000Z", "2026-01-01T00:00:00.000Z"}
 
 
 def test_parsers_record_exit_codes_and_when_a_source_was_cited(tmp_path: Path) -> None:
@@ -63,3 +64,22 @@ def test_parsers_record_exit_codes_and_when_a_source_was_cited(tmp_path: Path) -
         assert all(r["source_read_at"] for r in store.rows("sessions"))
     finally:
         store.close()
+
+
+def test_a_bare_session_gets_the_times_and_title_a_backfill_would_give(store) -> None:  # type: ignore[no-untyped-def]
+    """An item that leaves out `createdAtMs`, `updatedAtMs` and `title` has them from its own
+    rows: its first and last message, its first prompt (issue #64); a copy keeps them bare."""
+    bare = item("s1", 3, text="Fix the flaky checkout test")
+    for field in ("title", "createdAtMs"):
+        bare["session"].pop(field)
+    assert store.import_batch(batch([bare])).ok
+    (row,) = store.query("SELECT created_at, updated_at, title FROM sessions")
+    assert row["created_at"] == "2026-01-01T00:00:00.000Z"
+    assert row["updated_at"] == "2026-01-01T00:00:02.000Z"
+    assert row["title"] == "Fix the flaky checkout test 0"
+    copied = item("s2", 3)
+    for field in ("title", "createdAtMs"):
+        copied["session"].pop(field)
+    assert store.import_batch(batch([copied], mode="migration")).ok
+    (kept,) = store.query("SELECT created_at, title FROM sessions WHERE source_session_id = 's2'")
+    assert kept["created_at"] is None and kept["title"] is None

@@ -30,11 +30,14 @@ from tracehouse.model.row_codec import decode_row, decode_session
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import (
     CONTENT_TABLES,
+    MESSAGE_SOURCES,
+    MESSAGES,
     PROVIDERS,
     SESSIONS,
     TABLES_BY_NAME,
     TOKEN_COLUMNS,
 )
+from tracehouse.model.titles import title_from_prompts
 
 # The largest text a field keeps (DESIGN §9): longer text is cut with a marker, as parsers do.
 
@@ -101,7 +104,8 @@ def decode_parsed(
     for index, raw in enumerate(items):
         try:
             outside: list[tuple[str, str]] | None = [] if ledger_links is not None else None
-            item, item_rows = _decode_item(raw, outside)
+            # A copy (`migration`) carries its rows as they were, bare fields too.
+            item, item_rows = _decode_item(raw, outside, derive=mode != "migration")
         except ValidationError as exc:
             provider, source_id = _names(raw)
             invalid.append(
@@ -151,8 +155,10 @@ def _names(raw: Any) -> tuple[str, str]:
 
 
 def _decode_item(
-    raw: Any, outside: list[tuple[str, str]] | None = None
+    raw: Any, outside: list[tuple[str, str]] | None = None, derive: bool = True
 ) -> tuple[ImportItem, dict[str, list[dict[str, Any]]]]:
+    """One item. With `derive`, what the request leaves out that a backfill would derive from
+    the rows is derived the same way: the session's times and title, a cited source's time."""
     if not isinstance(raw, dict):
         raise ValidationError("an item must be a JSON object")
     for key, why in _REFUSED.items():
@@ -171,6 +177,7 @@ def _decode_item(
 
     item_rows: dict[str, list[dict[str, Any]]] = {}
     fingerprints: list[str] = []
+    written: dict[str, Any] = {}  # message id → when it was written
     for key, (table_name, _) in wire.ROWS.items():
         table = TABLES_BY_NAME[table_name]
         values = raw.get(key) or []
@@ -181,10 +188,16 @@ def _decode_item(
             at = f"{key}[{index}]"
             row = decode_row(key, table, value, at, provider, source_session_id, outside)
             row["session_id"] = session["session_id"]
+            if derive and table is MESSAGE_SOURCES and row.get("created_at") is None:
+                row["created_at"] = written.get(row["message_id"])  # when it was cited
             row["fingerprint"] = row_fingerprint(table, row)
             fingerprints.append(row["fingerprint"])
             decoded_rows.append(row)
         item_rows[table.name] = decoded_rows
+        if table is MESSAGES:
+            written = {m["message_id"]: m.get("created_at") for m in decoded_rows}
+    if derive:
+        _fill_session(session, item_rows)
     own_messages = {row["message_id"] for row in item_rows.get("messages", [])}
     own_messages.update(id_ for target, id_ in outside or () if target == "message")
     for index, row in enumerate(item_rows.get("message_sources", [])):
@@ -216,6 +229,29 @@ def _decode_item(
 
 
 _COUNTED = {"turn_count": "turns", "message_count": "messages", "tool_call_count": "tool_calls"}
+
+
+def _fill_session(session: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """A session the request leaves bare gets what a backfill derives: its start and last change
+    from its messages' and turns' times, its title from its first prompt (`model/titles`;
+    none for a Gemini CLI subagent, as its parser gives none)."""
+    times = [m["created_at"] for m in rows.get("messages", []) if m.get("created_at")]
+    for turn in rows.get("turns", []):
+        times += [turn[c] for c in ("started_at", "completed_at") if turn.get(c)]
+    if times and session.get("created_at") is None:
+        session["created_at"] = min(times)
+    if times and session.get("updated_at") is None:
+        session["updated_at"] = max(times)
+    untitled = session.get("source_provider") == "gemini-cli" and session.get("is_subagent")
+    if session.get("title") is None and not untitled:
+        prompts = sorted((m for m in rows.get("messages", []) if m.get("message_type") == "user"),
+                         key=_place)  # fmt: skip
+        session["title"] = title_from_prompts([m.get("content") for m in prompts])
+
+
+def _place(message: dict[str, Any]) -> int:
+    seq = message.get("seq")
+    return seq if isinstance(seq, int) else 1 << 62
 
 
 def _count_rows(session: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
