@@ -111,3 +111,17 @@ def test_verbose_shows_long_parameters_and_results_uncut() -> None:
     assert command not in brief[0] and len(brief) == 13  # the call, 12 lines of its result
     full = list(_call(call, None, 100_000))
     assert command in full[0] and len(full) == 31
+
+
+def test_an_empty_list_says_so_and_last_names_the_latest_session(tmp_path) -> None:
+    """A list with nothing to show says why instead of printing a header alone; `last` and
+    `last~N` name sessions wherever a session is named (issue #70)."""
+    ledger = codex_ledger(tmp_path)
+    empty = run("sessions", "list", "--since", "1h", "--store", ledger)
+    assert empty.exit_code == 0 and "label" not in empty.stdout
+    assert "no sessions match these filters" in empty.output
+    latest = run("sessions", "show", "last", "--store", ledger, "--json")
+    listed = run("sessions", "list", "--json", "--no-subagents", "--store", ledger)
+    assert json.loads(latest.stdout)["session"]["label"] == json.loads(listed.stdout)[0]["label"]
+    before = run("sessions", "show", "last~1", "--store", ledger, "--json")
+    assert json.loads(before.stdout)["session"]["label"] == json.loads(listed.stdout)[1]["label"]

@@ -32,7 +32,7 @@ def test_a_home_is_previewed_without_storing_or_touching_anything(tmp_path: Path
     done = runner.invoke(
         app, ["secrets", "scan", "--home", str(home), "--json", "--store", str(ledger)]
     )
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == 1, done.output  # found: a scanner's exit code says so (#70)
     found = json.loads(done.stdout)
     assert len(found) >= len(planted) // 2  # the plants that reach a stored text
     assert {f["kind"] for f in found} >= {"github-pat", "assigned-secret", "private-key"}
@@ -43,3 +43,10 @@ def test_a_home_is_previewed_without_storing_or_touching_anything(tmp_path: Path
     assert not any(p.value in shown for p in planted)
     assert _digest(home) == before
     assert not ledger.exists()
+
+
+def test_exit_zero_reports_only(tmp_path: Path) -> None:
+    home, _ = planted_home(tmp_path)
+    done = runner.invoke(app, ["secrets", "scan", "--home", str(home), "--exit-zero", "--limit",
+                               "1", "--store", str(tmp_path / "never.db")])  # fmt: skip
+    assert done.exit_code == 0 and "secrets in those logs" in done.output

@@ -33,9 +33,13 @@ def scan(
                      " a sync would redact (nothing is stored).", show_default=False),
     ] = None,
     source: SourceOpt = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 when secrets are found (report only).")
+    ] = False,
 ) -> None:  # fmt: skip
     """List what `secrets redact` would replace (kind, session, row and a masked preview); with
-    --home or --source, what a sync of those logs would redact."""
+    --home or --source, what a sync of those logs would redact. Exit 1 when it finds any, as
+    a scanner a script or a hook runs does."""
     from tracehouse.redaction import ledger, redactor_for
 
     if limit < 0:
@@ -48,6 +52,8 @@ def scan(
         found = ctx.read(lambda store: list(ledger.scan(store, redactor)))
     if ctx.json:
         ctx.print_json([f.to_json() for f in found])
+        if found and not exit_zero:
+            raise typer.Exit(1)
         return
     shown = found if limit == 0 else found[:limit]
     for f in shown:
@@ -70,6 +76,8 @@ def scan(
                else "; a sync stores each as a marker" if found else ""),
             markup=False,
         )
+    if found and not exit_zero:
+        raise typer.Exit(1)
 
 
 def _preview(

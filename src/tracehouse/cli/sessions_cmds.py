@@ -60,6 +60,11 @@ def list_(
     if ctx.json:
         ctx.print_json(rows)
         return
+    if not rows:  # a header alone reads as a broken list
+        filtered = any(v is not None for v in (provider, project, model, since, until, label))
+        ctx.err.print("no sessions match these filters" if filtered or not subagents
+                      else "no sessions in this ledger yet")  # fmt: skip
+        return
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)

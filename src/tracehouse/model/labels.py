@@ -25,6 +25,8 @@ def label_hint(value: str, where: str = "session.labelHint") -> str:
     most 64 characters. A hint with no letter or digit left is refused, naming `where`."""
     folded = unicodedata.normalize("NFKC", value).lower()
     label = _DASHES.sub("-", _OUTSIDE.sub("-", folded)).lstrip("._-")[:HINT_LONGEST].rstrip("._-")
+    if label == "last":  # `last` names the most recent session wherever a session is named
+        raise ValidationError(f"{where}: 'last' is reserved for the most recent session")
     if not label:
         raise ValidationError(
             f"{where}: {ascii(value)[:80]} has no letter or digit a label can hold"

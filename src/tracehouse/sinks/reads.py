@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -31,8 +32,17 @@ class SessionNotFound(TracehouseError):
 MAX_LIST = 100_000
 
 
+# `last` is the most recently changed session that is not a subagent, `last~N` the one N
+# before it: a reserved word, never a label (model/labels refuses it as a hint).
+_LAST = re.compile(r"^last(?:~(\d{1,6}))?$")
+
+
 def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
-    """A session by id, label, or source session id (a unique prefix of a label will do)."""
+    """A session by id, label, or source session id (a unique prefix of a label will do), or
+    `last` / `last~N`."""
+    back = _LAST.match(ref)
+    if back is not None:
+        return _last(store, int(back.group(1) or 0), ref)
     rows = store.query(
         "SELECT * FROM sessions WHERE session_id = ? OR label = ? OR source_session_id = ?",
         [ref, ref, ref],
@@ -51,6 +61,24 @@ def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
     if len(rows) != 1:
         problem = "no session matches" if not rows else "more than one session matches"
         raise SessionNotFound(f"{problem} {ref!r} (see `tracehouse sessions list`)")
+    return rows[0]
+
+
+def _last(store: SessionStore, back: int, ref: str) -> dict[str, Any]:
+    rows = store.query(
+        "SELECT * FROM sessions WHERE is_subagent IS NULL OR is_subagent = ?"
+        " ORDER BY coalesce(updated_at, created_at) DESC, session_id DESC LIMIT 1 OFFSET ?",
+        [False, back],
+    )
+    if not rows:
+        held = store.query(
+            "SELECT count(*) AS n FROM sessions WHERE is_subagent IS NULL OR is_subagent = ?",
+            [False],
+        )[0]["n"]
+        raise SessionNotFound(
+            f"{ref!r}: the ledger holds {held} session{'' if held == 1 else 's'}"
+            + (f"; the oldest is last~{held - 1}" if held else "")
+        )
     return rows[0]
 
 
