@@ -125,3 +125,17 @@ def test_a_search_says_how_many_rows_its_index_does_not_hold_yet(ledger):
     )
     again = run("search", "division", "--store", ledger)
     assert "note:" not in again.stderr and "division" in again.stdout.lower()
+
+
+def test_the_printed_command_works_as_it_stands(ledger):
+    """The `→` line names the ledger the search read (issue #70): copied, it opens the hit,
+    where without `--store` it answered `no session matches`."""
+    import shlex
+
+    result = run("search", "division", "--store", ledger)
+    opener = next(line for line in result.stdout.splitlines() if "→" in line)
+    argv = shlex.split(opener.split("→", 1)[1])
+    assert argv[:3] == ["tracehouse", "sessions", "show"] and argv[-2:] == ["--store", str(ledger)]
+    opened = run(*argv[1:])
+    assert opened.exit_code == 0, opened.output
+    assert "division" in opened.stdout.lower()

@@ -82,6 +82,9 @@ class Context:
     json: bool
     quiet: bool
     verbose: int
+    # What a printed hint repeats so that it works when copied: the ledger and config this
+    # command was given on its command line (a DSN holding a password is never echoed).
+    given: tuple[str, ...] = ()
 
     @property
     def out(self) -> Console:
@@ -180,4 +183,15 @@ def context(
     store: str | None, config: Path | None, json: bool, quiet: bool, verbose: int
 ) -> Context:
     settings = load_settings(config).with_flags(store=store)
-    return Context(settings, json, quiet, verbose)
+    given: list[str] = []
+    if store is not None and not _holds_password(store):
+        given += ["--store", store]
+    if config is not None:
+        given += ["--config", str(config)]
+    return Context(settings, json, quiet, verbose, tuple(given))
+
+
+def _holds_password(location: str) -> bool:
+    from urllib.parse import urlsplit
+
+    return "://" in location and urlsplit(location).password is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -97,17 +98,18 @@ def search(
             what += f" ×{hit.repeats}"
         ctx.out.print(Text.assemble((where, "bold"), " · ", (what, "cyan")))
         ctx.out.print(Text("  ").append_text(_highlighted(hit.snippet)))
-        ctx.out.print(Text(f"  → {open_command(hit)}", style="dim"))
+        ctx.out.print(Text(f"  → {open_command(hit, ctx.given)}", style="dim"), soft_wrap=True)
         ctx.out.print()
 
 
-def open_command(hit: Hit) -> str:
+def open_command(hit: Hit, given: tuple[str, ...] = ()) -> str:
     from tracehouse.model.labels import reference
     from tracehouse.shown import command_line
 
     at = hit.message_id or (hit.id if hit.kind == "tool" else None)
     argv = ["tracehouse", "sessions", "show", reference(hit.label, hit.session_id)]
-    return str(command_line([*argv, "--at", at] if at else argv))
+    argv += ["--at", at] if at else []
+    return command_line([*argv, *given]) or shlex.join(argv)
 
 
 def _highlighted(snippet: str) -> Text:

@@ -200,7 +200,7 @@ def delete(
     from tracehouse.shown import command_line
 
     refs_shown = [reference(r["label"], r["session_id"]) for r in gone]
-    again = command_line(["tracehouse", "sessions", "restore", *refs_shown])
+    again = command_line(["tracehouse", "sessions", "restore", *refs_shown, *ctx.given])
     ctx.out.print(f"deleted {len(gone)} session(s): {' '.join(refs_shown)}")
     ctx.out.print(f"`{again}` lets them back at the next sync")
 
