@@ -15,7 +15,7 @@ from tracehouse.sinks import SessionStore
 
 def test_a_search_hit_opens_the_session_at_the_hit(ledger: SessionStore) -> None:
     found = tools.search(ledger, "ZeroDivisionError", limit=5)
-    assert found.startswith("1 hits for 'ZeroDivisionError'") or "hits for" in found
+    assert found.startswith("1 hit for 'ZeroDivisionError'") or "hits for" in found
     opened = re.search(r'read_session\(session="([^"]+)", around="([^"]+)"\)', found)
     assert opened, found
     label, around = opened.groups()

@@ -28,6 +28,7 @@ from tracehouse.reports.usage import PERIODS
 from tracehouse.search.hits import KINDS
 from tracehouse.shown import escaped
 from tracehouse.sinks.protocol import SessionStore
+from tracehouse.sinks.reads import SessionNotFound
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -92,6 +93,8 @@ def local_dispatch(ledger: Ledger, prices: Callable[[], PriceTable] | None = Non
         # bidirectional overrides escaped, as on every other surface (DESIGN §9).
         try:
             return escaped(await ledger.run(lambda store: functions[name](store, **given)))
+        except SessionNotFound as exc:  # said to a model: which tool to call next
+            raise ToolError(escaped(exc.for_agent)) from None
         except TracehouseError as exc:  # a wrong argument or an unknown label: the model's to fix
             raise ToolError(escaped(str(exc))) from None
 

@@ -49,7 +49,7 @@ def search(
     hits = store.search(query, filters)
     if not hits:
         return f"No hits for {query!r}. Try fewer words, a prefix (migrat*) or no filters."
-    lines = [f"{len(hits)} hits for {query!r}, best first:"]
+    lines = [f"{len(hits)} {'hit' if len(hits) == 1 else 'hits'} for {query!r}, best first:"]
     for n, hit in enumerate(hits, 1):
         lines.append("")
         lines.extend(_hit(n, hit))

@@ -26,7 +26,14 @@ MESSAGE_COLUMNS = ", ".join(MESSAGES.names)
 
 
 class SessionNotFound(TracehouseError):
+    """No session (or not one) answers a reference. `for_agent` says it to a model over MCP,
+    which has tools to call where a person has commands to type."""
+
     exit_code = 2
+
+    def __init__(self, message: str, for_agent: str | None = None) -> None:
+        super().__init__(message)
+        self.for_agent = for_agent or message
 
 
 MAX_LIST = 100_000
@@ -60,7 +67,11 @@ def find_session(store: SessionStore, ref: str) -> dict[str, Any]:
         )
     if len(rows) != 1:
         problem = "no session matches" if not rows else "more than one session matches"
-        raise SessionNotFound(f"{problem} {ref!r} (see `tracehouse sessions list`)")
+        raise SessionNotFound(
+            f"{problem} {ref!r} (see `tracehouse sessions list`)",
+            f"{problem} {ref!r}: call list_sessions (or search) for its label, then read_session"
+            " with that label",
+        )
     return rows[0]
 
 
