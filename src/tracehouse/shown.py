@@ -28,10 +28,25 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# A terminal's styling (colour, bold: `ESC [ … m`), as an agent's captured command output holds
+# it (Claude Code's `/context`, its hook notices): presentation only, so it is dropped. Every
+# other sequence (a title, a cleared screen, a cursor move) is escaped, in sight.
+_STYLE = re.compile("\x1b\\[[0-9;:]*m")
+
+
+def unstyled(text: str) -> str:
+    """`text` without a terminal's styling, for a writer that escapes `[` before `escaped`
+    would see the sequence whole (Markdown)."""
+    return _STYLE.sub("", text) if "\x1b" in text else text
+
+
 def escaped(text: str) -> str:
-    """`text` with every control character and bidirectional control written as `\\x1b` or
-    `\\u202e`, as git quotes such paths; tabs and line breaks stay."""
-    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+    """`text` with terminal styling dropped and every other control character and bidirectional
+    control written as `\\x1b` or `\\u202e`, as git quotes such paths; tabs and line breaks
+    stay."""
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_escape, _STYLE.sub("", text))
 
 
 def escaped_line(text: str) -> str:

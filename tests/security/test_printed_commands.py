@@ -138,3 +138,33 @@ def test_an_old_label_with_a_slash_is_reachable_at_its_url(team: Any) -> None:
     assert read(team, "/s/old%2Fwith-slash").status_code == 200
     assert read(team, "/s/old%2Fwith-slash/version").status_code == 200
     assert json.loads(read(team, "/s/old%2Fwith-slash/version").text)["fingerprint"]
+
+
+STYLED = ("\x1b[38;2;153;153;153m⛁ System prompt: 3.1k tokens\x1b[39m, Running"
+          " \x1b[1mPostToolUse\x1b[22m…")
+
+
+def test_terminal_styling_is_dropped_everywhere_and_nothing_else_is_hidden(
+    team: Any, tmp_path: Path
+) -> None:
+    """Claude Code's `/context` output and hook notices hold a terminal's colour codes: shown
+    as `[38;2;…m` on pages and in exports before (issue #70). They are dropped on every
+    surface; a sequence that is not styling stays escaped, in sight."""
+    item = session_item("claude-code", UUID_A, text=f"{STYLED} \x1b]0;title\x07",
+                        labelHint="styled")  # fmt: skip
+    push(team, "bob", item)
+    clean = "⛁ System prompt: 3.1k tokens, Running PostToolUse…"
+    shown = runner.invoke(app, ["sessions", "show", "styled", "--store", team.address]).output
+    page = read(team, "/s/styled").text
+    out = tmp_path / "out"
+    for fmt in ("markdown", "html"):
+        done = runner.invoke(app, ["export", "--format", fmt, "-o", str(out / fmt),
+                                   "--store", team.address, "-q"])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    exported = [
+        p.read_text() for p in out.rglob("*") if p.is_file() and p.suffix in (".md", ".html")
+    ]
+    for text in (shown, page, *exported):
+        assert not RAW.search(text) and "[38;2" not in text and "[39m" not in text
+        assert "\\x1b]0;title\\x07" in text
+    assert clean in shown and any(clean in text for text in exported)

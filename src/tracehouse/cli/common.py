@@ -194,4 +194,9 @@ def context(
 def _holds_password(location: str) -> bool:
     from urllib.parse import urlsplit
 
-    return "://" in location and urlsplit(location).password is not None
+    if "://" not in location:
+        return False
+    try:
+        return urlsplit(location).password is not None
+    except ValueError:  # not a URL at all: refused where the store opens; never echoed
+        return True

@@ -24,6 +24,7 @@ from tracehouse.exports.timeline import (
     timeline,
     unplaced_children,
 )
+from tracehouse.shown import escaped, unstyled
 
 Row = dict[str, Any]
 # A line that would start a block of its own: a heading, a setext underline or rule, a fence,
@@ -40,8 +41,10 @@ def render(
     context_only: bool = False,
 ) -> str:
     """`link(session_id)` is the file a session was exported to (None: not exported), `when`
-    formats a stored time for the reader (local time or UTC)."""
-    return "\n".join(_document(detail, link, when, context_only)) + "\n"
+    formats a stored time for the reader (local time or UTC). Control characters are escaped
+    and terminal styling dropped (`shown.escaped`): a Markdown file is read in terminals and
+    viewers alike."""
+    return escaped("\n".join(_document(detail, link, when, context_only)) + "\n")
 
 
 def _document(
@@ -163,7 +166,7 @@ def _fenced(text: str, lang: str) -> str:
 
 def _inline(text: str) -> str:
     """Text for a heading or list line: one line, with nothing that could open markup."""
-    one_line = " ".join(text.split())
+    one_line = " ".join(unstyled(text).split())
     return one_line.replace("<", "&lt;").replace("[", "\\[").replace("]", "\\]")
 
 
