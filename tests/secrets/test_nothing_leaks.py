@@ -99,7 +99,9 @@ def test_secrets_redact_cleans_a_ledger_stored_before(planted, store_at) -> None
     home, secrets = planted
     store = store_at()
     cli("sync", "backfill", "--home", home, "--store", store, "--no-redact", "-q")
-    found = orjson.loads(cli("secrets", "scan", "--store", store, "--json").stdout)
+    scanned = cli("secrets", "scan", "--store", store, "--json", ok=False)
+    assert scanned.exit_code == 1  # found: as a scanner says so to a script (issue #70)
+    found = orjson.loads(scanned.stdout)
     assert len(found) >= 100 and all(f["preview"].endswith("chars)") for f in found)
     assert not any(p.value in f["preview"] for f in found for p in secrets)
 
