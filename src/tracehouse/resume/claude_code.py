@@ -78,6 +78,11 @@ def transcript_path(config: Path, cwd: str, session_id: str, at: str | None = No
     return config / "projects" / project_dir(cwd) / f"{session_id}.jsonl"
 
 
+def holds(config: Path, cwd: str, session_id: str) -> bool:
+    """Whether `claude --resume ID`, run in `cwd`, finds the session: its project folder's."""
+    return transcript_path(config, cwd, session_id).is_file()
+
+
 def command(session_id: str) -> list[str]:
     return ["claude", "--resume", session_id]
 

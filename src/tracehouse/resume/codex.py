@@ -71,6 +71,12 @@ def restored_path(config: Path, session_id: str, stored: str) -> Path | None:
     return config / "sessions" / found["y"] / found["m"] / found["d"] / found.group()
 
 
+def holds(config: Path, cwd: str, session_id: str) -> bool:
+    """Whether `codex resume ID` finds the session: a rollout of that id under `sessions/`
+    (the id has Codex's shape: nothing in it is a pattern)."""
+    return any(config.glob(f"sessions/*/*/*/rollout-*-{session_id}.jsonl"))
+
+
 def command(session_id: str) -> list[str]:
     return ["codex", "resume", session_id]
 

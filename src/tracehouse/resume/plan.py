@@ -110,7 +110,7 @@ def plan(
     # A subagent is no session its agent resumes: it is continued as a new one; nor is a
     # session whose stored id is not of its agent's shape.
     resumable = not s.get("is_subagent") and fits(source, own_id)
-    if target == source and resumable and _still_there(s):
+    if target == source and resumable and agent_has(s, where, home, env):
         return Plan(conv.label, source, target, "present", own_id, where,
                     RESUME_COMMANDS[target](own_id))  # fmt: skip
     if target not in WRITERS:
@@ -187,7 +187,8 @@ def hint(session: dict[str, Any]) -> str:
     own_id = str(session["source_session_id"])
     command = RESUME_COMMANDS.get(provider)
     if (command and not session.get("is_subagent") and fits(provider, own_id)
-            and _still_there(session)):  # fmt: skip
+            and agent_has(session, session.get("workspace_path"), Path.home(),
+                          dict(os.environ))):  # fmt: skip
         where = session.get("workspace_path")
         line = command_line(command(own_id), str(where) if where else None)
         if line is not None:
@@ -207,6 +208,25 @@ def carry_out(chosen: Plan) -> None:
         except OSError as exc:
             where = escaped_line(str(exc.filename or chosen.path))
             raise ConfigError(f"{where}: {exc.strerror or exc}; not written") from None
+
+
+def agent_has(s: dict[str, Any], cwd: Any, home: Path, env: dict[str, str]) -> bool:
+    """Whether the session's own agent would find it on this machine: where that agent looks
+    (Claude Code in its project folder for the workspace, Codex under `sessions/` by id), not
+    where the ledger read it (a backup imported with `--home` is no session of this
+    machine's `~/.claude`). Agents tracehouse writes no sessions for: their stored file."""
+    provider = str(s["source_provider"])
+    writer = WRITERS.get(provider)
+    if writer is None:
+        return _still_there(s)
+    if not cwd:
+        return False
+    try:
+        return bool(
+            writer.holds(writer.config_dir(home, env), str(cwd), str(s["source_session_id"]))
+        )
+    except OSError:
+        return False
 
 
 def _still_there(s: dict[str, Any]) -> bool:
