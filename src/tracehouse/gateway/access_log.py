@@ -1,4 +1,5 @@
-"""The gateway's access log: one line per request with its status, duration and size.
+"""The gateway's access log: one line per request with its status, duration and sizes (the
+bytes received, then the bytes sent: a GET receives none).
 
 uvicorn's own access line has no duration, and a gateway's operator (and `bench/gateway_bench.py`)
 needs one: how long a push took is the figure that says a gateway is keeping up. The line holds
@@ -18,7 +19,8 @@ LOGGER = "tracehouse.gateway.access"
 
 
 class AccessLog:
-    """ASGI middleware: `203.0.113.9 "POST /v1/sessions.import" 200 41.2 ms 1,204,518 B`."""
+    """ASGI middleware:
+    `203.0.113.9 "POST /v1/sessions.import" 200 41.2 ms 1,204,518 B in 512 B out`."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -29,7 +31,7 @@ class AccessLog:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        seen = {"status": 500, "bytes": 0}
+        seen = {"status": 500, "bytes": 0, "sent": 0}
 
         async def counted() -> Message:
             message = await receive()
@@ -40,6 +42,8 @@ class AccessLog:
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start":
                 seen["status"] = message["status"]
+            elif message["type"] == "http.response.body":
+                seen["sent"] += len(message.get("body", b""))
             await send(message)
 
         try:
@@ -47,13 +51,14 @@ class AccessLog:
         finally:
             client = scope.get("client")
             self.log.info(
-                '%s "%s %s" %d %.1f ms %s B',
+                '%s "%s %s" %d %.1f ms %s B in %s B out',
                 client[0] if client else "-",
                 scope["method"],
                 scope["path"],
                 seen["status"],
                 (time.perf_counter() - start) * 1000,
                 f"{seen['bytes']:,}",
+                f"{seen['sent']:,}",
             )
 
 
