@@ -44,12 +44,12 @@ def claim_label(tx: Tx, session: dict[str, Any], now: str) -> str:
         " FROM sessions WHERE label_base = ? AND session_id != ?",
         [label, session["session_id"]],
     )
-    if any(member["host"] != host for member in group) or _held_elsewhere(tx, session, host):
+    named = _owners(tx, [label]).get(label)  # (session, machine) of an alias by that name
+    if (any(member["host"] != host for member in group) or _held_elsewhere(tx, session)
+            or (named is not None and named[1] != host)):  # fmt: skip
         return _deferred(tx, session, label)
-    if not group:
-        taken = tx.query("SELECT 1 FROM session_aliases WHERE alias = ?", [label])
-        if not taken:
-            return label
+    if not group and named is None:
+        return label
     members = [*group, session]
     chosen = _joined(group, session, label) or _spread(members, label)
     for member, new in zip(members, chosen, strict=True):
@@ -77,16 +77,14 @@ def _host(tx: Tx, session_id: str) -> Any:
     return found[0]["host"] if found else None
 
 
-def _held_elsewhere(tx: Tx, session: dict[str, Any], host: Any) -> bool:
-    """Whether the session's label is already the label of a session outside its group (one
-    whose label grew to it, or a hint that named it), or an alias of another machine's."""
+def _held_elsewhere(tx: Tx, session: dict[str, Any]) -> bool:
+    """Whether the session's label is already the label of a session outside its group: one
+    whose label grew to it, or a hint that named it."""
     label = str(session["label"])
-    held = tx.query(
+    return bool(tx.query(
         "SELECT 1 FROM sessions WHERE label = ? AND label_base != ? AND session_id != ?",
         [label, label, session["session_id"]],
-    )
-    owners = _owners(tx, [label])
-    return bool(held) or (label in owners and owners[label][1] != host)
+    ))  # fmt: skip
 
 
 def _deferred(tx: Tx, session: dict[str, Any], label: str) -> str:

@@ -39,7 +39,7 @@ UPDATE sessions SET parent_message_id = tc.message_id,
 FROM tool_calls AS tc LEFT JOIN messages AS m ON m.message_id = tc.message_id
 WHERE tc.tool_call_id = sessions.spawn_tool_call_id
   AND tc.session_id = sessions.parent_session_id
-  AND (sessions.session_id = ANY(%(ids)s) OR tc.session_id = ANY(%(ids)s))
+  AND (sessions.session_id = ANY(%(ids)s) OR sessions.parent_session_id = ANY(%(ids)s))
   AND (sessions.parent_message_id IS DISTINCT FROM tc.message_id
        OR sessions.parent_source_message_id IS DISTINCT FROM m.source_message_id)
 RETURNING sessions.session_id, tc.session_id

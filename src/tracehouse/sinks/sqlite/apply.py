@@ -210,7 +210,9 @@ def _resolve_links(conn: sqlite3.Connection, session_id: str) -> int:
         " (SELECT source_message_id FROM messages AS m WHERE m.message_id = tc.message_id)"
         " FROM tool_calls AS tc WHERE tc.tool_call_id = sessions.spawn_tool_call_id"
         " AND tc.session_id = sessions.parent_session_id"
-        " AND (sessions.session_id = ? OR tc.session_id = ?)"
+        # both sides on `sessions`, so each uses its index (an OR across the two tables
+        # scanned every session once an item: a first load's cost grew with the square)
+        " AND (sessions.session_id = ? OR sessions.parent_session_id = ?)"
         " AND (sessions.parent_message_id IS NOT tc.message_id OR"
         " sessions.parent_source_message_id IS NOT (SELECT source_message_id FROM messages AS m"
         " WHERE m.message_id = tc.message_id))",
