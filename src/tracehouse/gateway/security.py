@@ -109,7 +109,8 @@ class SlowBody(Exception):
 
 class Admission:
     """ASGI middleware: at most `limit` requests inside the app at once, and at most `share`
-    of them from one caller (its bearer token, or its cookie); one more is answered `503` with
+    of them from one caller (its bearer token, or its cookie), less as other callers come in
+    (`_room_for`); one more is answered `503` with
     `Retry-After` before any work is done for it. A crowd then costs the gateway little, the
     requests it admitted finish at their usual speed, and `/v1/health` (never turned away)
     answers within a second throughout.
@@ -148,8 +149,7 @@ class Admission:
             return
         caller = _caller(scope)
         uploading = _declares_body(scope)
-        if (self.inside >= self.limit or _count(self.by_caller, caller) >= self.share
-                or (uploading and _count(self.uploading, caller) >= self.uploads)):  # fmt: skip
+        if not self._room_for(caller, uploading):
             await _answer(send, 503, b'{"detail":"the gateway is busy; retry"}', retry=True)
             return
         self.inside += 1
@@ -179,6 +179,18 @@ class Admission:
             self.inside -= 1
             _add(self.by_caller, caller, -1)
             body_in()
+
+    def _room_for(self, caller: bytes, uploading: bool) -> bool:
+        """Whether one more of `caller`'s requests may come in. A caller's share shrinks as
+        others arrive (the places split evenly among the callers inside, at most `share`
+        each): a crowd on one token kept taking each place another token's request freed, and
+        a teammate's reads beside it were answered `503` now and then."""
+        held = _count(self.by_caller, caller)
+        callers = len(self.by_caller) + (0 if held else 1)
+        fair = max(1, min(self.share, self.limit // callers))
+        if self.inside >= self.limit or held >= fair:
+            return False
+        return not (uploading and _count(self.uploading, caller) >= self.uploads)
 
     def _paced(self, scope: Scope, receive: Receive, body_in: Callable[[], None]) -> Receive:
         declared = next((int(v) for k, v in scope["headers"]
