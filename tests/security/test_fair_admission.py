@@ -81,6 +81,26 @@ def test_a_crowd_leaves_the_place_it_frees_to_the_others() -> None:
     assert asyncio.run(run()) == [200] * 9
 
 
+def test_a_caller_with_nothing_inside_finds_a_place_beyond_a_full_house() -> None:
+    async def run() -> list[int]:
+        app = _Held()
+        gate = Admission(app, limit=8)  # and one place in reserve
+        tasks = _enter(gate, "crowd", 4) + [_enter(gate, f"pusher-{n}")[0] for n in range(4)]
+        await asyncio.sleep(0)
+        assert gate.inside == 8
+        tasks += _enter(gate, "teammate")
+        await asyncio.sleep(0)
+        assert gate.inside == 9
+        refused = await asyncio.wait_for(_status(gate, _scope("late")), 1.0)
+        app.let_go("crowd", 4)
+        app.let_go("teammate")
+        for n in range(4):
+            app.let_go(f"pusher-{n}")
+        return [refused] + [await task for task in tasks]
+
+    assert asyncio.run(run()) == [503] + [200] * 9
+
+
 def test_a_caller_alone_may_hold_half_the_places_and_no_more() -> None:
     async def run() -> list[int]:
         app = _Held()

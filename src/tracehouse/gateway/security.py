@@ -136,6 +136,7 @@ class Admission:
         self.limit = limit
         self.share = share or max(1, limit // 2)
         self.uploads = uploads or max(1, limit // 4)
+        self.reserve = max(1, limit // 8)
         self.exempt = exempt
         self.body_gap = body_gap
         self.least_rate = least_rate
@@ -188,7 +189,11 @@ class Admission:
         held = _count(self.by_caller, caller)
         callers = len(self.by_caller) + (0 if held else 1)
         fair = max(1, min(self.share, self.limit // callers))
-        if self.inside >= self.limit or held >= fair:
+        # A caller with nothing inside may take one of `reserve` places beyond the limit: a
+        # crowd that filled the places before the others came leaves them within its answers'
+        # time, and a teammate's read that came in that moment was answered `503`.
+        room = self.limit if held else self.limit + self.reserve
+        if self.inside >= room or held >= fair:
             return False
         return not (uploading and _count(self.uploading, caller) >= self.uploads)
 
