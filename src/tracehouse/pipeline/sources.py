@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracehouse.config import Settings
+import platformdirs
+import xxhash
+
+from tracehouse.config import APP, Settings
 from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions
@@ -59,8 +62,9 @@ def sync_options(
     **overrides: Any,
 ) -> SyncOptions:
     """The sync a command runs, from the settings and its flags."""
+    sources = resolve_sources(settings, selected, home_given=home_given)
     return SyncOptions(
-        sources=resolve_sources(settings, selected, home_given=home_given),
+        sources=sources,
         workers=settings.worker_count(),
         batch_bytes=settings.batch_bytes,
         batch_sessions=settings.batch_sessions,
@@ -71,5 +75,17 @@ def sync_options(
         pool_min_bytes=settings.workers_min_bytes,
         builders_min_cores=settings.index_builders_min_cores,
         redactor=redactor_for(settings),
+        folders_file=folders_file(sources),
         **overrides,
     )
+
+
+def folders_file(sources: Mapping[str, list[Path]]) -> Path | None:
+    """Where the listings of the folders under these project roots are kept between runs, in
+    the user's state directory: one file per set of roots (`--home` another home: another)."""
+    per_project = [p for p in sources if getattr(PARSERS[p], "PER_PROJECT", False)]
+    roots = sorted({os.path.abspath(root) for p in per_project for root in sources[p]})
+    if not roots:
+        return None
+    key = xxhash.xxh3_64_hexdigest("\0".join(roots).encode())
+    return Path(platformdirs.user_state_dir(APP)) / "folders" / f"{key}.json"

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from tracehouse.model.contract import Clear, ImportBatch, Reject, new_run_id, now_iso
 from tracehouse.parsers.base import Unit, dangling
+from tracehouse.parsers.kit.folders import Folders
+from tracehouse.parsers.kit.layout import discover_together
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.ingest import Task, commit, committed, parse_batches
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
@@ -77,6 +79,9 @@ class SyncOptions:
     builders_min_cores: int = 4
     scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
     redactor: Redactor | None = None  # ParseOptions.redactor
+    # Where discovery keeps the listings of the folders under project roots between runs
+    # (`kit.folders`); None: each run lists them.
+    folders_file: Path | None = None
     # Called after each committed batch with its number (inline runs only: it does not travel
     # to worker processes). The crash-safety tests stop here.
     on_batch: Callable[[int], None] | None = None
@@ -212,10 +217,12 @@ def sync(
     warm = None
     if redactor is not None and (options.workers == 1 or not store.concurrent_writes):
         warm = redactor.detector.load_in_background
+    folders = Folders.load(options.folders_file) if options.folders_file else Folders()
+    in_projects = _in_projects(options.sources, folders) if targets is None else {}
     for provider, roots in options.sources.items():
         parser = PARSERS[provider]
         if targets is None:
-            units = parser.discover(roots)
+            units = in_projects[provider] if provider in in_projects else parser.discover(roots)
             cursors = store.watermarks(provider)
             gone = _missing(roots, units, cursors)
         else:
@@ -244,6 +251,8 @@ def sync(
         for unit, cursor, size in planned:
             state = states.get(unit.key)
             tasks.append((unit, {**cursor, "state": state} if cursor and state else cursor, size))
+    if options.folders_file and targets is None:
+        folders.save(options.folders_file)
     report.phases["plan"] += time.monotonic() - started
     progress.start(total, len(tasks))
     try:
@@ -267,6 +276,15 @@ def sync(
         report.book_store_timings(store)
         report.seconds = time.monotonic() - started
     return report
+
+
+def _in_projects(sources: Mapping[str, list[Path]], folders: Folders) -> dict[str, list[Unit]]:
+    """The units of the sources whose logs are kept in projects, found in one walk of the
+    project roots for all of them: each folder is looked at once, and once listed, later runs
+    see it unchanged with one `stat` (`kit.folders`)."""
+    layouts = [(PARSERS[p].LAYOUT, roots) for p, roots in sources.items()  # type: ignore[attr-defined]
+               if getattr(PARSERS[p], "PER_PROJECT", False)]  # fmt: skip
+    return discover_together(layouts, folders) if layouts else {}
 
 
 def plan(

@@ -1,6 +1,7 @@
 """Aider's per-project chat history (`.aider.chat.history.md`): see README.md."""
 
 from tracehouse.parsers.aider.history import (
+    LAYOUT,
     PER_PROJECT,
     PROVIDER,
     default_roots,
@@ -10,5 +11,5 @@ from tracehouse.parsers.aider.history import (
     watch_roots,
 )
 
-__all__ = ["PER_PROJECT", "PROVIDER", "default_roots", "discover", "parse", "unit_for",
+__all__ = ["LAYOUT", "PER_PROJECT", "PROVIDER", "default_roots", "discover", "parse", "unit_for",
            "watch_roots"]  # fmt: skip

@@ -4,9 +4,9 @@
 A pattern is a path below a root, `/`-separated, whose parts may hold shell wildcards
 (`sessions/*/*.jsonl`); as in a shell, a wildcard does not match a name starting with `.`
 unless its part does (`*/.crush/crush.db` looks into `~/src`, not `~/.cache`). Parts without
-one are joined without listing their directory, so a root without the source costs one failed
-`scandir`; a directory that cannot be listed is a unit whose parse is the reject that says so
-(`base.unreadable_directory`), never a silent gap.
+one are looked up in their folder's listing (`folders.Folders`, kept between runs where the
+source asks for it); a directory that cannot be listed is a unit whose parse is the reject
+that says so (`base.unreadable_directory`), never a silent gap.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracehouse.parsers.base import Unit, entries, within
+from tracehouse.parsers.base import Unit, unreadable_directory, within
+from tracehouse.parsers.kit.folders import Folders, is_folder
 
 Info = Callable[[str, list[str]], Mapping[str, Any] | None]
-_LITERAL = re.compile(r"^[^*?\[]*$")
+_WILD = re.compile(r"[*?\[]")
 
 
 def _no_info(top: str, parts: list[str]) -> Mapping[str, Any]:
@@ -38,13 +38,10 @@ class Layout:
     info: Info = field(default=_no_info)
     per_project: bool = False
 
-    def discover(self, roots: list[Path]) -> list[Unit]:
-        units: dict[str, Unit] = {}
-        wanted = [tuple(pattern.split("/")) for pattern in self.patterns]
-        for root in roots:
-            top = os.path.abspath(root)
-            self._walk(top, top, wanted, [], units)
-        return sorted(units.values(), key=lambda u: u.key)
+    def discover(self, roots: list[Path], folders: Folders | None = None) -> list[Unit]:
+        """The units under `roots`; `folders` keeps the listings between runs (a source whose
+        logs are kept in projects, where there are many folders to look into)."""
+        return discover_together([(self, roots)], folders or Folders())[self.provider]
 
     def unit_for(self, path: str, roots: list[Path]) -> Unit | None:
         for top, parts in within(path, roots):
@@ -64,45 +61,6 @@ class Layout:
             )
         return list(roots)
 
-    def _walk(
-        self, top: str, here: str, rest: list[tuple[str, ...]], parts: list[str],
-        units: dict[str, Unit],
-    ) -> None:  # fmt: skip
-        """Every pattern's remaining parts below `here` at once: a directory is listed once
-        for all the patterns that list it, and a name without wildcards costs one `lstat`.
-        A home with 100,000 project folders made each pattern of each per-project source list
-        and stat them all again."""
-        literal: dict[str, list[tuple[str, ...]]] = {}
-        globbed: list[tuple[str, ...]] = []
-        for pattern in rest:
-            if _LITERAL.match("/".join(pattern)):  # a path to try as it is: one `lstat`
-                path = os.path.join(here, *pattern)
-                if _a_file(path):
-                    self._add(path, top, [*parts, *pattern], units)
-            elif any(ch in pattern[0] for ch in "*?["):
-                globbed.append(pattern)
-            else:
-                literal.setdefault(pattern[0], []).append(pattern[1:])
-        for name, tails in literal.items():
-            path = f"{here}{os.sep}{name}"
-            if any(not tail for tail in tails) and _a_file(path):
-                self._add(path, top, [*parts, name], units)
-            deeper = [tail for tail in tails if tail]
-            if deeper:
-                self._walk(top, path, deeper, [*parts, name], units)
-        if not globbed:
-            return
-        for entry in entries(self.provider, here, top, units):
-            name = entry.name
-            matched = [p for p in globbed if _matches(name, p[0])]
-            if not matched:
-                continue
-            if any(len(p) == 1 for p in matched) and not entry.is_dir():
-                self._add(entry.path, top, [*parts, name], units)
-            deeper = [p[1:] for p in matched if len(p) > 1]
-            if deeper and entry.is_dir():  # a linked folder too: a pattern's depth bounds it
-                self._walk(top, entry.path, deeper, [*parts, name], units)
-
     def _add(self, path: str, top: str, parts: list[str], units: dict[str, Unit]) -> None:
         unit = self._unit(path, top, parts)
         if unit is not None:
@@ -113,20 +71,67 @@ class Layout:
         return None if info is None else Unit(self.provider, path, top, dict(info))
 
 
+Wanted = tuple[Layout, tuple[str, ...]]  # a source's pattern: what is left of it below a folder
+
+
+def discover_together(
+    sources: list[tuple[Layout, list[Path]]], folders: Folders
+) -> dict[str, list[Unit]]:
+    """provider → its units, for sources that look into the same folders (the logs kept in
+    projects, under the same project roots): each folder is looked at once for all of them."""
+    found: dict[str, dict[str, Unit]] = {layout.provider: {} for layout, _ in sources}
+    by_root: dict[str, list[Wanted]] = {}
+    for layout, roots in sources:
+        for root in roots:
+            wanted = by_root.setdefault(os.path.abspath(root), [])
+            wanted += [(layout, tuple(pattern.split("/"))) for pattern in layout.patterns]
+    for top, wanted in by_root.items():
+        _walk(top, top, wanted, [], found, folders)
+    return {provider: sorted(units.values(), key=lambda u: u.key)
+            for provider, units in found.items()}  # fmt: skip
+
+
+def _walk(
+    top: str, here: str, rest: list[Wanted], parts: list[str],
+    found: dict[str, dict[str, Unit]], folders: Folders,
+) -> None:  # fmt: skip
+    """Every pattern's remaining parts below `here` at once, from one listing of `here`
+    (`folders`: one `stat` where a run before listed it). A home with 100,000 project folders
+    made each pattern of each per-project source list and stat them all again."""
+    try:
+        names = folders.listing(here)
+    except OSError as exc:
+        for provider in {layout.provider for layout, _ in rest}:
+            unit = unreadable_directory(provider, here, top, exc)
+            found[provider].setdefault(unit.key, unit)
+        return
+    if not names:
+        return
+    by_head: dict[str, list[Wanted]] = {}
+    for wanted in rest:
+        by_head.setdefault(wanted[1][0], []).append(wanted)
+    below: dict[str, list[Wanted]] = {}
+    for head, group in by_head.items():
+        if not _WILD.search(head):
+            matched = [head] if head in names else []
+        else:
+            matched = [name for name in names if _matches(name, head)]
+        tails = [(layout, pattern[1:]) for layout, pattern in group if len(pattern) > 1]
+        ends = [layout for layout, pattern in group if len(pattern) == 1]
+        for name in matched:
+            if tails:
+                below.setdefault(name, []).extend(tails)
+            path = f"{here}{os.sep}{name}"
+            if ends and not is_folder(path, names[name]):  # a dangling link too: its parse says so
+                for layout in ends:
+                    layout._add(path, top, [*parts, name], found[layout.provider])
+    for name, tails in below.items():
+        path = f"{here}{os.sep}{name}"
+        if is_folder(path, names[name]):  # a linked folder too: a pattern's depth bounds it
+            _walk(top, path, tails, [*parts, name], found, folders)
+
+
 def _matches(name: str, part: str) -> bool:
     if name.startswith(".") and not part.startswith("."):
         return False
     return part == "*" or fnmatch.fnmatchcase(name, part)
-
-
-def _a_file(path: str) -> bool:
-    """Whether discovery takes what is at `path` as a unit (`base.present`): anything but a
-    directory, a dangling link too, in one `lstat` (a link is followed only to see whether it
-    leads to a directory)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return False
-    if stat.S_ISLNK(mode):
-        return not os.path.isdir(path)
-    return not stat.S_ISDIR(mode)
