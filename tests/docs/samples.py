@@ -7,6 +7,10 @@ expected output stands for any lines; figures that change from run to run (a run
 MB/s, run ids, the sandbox's paths, where tracehouse is installed, the
 redaction key's hashes, today's times) are compared as placeholders. Commands shown
 without their output (a server, a team DSN) go in ```sh blocks, which are not run.
+
+A sample shows a command that works: it exits 0, prints no traceback, and its page holds no
+temporary path (`faults`). A block that shows a failure on purpose (a bad flag, a scan that
+found secrets) says so: ```console error.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-BLOCK = re.compile(r"^```console\n(.*?)^```$", re.S | re.M)
+BLOCK = re.compile(r"^```console( error)?\n(.*?)^```$", re.S | re.M)
 PREFIXES = ("uv run tracehouse ", "tracehouse ")
 # How a sample names the corpus of real agent homes: the README by its place beside the
 # repository, docs/ (which stand alone) by the variable the tests read it from.
@@ -57,6 +61,8 @@ class Command:
     expected: list[str]
     at: int  # where its output starts in the page (character offset)
     end: int
+    error: bool = False  # its block shows a failure on purpose
+    block: int = 0  # which console block of its page
 
     @property
     def steps(self) -> list[Step]:
@@ -90,13 +96,14 @@ class Page:
 def read_page(path: Path) -> Page:
     text = path.read_text(encoding="utf-8")
     page = Page(path, text)
-    for block in BLOCK.finditer(text):
-        offset = block.start(1)
-        lines = block.group(1).splitlines(keepends=True)
+    for number, block in enumerate(BLOCK.finditer(text)):
+        error = block.group(1) is not None
+        offset = block.start(2)
+        lines = block.group(2).splitlines(keepends=True)
         current: Command | None = None
         for line in lines:
             if line.startswith("$ "):
-                current = Command(line[2:].rstrip("\n"), [], offset + len(line), 0)
+                current = Command(line[2:].rstrip("\n"), [], offset + len(line), 0, error, number)
                 page.commands.append(current)
             elif current is not None:
                 current.expected.append(line.rstrip("\n"))
@@ -104,6 +111,33 @@ def read_page(path: Path) -> Page:
             if current is not None:
                 current.end = offset
     return page
+
+
+TEMPORARY = re.compile(r"/tmp/pytest-|/tmp/tmp[a-z0-9_]{6,}")
+
+
+def faults(command: Command, exit_codes: list[int], actual: list[str]) -> list[str]:
+    """What makes a sample a failure shown as a success: a non-zero exit, a traceback, a
+    temporary path of the run that wrote it. Nothing, in a block marked `console error` (which
+    `unshown_errors` requires to show one)."""
+    if command.error:
+        return []
+    found = [f"exits {code}" for code in exit_codes if code != 0]
+    if any(line.startswith("Traceback (most recent call last)") for line in actual):
+        found.append("prints a traceback")
+    if any(TEMPORARY.search(line) for line in command.expected):
+        found.append("the page shows a temporary path")
+    return found
+
+
+def unshown_errors(ran: list[tuple[Command, list[int]]]) -> list[str]:
+    """The blocks marked `console error` in which every command works."""
+    failed: dict[int, bool] = {}
+    for command, exit_codes in ran:
+        if command.error:
+            failed[command.block] = failed.get(command.block, False) or any(exit_codes)
+    return [f"block {n + 1} is marked `console error`, but its commands work"
+            for n, shown in failed.items() if not shown]  # fmt: skip
 
 
 RUN_ID = re.compile(r"\brun_\d{8}T\d{6}_[0-9a-f]{8}\b")

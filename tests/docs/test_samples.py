@@ -13,7 +13,17 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
-from tests.docs.samples import FIXTURES, Page, Step, matches, read_page, rewritten
+from tests.docs.samples import (
+    FIXTURES,
+    Command,
+    Page,
+    Step,
+    faults,
+    matches,
+    read_page,
+    rewritten,
+    unshown_errors,
+)
 from tracehouse.cli.app import app
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -50,8 +60,11 @@ def test_every_sample_is_what_the_cli_prints(path: Path, sandbox: Path, corpus: 
     corpus = (REPO / corpus).resolve()  # the tests name it from the repository; we run elsewhere
     runner = CliRunner()
     drifted, updates = [], []
+    faulty, ran = [], []
     for command in page.commands:
-        actual = _run(runner, command.steps, corpus)
+        actual, exit_codes = _run(runner, command.steps, corpus)
+        faulty += [f"$ {command.line}: {fault}" for fault in faults(command, exit_codes, actual)]
+        ran.append((command, exit_codes))
         if not matches(command.expected, actual, str(corpus)):
             drifted.append(f"$ {command.line}\n--- the page shows\n" + "\n".join(command.expected)
                            + "\n--- the CLI prints\n" + "\n".join(actual))  # fmt: skip
@@ -65,11 +78,18 @@ def test_every_sample_is_what_the_cli_prints(path: Path, sandbox: Path, corpus: 
     if UPDATE and updates:
         _rewrite(page, updates)
     assert not drifted, f"{path.name}: samples that drifted\n\n" + "\n\n".join(drifted)
+    faulty += unshown_errors(ran)
+    assert not faulty, f"{path.name}: samples that show a failure as a success\n" + "\n".join(
+        faulty
+    )
 
 
-def _run(runner: CliRunner, steps: list[Step], corpus: Path) -> list[str]:
-    output = ""
-    for step in steps:
+def _run(runner: CliRunner, steps: list[Step], corpus: Path) -> tuple[list[str], list[int]]:
+    """What the pipeline shows on a terminal, and each command's exit code. A command piped into
+    another tracehouse command passes its standard output on; its standard error (a summary
+    line) reaches the terminal, ahead of what the last command prints."""
+    output, terminal, exit_codes = "", "", []
+    for at, step in enumerate(steps):
         if step.cut is not None:
             lines = output.splitlines()
             kept = lines[: step.cut[1]] if step.cut[0] == "head" else lines[-step.cut[1] :]
@@ -78,8 +98,14 @@ def _run(runner: CliRunner, steps: list[Step], corpus: Path) -> list[str]:
         args = step.args
         for name in FIXTURES:
             args = [a.replace(name, str(corpus)) for a in args]
-        output = runner.invoke(app, args, input=output or None, env=step.env).output
-    return output.splitlines()
+        result = runner.invoke(app, args, input=output or None, env=step.env)
+        piped = at + 1 < len(steps) and steps[at + 1].cut is None
+        output = result.stdout if piped else result.output
+        terminal += result.stderr if piped else ""
+        exit_codes.append(result.exit_code)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            output += "Traceback (most recent call last):\n"  # what a terminal would show
+    return (terminal + output).splitlines(), exit_codes
 
 
 def _rewrite(page: Page, updates: list) -> None:  # type: ignore[type-arg]
@@ -103,3 +129,20 @@ def test_a_runs_time_matches_on_any_day_and_a_fixtures_time_only_itself() -> Non
     )
     # a session's own time (from the fixtures) is compared as it is
     assert not matches(["cc-1  2026-05-20 07:38"], ["cc-1  2026-05-21 07:38"])
+
+
+def test_a_sample_that_shows_a_failure_fails_unless_its_block_says_so() -> None:
+    failing = Command("uv run tracehouse export --format md", ["tracehouse: no ledger here"], 0, 0)
+    assert faults(failing, [1], failing.expected) == ["exits 1"]
+    temporary = Command("uv run tracehouse store init", ["/tmp/pytest-of-root/p/ledger.db"], 0, 0)
+    assert faults(temporary, [0], []) == ["the page shows a temporary path"]
+    assert faults(Command("x", [], 0, 0), [0], ["Traceback (most recent call last):"]) == [
+        "prints a traceback"
+    ]
+    on_purpose = Command("uv run tracehouse sync backfill --workers 0", ["error"], 0, 0, True, 3)
+    works = Command("uv run tracehouse --version", ["tracehouse 0.1.0"], 0, 0, True, 3)
+    assert faults(on_purpose, [2], []) == []
+    assert unshown_errors([(works, [0]), (on_purpose, [2])]) == []
+    assert unshown_errors([(works, [0])]) == [
+        "block 4 is marked `console error`, but its commands work"
+    ]
