@@ -4,6 +4,7 @@ hides the bookkeeping tables. And an older ledger is brought to the same schema 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
@@ -11,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,12 +34,24 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = root / "home"
     shutil.copytree(DATA / "claude" / "home", home)
     shutil.copytree(DATA / "codex" / "home" / ".codex", home / ".codex")
+    _chinese_session(home / ".claude" / "projects" / "-tmp-demo")
     store = root / "ledger.db"
     result = CliRunner().invoke(
         app, ["sync", "backfill", "--home", str(home), "--store", str(store)]
     )
     assert result.exit_code == 0, result.output
     return store
+
+
+CHINESE = "请帮我导出聊天记录到文件"
+SESSION = "55555555-5555-4555-8555-555555555555"
+
+
+def _chinese_session(project: Path) -> None:
+    line = {"type": "user", "uuid": "zh1", "parentUuid": None, "sessionId": SESSION,
+            "cwd": "/tmp/demo", "version": "2.1.114", "timestamp": "2026-03-02T10:00:00.000Z",
+            "message": {"role": "user", "content": CHINESE}}  # fmt: skip
+    (project / f"{SESSION}.jsonl").write_text(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def _free_port() -> int:
@@ -119,6 +133,28 @@ def test_plain_datasette_links_rows_and_searches(
     page.wait_for_load_state()
     assert "/ledger/sessions/" in page.url
     assert page.locator('a[href*="/ledger/messages?session_id="]').count() == 1
+
+
+def test_datasette_finds_chinese_the_way_its_tables_describe(datasette: dict[str, str]) -> None:
+    """The index holds a run of Chinese a character a word: Datasette's box, which quotes each
+    term it is given, finds the characters spaced apart (all of them, in any order), and the
+    raw mode a spaced phrase; the characters written together find nothing, as the metadata's
+    descriptions of the searchable tables say."""
+
+    def found(query: str, raw: bool = False) -> int:
+        url = datasette["metadata"] + "/ledger/messages.json?_shape=array&_search="
+        url += urllib.parse.quote(query) + ("&_searchmode=raw" if raw else "")
+        rows = json.loads(urllib.request.urlopen(url, timeout=10).read())
+        return sum(CHINESE in (row["content"] or "") for row in rows)
+
+    assert found("聊天记录") == 0
+    assert found("聊 天 记 录") == 1
+    assert found('"聊 天 记 录"', raw=True) == 1
+    assert found('"记 聊 天 录"', raw=True) == 0  # a phrase keeps its order
+    meta = json.loads(urllib.request.urlopen(datasette["metadata"] + "/-/metadata.json").read())
+    for table in ("messages", "sessions", "tool_calls"):
+        described = meta["databases"]["ledger"]["tables"][table]["description"]
+        assert "聊 天 记 录" in described and "_searchmode=raw" in described
 
 
 def test_the_metadata_hides_the_bookkeeping(datasette: dict[str, str], page: Any) -> None:

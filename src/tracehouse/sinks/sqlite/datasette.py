@@ -23,20 +23,31 @@ HIDDEN = (
     "watermarks",
 )
 
+# The search index holds a run of Chinese, Japanese or Thai a character a word (`search/
+# scripts.py`), while Datasette's box quotes each term it is given as it is: a word written
+# without spaces finds nothing there unless its characters are spaced apart.
+UNSPACED = (
+    " Chinese, Japanese or Thai in the search box: space the characters apart (聊 天 记 录 finds"
+    ' rows holding all four); for the phrase, quote it and add &_searchmode=raw to the URL'
+    ' ("聊 天 记 录").'
+)
+
 TABLES: dict[str, dict[str, Any]] = {
     "sessions": {
-        "description": "One row per agent session; label is what the CLI shows (cc-…, cx-…).",
+        "description": "One row per agent session; label is what the CLI shows (cc-…, cx-…)."
+        + UNSPACED,
         "sort_desc": "updated_at",
         "label_column": "label",
         "facets": ["source_provider", "project"],
     },
     "turns": {"description": "A prompt and what answered it; tokens are counted here."},
     "messages": {
-        "description": "Every prompt, answer, tool result and host notice, in session order.",
+        "description": "Every prompt, answer, tool result and host notice, in session order."
+        + UNSPACED,
         "facets": ["role", "message_type"],
     },
     "tool_calls": {
-        "description": "Each tool call with its parameters, result and status.",
+        "description": "Each tool call with its parameters, result and status." + UNSPACED,
         "facets": ["tool_name", "status"],
     },
     "message_sources": {"description": "Files, URLs and documents a message cited."},
