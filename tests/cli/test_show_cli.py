@@ -125,3 +125,14 @@ def test_an_empty_list_says_so_and_last_names_the_latest_session(tmp_path) -> No
     assert json.loads(latest.stdout)["session"]["label"] == json.loads(listed.stdout)[0]["label"]
     before = run("sessions", "show", "last~1", "--store", ledger, "--json")
     assert json.loads(before.stdout)["session"]["label"] == json.loads(listed.stdout)[1]["label"]
+
+
+def test_the_listed_sessions_carry_the_provenance_the_gateway_lists(tmp_path) -> None:
+    """`sessions list --json` has every field the gateway's `/v1/sessions` has (issue #70): the
+    source id and workspace, the machine, first and last import, the fingerprint."""
+    from tracehouse.gateway.views import _SUMMARY
+
+    ledger = codex_ledger(tmp_path)
+    listed = json.loads(run("sessions", "list", "--json", "--store", ledger).stdout)
+    assert listed and all(set(_SUMMARY.values()) <= set(row) for row in listed)
+    assert all(row["first_imported_at"] and row["fingerprint"] for row in listed)

@@ -14,10 +14,13 @@ from tracehouse.model.stored_json import decode_mapping
 from tracehouse.model.tables import MESSAGES
 from tracehouse.sinks.protocol import SessionStore
 
+# With the provenance the gateway's list carries: where a session came from (its source id and
+# workspace, the machine), when it was first and last imported, its fingerprint.
 LIST_COLUMNS = (
-    "session_id, label, source_provider, title, created_at, updated_at, model, project,"
-    " is_subagent, parent_session_id, message_count, turn_count, tool_call_count, total_tokens,"
-    " source_missing_at, task_description, host"
+    "session_id, label, source_provider, source_session_id, title, created_at, updated_at,"
+    " model, project, workspace_path, is_subagent, parent_session_id, message_count, turn_count,"
+    " tool_call_count, total_tokens, source_missing_at, task_description, host,"
+    " first_imported_at, last_imported_at, fingerprint"
 )
 
 
