@@ -136,3 +136,23 @@ def test_the_listed_sessions_carry_the_provenance_the_gateway_lists(tmp_path) ->
     listed = json.loads(run("sessions", "list", "--json", "--store", ledger).stdout)
     assert listed and all(set(_SUMMARY.values()) <= set(row) for row in listed)
     assert all(row["first_imported_at"] and row["fingerprint"] for row in listed)
+
+
+def test_show_since_leaves_the_earlier_messages_out_and_counts_them(tmp_path) -> None:
+    """`sessions show LABEL --since TIME` (issue #70): the messages from then on, in JSON and
+    as text, with a line counting those before; --since with --at is refused in one line."""
+    ledger = codex_ledger(tmp_path)
+    label = json.loads(run("sessions", "list", "--json", "--store", ledger).stdout)[0]["label"]
+    whole = json.loads(run("sessions", "show", label, "--json", "--store", ledger).stdout)
+    times = sorted(m["created_at"] for m in whole["messages"])
+    middle = times[len(times) // 2]
+    cut = run("sessions", "show", label, "--json", "--since", middle, "--utc", "--store", ledger)
+    kept = json.loads(cut.stdout)["messages"]
+    assert kept and all(m["created_at"] >= middle for m in kept)
+    assert len(kept) == sum(t >= middle for t in times) < len(times)
+    text = run("sessions", "show", label, "--since", middle, "--utc", "--store", ledger).stdout
+    assert f"… {sum(t < middle for t in times):,} earlier messages" in text
+    both = run("sessions", "show", label, "--since", "1h", "--at", "x", "--store", ledger)
+    assert both.exit_code == 2 and "--since and --at" in both.output
+    bad = run("sessions", "show", label, "--since", "soon", "--store", ledger)
+    assert bad.exit_code == 2 and "--since" in bad.output and "Traceback" not in bad.output

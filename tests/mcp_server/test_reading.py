@@ -84,3 +84,29 @@ def test_subagents_are_links_to_read(ledger: SessionStore) -> None:
     assert f'read_session(session="{parent["child"]}")' in text
     child = read_session(ledger, parent["child"]).text
     assert f"subagent of {parent['parent']}" in child
+
+
+def test_since_reads_only_what_came_in_from_then_and_pages_on_with_it(
+    ledger: SessionStore,
+) -> None:
+    """`since` (issue #70: the message design's messages-since): the page holds the messages
+    from that time on, says how many earlier ones it leaves out, and its next-page call keeps
+    the time; a time after the last message leaves none."""
+    row = ledger.query(
+        "SELECT s.label, count(*) AS n FROM messages m JOIN sessions s USING (session_id)"
+        " WHERE m.created_at IS NOT NULL GROUP BY s.label ORDER BY n DESC, s.label LIMIT 1"
+    )[0]
+    times = [r["created_at"] for r in ledger.query(
+        "SELECT m.created_at FROM messages m JOIN sessions s USING (session_id)"
+        " WHERE s.label = ? ORDER BY m.created_at", [row["label"]])]  # fmt: skip
+    middle = times[len(times) // 2]
+    earlier = sum(t < middle for t in times)
+    page = read_session(ledger, row["label"], since=middle, budget=500)
+    assert f"(messages since {middle}; {earlier:,} earlier not shown)" in page.text
+    if page.next is not None:
+        assert f'since="{middle}", start={page.next})' in page.text
+    assert page.entries < read_session(ledger, row["label"]).entries
+    late = read_session(ledger, row["label"], since="2099-01-01", budget=100_000)
+    assert f"{len(times):,} earlier not shown" in late.text
+    with pytest.raises(TracehouseError, match="since"):
+        read_session(ledger, row["label"], since="yesterday-ish")

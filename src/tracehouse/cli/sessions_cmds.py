@@ -21,13 +21,14 @@ from tracehouse.cli.filter_opts import (
 )
 from tracehouse.errors import ConfigError
 from tracehouse.exports.transcript import focus, render
+from tracehouse.exports.transcript import since as since_
 from tracehouse.model.stored_json import for_json
 from tracehouse.model.threads import active_view
 from tracehouse.reports.filters import count_sessions, list_sessions
 from tracehouse.sinks.deletion import HasSubagents, delete_sessions, restore_sessions
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail, session_history
-from tracehouse.timespec import local_time
+from tracehouse.timespec import local_time, to_utc_iso
 
 app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 
@@ -125,9 +126,22 @@ def show(
             " conversation as it stands, with the branches marked).",
         ),
     ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only the messages from this local date or time, or a duration (10m, 2h) ago:"
+            " what came in since you last looked.",
+            show_default=False,
+        ),
+    ] = None,
+    utc: UtcOpt = False,
 ) -> None:
     """One session in order: attribution, tool calls and results, sources, subagents.
     With -v: every turn's tokens and duration, and long text uncut."""
+    moment = to_utc_iso(since, option="--since", utc=utc) if since is not None else None
+    if moment is not None and at is not None:
+        raise ConfigError("--since and --at: give one of them")
     ledger = ctx.store(create=False)
     try:
         session = find_session(ledger, ref)
@@ -144,6 +158,8 @@ def show(
             detail = focus(detail, at)
         except LookupError:
             raise SessionNotFound(f"--at {at!r}: no such message or tool call in {ref}") from None
+    if moment is not None:
+        detail = since_(detail, moment)
     if ctx.json:
         ctx.print_json(_decoded(detail))
         return

@@ -152,6 +152,28 @@ def focus(detail: dict[str, Any], at: str, context: int = CONTEXT) -> dict[str, 
     }
 
 
+def since(detail: dict[str, Any], moment: str) -> dict[str, Any]:
+    """The session's messages from `moment` on (a UTC ISO time, as the ledger stores them), with
+    their calls and sources, the earlier ones counted as hidden: what came in since an agent or
+    a person last read it. A message of no time is taken as earlier."""
+    messages = detail["messages"]
+    kept = [m for m in messages if (m["created_at"] or "") >= moment]
+    ids = {m["message_id"] for m in kept}
+    before, after = detail.get("hidden", (0, 0))
+    return {
+        **detail,
+        "messages": kept,
+        "tool_calls": [
+            c
+            for c in detail["tool_calls"]
+            if c["message_id"] in ids
+            or (c["message_id"] is None and (c["started_at"] or "") >= moment)
+        ],
+        "sources": [s for s in detail["sources"] if s["message_id"] in ids],
+        "hidden": (before + len(messages) - len(kept), after),
+    }
+
+
 def _header(s: dict[str, Any], labels: dict[str, str]) -> Iterator[str]:
     fields = [
         ("session", f"{s['label']}  ({s['session_id']})"),

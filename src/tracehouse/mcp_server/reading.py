@@ -22,10 +22,12 @@ from tracehouse.exports.timeline import (
     session_title,
     timeline,
 )
+from tracehouse.exports.transcript import since as messages_since
 from tracehouse.model.threads import active_view
 from tracehouse.resume.plan import hint
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail
+from tracehouse.timespec import to_utc_iso
 
 DEFAULT_BUDGET = 8000  # tokens
 BUDGET_RANGE = (500, 100_000)
@@ -73,17 +75,24 @@ def read_session(
     start: int | None = None,
     budget: int = DEFAULT_BUDGET,
     result_chars: int = DEFAULT_RESULT_CHARS,
+    since: str | None = None,
 ) -> Page:
     """One page of `session` (a label, id or source id): from entry `start`, or a little before
-    the message or tool call `around` names (a search hit's handle)."""
+    the message or tool call `around` names (a search hit's handle); with `since` (a UTC time
+    or a duration back), only what came in from then on, its entries numbered from 0."""
     _within(budget, "budget", BUDGET_RANGE)
     _within(result_chars, "result_chars", RESULT_RANGE)
     if start is not None and start < 0:
         raise ConfigError(f"start {start}: an entry number, 0 or more")
     if start is not None and around is not None:
         raise ConfigError("give start or around, not both")
+    if since is not None and around is not None:
+        raise ConfigError("give since or around, not both")
+    moment = to_utc_iso(since, option="since", utc=True) if since is not None else None
     found = find_session(store, session)
     detail = active_view(session_detail(store, found["session_id"]), "")
+    if moment is not None:
+        detail = messages_since(detail, moment)
     entries = list(timeline(detail))
     focus = None
     if around is not None:
@@ -95,7 +104,7 @@ def read_session(
     if first >= len(entries) and entries:
         raise ConfigError(f"start {first}: {found['label']} has {len(entries)} entries (0–"
                           f"{len(entries) - 1})")  # fmt: skip
-    head = "\n".join(_header(detail, len(entries), first)) + "\n"
+    head = "\n".join(_header(detail, len(entries), first, moment)) + "\n"
     left = budget - estimate_tokens(head) - 60  # the footer's room
     children = children_by_call(detail)
     parts: list[str] = []
@@ -119,7 +128,7 @@ def read_session(
     after = shown if shown < len(entries) else None
     foot = (
         f"\n— entries {first}–{shown - 1} of {len(entries)}; next page:"
-        f' read_session(session="{found["label"]}", start={after})'
+        f' read_session(session="{found["label"]}"{_since_arg(moment)}, start={after})'
         if after is not None
         else f"\n— entries {first}–{max(shown - 1, first)} of {len(entries)}: the end"
     )
@@ -141,7 +150,13 @@ def _entry_of(entries: list[Entry], ref: str) -> int | None:
     return None
 
 
-def _header(detail: dict[str, Any], entries: int, first: int) -> Iterator[str]:
+def _since_arg(moment: str | None) -> str:
+    return f', since="{moment}"' if moment else ""
+
+
+def _header(
+    detail: dict[str, Any], entries: int, first: int, moment: str | None = None
+) -> Iterator[str]:
     s = detail["session"]
     yield f"# {session_title(s)}"
     facts = [s["label"], s["source_provider"], s.get("workspace_path") or s.get("project"),
@@ -155,6 +170,9 @@ def _header(detail: dict[str, Any], entries: int, first: int) -> Iterator[str]:
     if parent:
         task = s.get("task_description") or ""
         yield f"subagent of {detail['labels'].get(parent, parent)}: {task}"
+    if moment:
+        earlier = detail["hidden"][0]
+        yield f"(messages since {moment}; {earlier:,} earlier not shown)"
     if first:
         yield f"(from entry {first}; earlier ones: start={max(0, first - 20)})"
 

@@ -203,13 +203,18 @@ def build_server(
                                      " the rest comes on later pages.")] = 8000,
         result_chars: Annotated[int, Field(description="Characters of each tool result to"
                                            " show; longer ones are cut and say so.")] = 1500,
+        since: Annotated[str | None, Field(description="Only the messages from this UTC time"
+                                           " (2026-05-01T14:00) or a duration back (30m, 2h):"
+                                           " what came in since you last read it.")] = None,
     ) -> str:  # fmt: skip
         """One session in order, a page at a time: each message with its role, model and time,
         the tool calls it made with their parameters and results, and its subagents as links.
         Every page ends with the call for the next one. Use `around` to open at a search hit,
-        `start` to page on, `result_chars` to see a long tool result whole."""
+        `start` to page on, `since` for what is new, `result_chars` to see a long tool result
+        whole."""
         return await dispatch("read_session", dict(
             session=session, around=around, start=start, budget=budget, result_chars=result_chars,
+            since=since,
         ))  # fmt: skip
 
     @tool

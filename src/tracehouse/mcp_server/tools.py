@@ -118,10 +118,12 @@ def read(
     start: int | None = None,
     budget: int = 8000,
     result_chars: int = 1500,
+    since: str | None = None,
 ) -> str:
     return read_session(
-        store, session, around=around, start=start, budget=budget, result_chars=result_chars
-    ).text
+        store, session, around=around, start=start, budget=budget, result_chars=result_chars,
+        since=since,
+    ).text  # fmt: skip
 
 
 def touched(
