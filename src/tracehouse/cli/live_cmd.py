@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -28,6 +29,14 @@ def live(
     ] = 300.0,
     token_file: TokenFileOpt = None,
     no_redact: NoRedactOpt = False,
+    events: Annotated[
+        bool,
+        typer.Option(
+            "--events",
+            help="A line per turn as it comes in and as it ends: the session, how the prompt"
+            " arrived (rpc where the agent recorded nothing), its first 80 characters. On with -v.",
+        ),
+    ] = False,
 ) -> None:
     """Catch up, then import new lines as they are written, until SIGINT or SIGTERM."""
     ctx.pushing_with(token_file)
@@ -52,6 +61,10 @@ def live(
         elif ctx.verbose:
             err.print(_line(status))
 
+    if events or ctx.verbose:
+        from tracehouse.pipeline.turn_events import printer
+
+        options = replace(options, on_commit=printer(lambda line: err.print(line)))
     ledger = ctx.store()
     try:
         if display is not None:

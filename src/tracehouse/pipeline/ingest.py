@@ -120,12 +120,12 @@ def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) 
 
 def commit(
     write: Callable[[ImportBatch], ImportResponse], ready: Ready, report: SyncReport
-) -> None:
+) -> ImportResponse | None:
     """Write one ready batch with `write` (a store's import, alone or in a group) and book it."""
     report.rejects.extend(ready.rejects)
     if ready.batch is None:
         report.statuses["would import"] += ready.sessions
-        return
+        return None
     began = time.perf_counter()
     response = write(ready.batch)
     report.phases["write"] += time.perf_counter() - began
@@ -135,6 +135,7 @@ def commit(
         report.statuses[result.status] += 1
         if result.status == "failed":
             report.failures.append(f"{result.source_session_id}: {result.reason}")
+    return response
 
 
 def committed(

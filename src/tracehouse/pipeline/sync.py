@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracehouse.model.contract import Clear, ImportBatch, Reject, new_run_id, now_iso
+from tracehouse.model.contract import (
+    Clear,
+    ImportBatch,
+    ImportResponse,
+    Reject,
+    new_run_id,
+    now_iso,
+)
 from tracehouse.parsers.base import Unit, dangling
 from tracehouse.parsers.kit.folders import Folders
 from tracehouse.parsers.kit.layout import discover_together
@@ -85,6 +92,9 @@ class SyncOptions:
     # Called after each committed batch with its number (inline runs only: it does not travel
     # to worker processes). The crash-safety tests stop here.
     on_batch: Callable[[int], None] | None = None
+    # Called with each batch written and the store's answer (inline runs only): `sync live
+    # --events` tells the turns that came in.
+    on_commit: Callable[[ImportBatch, ImportResponse], None] | None = None
     # Asked after each committed batch: True stops the run there (SIGTERM in live mode).
     stop: Callable[[], bool] | None = None
 
@@ -396,6 +406,8 @@ def run_tasks(
 ) -> None:
     """The inline ingest: each batch committed as soon as it is parsed."""
     for ready in parse_batches(options, tasks, report.run_id, report, advance):
-        commit(store.import_batch, ready, report)
+        response = commit(store.import_batch, ready, report)
         if ready.batch is not None:
             committed(ready.written, report, options.on_batch)
+        if response is not None and options.on_commit is not None:
+            options.on_commit(ready.batch, response)  # type: ignore[arg-type]
