@@ -23,7 +23,8 @@ AXE = REPO / "conformance" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
 pytestmark = needs_chromium
 SID = "99999999-9999-4999-8999-999999999999"
 ATTACK = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
-REPLY = """Here is the **fix**:
+URL = "https://example.com/a/long/url/" + "x" * 60 + "?and=a&query=string&that=goes&on=and&on"
+REPLY = f"""Here is the **fix**:
 
 | file | change |
 |---|---|
@@ -33,6 +34,12 @@ REPLY = """Here is the **fix**:
 def safe(a, b):
     return a / b if b else 0
 ```
+
+```text
+{URL}
+```
+
+A word longer than a phone: {"Supercalifragilistic" * 5}; and `{"an_inline_code_span_" * 4}`.
 """
 LONG = "\n".join(f"line {n} of the test output" for n in range(60))
 
@@ -64,7 +71,8 @@ def planted_session(project: Path) -> None:
     edit = {"type": "tool_use", "id": "toolu_edit", "name": "Edit",
             "input": {"file_path": "/tmp/demo/app.py", "old_string": "print(1/0)",
                       "new_string": "print(safe(1, 0))"}}  # fmt: skip
-    run = {"type": "tool_use", "id": "toolu_run", "name": "Bash", "input": {"command": "pytest"}}
+    command = "pytest --maxfail=1 -x tests/" + "a_very_long_test_module_name_" * 6 + ".py"
+    run = {"type": "tool_use", "id": "toolu_run", "name": "Bash", "input": {"command": command}}
     lines = [
         line("user", "u1", None, "0", {"role": "user", "content": f"Fix app.py {ATTACK}"}),
         line("assistant", "a1", "u1", "1", reply("m1", [{"type": "text", "text": REPLY}, edit])),
@@ -161,11 +169,15 @@ def test_the_list_pages(browser, site) -> None:
     assert page.locator("#shown").text_content().endswith(" of 1 sessions")
 
 
-def test_a_phone_has_no_horizontal_scroll(browser, site) -> None:
-    page = signed_in(browser, site, width=380)
+@pytest.mark.parametrize("width", [320, 400])
+def test_a_phone_has_no_horizontal_scroll(browser, site, width) -> None:
+    """A long line in a code block, a long word, URL or command scroll within their own box
+    (or wrap), never the page (issue #70: a session page was 27 px wider than a phone)."""
+    page = signed_in(browser, site, width=width)
     for path in ("/", "/s/cc-99999999", "/usage"):
         page.goto(site["url"] + path)
-        assert page.evaluate("document.documentElement.scrollWidth") <= 380, path
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, path
 
 
 def test_no_accessibility_violation(browser, site) -> None:
