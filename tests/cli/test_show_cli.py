@@ -156,3 +156,18 @@ def test_show_since_leaves_the_earlier_messages_out_and_counts_them(tmp_path) ->
     assert both.exit_code == 2 and "--since and --at" in both.output
     bad = run("sessions", "show", label, "--since", "soon", "--store", ledger)
     assert bad.exit_code == 2 and "--since" in bad.output and "Traceback" not in bad.output
+
+
+def test_usage_without_a_period_is_the_daily_report_in_ccusages_columns(tmp_path) -> None:
+    """`tracehouse usage` alone (issue #68: it failed with "Missing argument 'period'")."""
+    ledger = codex_ledger(tmp_path)
+    shown = run("usage", "--store", ledger)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("input: no cache served")
+    assert lines[1].split()[:7] == ["date", "provider", "input", "cache", "write", "cache", "read"]
+    assert run("usage", "daily", "--store", ledger).stdout == shown.stdout
+    refused = run("usage", "monthly", "--live", "--store", ledger)
+    assert refused.exit_code == 2 and "only with `usage blocks`" in refused.output
+    blocks = json.loads(run("usage", "blocks", "--json", "--store", ledger).stdout)["blocks"]
+    assert blocks and all(b["end"] > b["start"] for b in blocks)

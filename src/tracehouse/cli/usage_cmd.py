@@ -1,5 +1,5 @@
-"""`tracehouse usage PERIOD`: tokens and cost by day, week, month, session, project, model or
-machine."""
+"""`tracehouse usage [PERIOD]`: tokens and cost by day (the default), week, month, session,
+project, model or machine, and the 5-hour blocks (`usage blocks`, `--live`)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tracehouse.cli.filter_opts import (
     UtcOpt,
     session_filters,
 )
+from tracehouse.errors import ConfigError
 from tracehouse.reports.pricing import load_prices, own_prices_file
 from tracehouse.reports.usage import PERIODS, Line, Report, usage
 from tracehouse.sinks.protocol import SessionStore
@@ -27,13 +28,18 @@ from tracehouse.sinks.protocol import SessionStore
 if TYPE_CHECKING:
     from rich.table import Table
 
-COLUMNS = ("input", "output", "cache read", "cache write", "reasoning", "total", "cost")
+# As ccusage users read them: the input no cache served, the cache apart, output with its
+# reasoning, and the total of all four, which is the ledger's input + output.
+COLUMNS = ("input", "cache write", "cache read", "output", "reasoning", "total", "cost")
+CONVENTION = "input: no cache served · output: reasoning included · total: all of them"
 
 
 @command
 def usage_report(
     ctx: Context,
-    period: Annotated[str, typer.Argument(help=" | ".join(PERIODS), show_default=False)],
+    period: Annotated[
+        str, typer.Argument(help=" | ".join((*PERIODS, "blocks")) + " (default: daily)")
+    ] = "daily",
     provider: ProvidersOpt = None,
     project: ProjectOpt = None,
     model: ModelOpt = None,
@@ -54,9 +60,25 @@ def usage_report(
             show_default=False,
         ),
     ] = None,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="blocks: redraw every few seconds from the ledger (as"
+                     " `sync live` fills it) until Ctrl-C."),
+    ] = False,
 ) -> None:
-    """Input, output, cache and reasoning tokens with their cost at API list prices."""
+    """Input, cache and output tokens with their cost at API list prices, per day by default;
+    `usage blocks` shows the 5-hour windows subscriptions are metered in."""
+    if live and period != "blocks":
+        raise ConfigError("--live: only with `usage blocks`")
     table = load_prices(prices or own_prices_file())
+    if period == "blocks":
+        from tracehouse.cli.usage_blocks import show_blocks
+
+        show_blocks(ctx, table, live, dict(
+            provider=provider, project=project, model=model, since=since, until=until,
+            subagents=subagents, label=label, utc=utc,
+        ))  # fmt: skip
+        return
 
     def read(ledger: SessionStore) -> Report:
         found = session_filters(
@@ -69,6 +91,7 @@ def usage_report(
     if ctx.json:
         ctx.print_json(report.to_json())
         return
+    ctx.out.print(CONVENTION, style="dim")
     ctx.out.print(_table(report))
     ctx.out.print(f"cost at API list prices ({report.prices}), each turn at its date", style="dim")
     if report.unpriced:
@@ -89,20 +112,20 @@ def _table(report: Report) -> Table:
     table = Table(box=None, pad_edge=False, show_footer=True)
     table.add_column(heading, footer="total", no_wrap=True)
     table.add_column("provider", no_wrap=True)
-    total = _cells(report.total)
+    total = cells(report.total)
     for name, footer in zip(COLUMNS, total, strict=True):
         table.add_column(name, justify="right", footer=footer, no_wrap=True)
     for line in report.lines:
         if line.model is not None:
-            table.add_row(f"  └ {line.model}", "", *_cells(line), style="dim")
+            table.add_row(f"  └ {line.model}", "", *cells(line), style="dim")
         else:
-            table.add_row(line.key, line.provider, *_cells(line))
+            table.add_row(line.key, line.provider, *cells(line))
     return table
 
 
-def _cells(line: Line) -> list[str]:
+def cells(line: Line) -> list[str]:
     t = line.tokens
     cost = line.known_cost
     shown = "—" if cost is None else f"${cost:,.2f}" + ("*" if line.unpriced else "")
-    counts = (t.input, t.output, t.cache_read, t.cache_write, t.reasoning, t.total)
+    counts = (t.fresh, t.cache_write, t.cache_read, t.output, t.reasoning, t.total)
     return [f"{n:,}" for n in counts] + [shown]

@@ -175,9 +175,10 @@ def usage_report(
     report = usage(store, by, filters, prices, utc=True)
     heading = {"daily": "date (UTC)", "weekly": "week", "monthly": "month"}.get(by, by)
     lines = [
-        f"Token usage by {by}, cost at API list prices ({report.prices}):",
+        f"Token usage by {by}, cost at API list prices ({report.prices}); input is what no cache"
+        " served, output includes reasoning, total is all of them:",
         "",
-        f"| {heading} | agent | input | output | cache read | cache write | reasoning | total"
+        f"| {heading} | agent | input | cache write | cache read | output | reasoning | total"
         " | cost |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -194,7 +195,7 @@ def _usage_row(line: Line) -> str:
     t = line.tokens
     cost = line.known_cost
     shown = "—" if cost is None else f"${cost:,.2f}" + ("*" if line.unpriced else "")
-    counts = " | ".join(f"{n:,}" for n in (t.input, t.output, t.cache_read, t.cache_write,
+    counts = " | ".join(f"{n:,}" for n in (t.fresh, t.cache_write, t.cache_read, t.output,
                                             t.reasoning, t.total))  # fmt: skip
     return f"| {_cell(line.key)} | {line.provider} | {counts} | {shown} |"
 

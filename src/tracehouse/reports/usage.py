@@ -69,6 +69,7 @@ class Line:
             **({"model": self.model} if self.model is not None else {}),
             "models": sorted(self.models),
             "turns": self.turns,
+            "freshInputTokens": t.fresh,
             "inputTokens": t.input,
             "outputTokens": t.output,
             "cacheReadTokens": t.cache_read,
@@ -117,7 +118,7 @@ def usage(
     unpriced: dict[str, int] = {}
     for row in _sums(store, filters, period):
         model = row["model"] or UNKNOWN
-        tokens = _tokens(row)
+        tokens = tokens_of(row)
         turns = int(row["turns"])
         cost = prices.cost(row["model"], tokens, row["at"])
         key = _key(period, row, model, utc)
@@ -179,7 +180,7 @@ def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable
     )
 
 
-def _tokens(row: dict[str, Any]) -> Tokens:
+def tokens_of(row: dict[str, Any]) -> Tokens:
     return Tokens(
         input=int(row["input_tokens"] or 0),
         output=int(row["output_tokens"] or 0),
