@@ -61,6 +61,9 @@ class Settings:
     redact_patterns: Mapping[str, str] = field(default_factory=dict)  # kind → regex
     redact_allow: tuple[str, ...] = ()  # values never redacted
     redact_key_file: str = ""  # "": redaction.key in the data directory
+    # What the user allows their agents to spend (`reports/limits.py`): `usage limits` and the
+    # syncs say when one is crossed.
+    limits: tuple[Any, ...] = ()
 
     def with_flags(self, **flags: Any) -> Settings:
         """Flags win over everything; a flag left at None changes nothing."""
@@ -101,6 +104,10 @@ DOCS: dict[str, str] = {
     "redact_patterns": "Your own secret shapes: kind = regular expression (its group, or all).",
     "redact_allow": "Values never redacted (a test key that looks real).",
     "redact_key_file": "The key of the markers' hashes (default: redaction.key, data directory).",
+    "limits": (
+        "Spending limits, [[limits]] tables: cost (dollars) or tokens, per day, week or month,"
+        " on one provider, model or project or on everything (docs/usage.md)."
+    ),
 }
 
 
@@ -184,6 +191,12 @@ def _patterns(value: Any) -> dict[str, str]:
     return dict(value)
 
 
+def _limits(value: Any) -> tuple[Any, ...]:
+    from tracehouse.reports.limits import parse_limits  # the reports load only when limits are set
+
+    return parse_limits(value)
+
+
 def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):  # environment: comma-separated
         value = [part for part in value.split(",") if part]
@@ -212,6 +225,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "redact_patterns": _patterns,
     "redact_allow": _strings,
     "redact_key_file": lambda value: "" if value == "" else _str(value),
+    "limits": _limits,
 }
 
 

@@ -51,6 +51,14 @@ def backfill(
         report = sync(
             ledger, options, progress_for(settings.progress and not ctx.quiet and not ctx.json)
         )
+        if (
+            settings.limits
+            and not dry_run
+            and report.statuses["imported"] + report.statuses["upserted"]
+        ):
+            from tracehouse.cli.usage_limits import warn_crossed
+
+            warn_crossed(ctx, ledger)
     finally:
         ledger.close()
     render_report(ctx, report)

@@ -38,7 +38,8 @@ CONVENTION = "input: no cache served · output: reasoning included · total: all
 def usage_report(
     ctx: Context,
     period: Annotated[
-        str, typer.Argument(help=" | ".join((*PERIODS, "blocks")) + " (default: daily)")
+        str,
+        typer.Argument(help=" | ".join((*PERIODS, "blocks", "limits")) + " (default: daily)"),
     ] = "daily",
     provider: ProvidersOpt = None,
     project: ProjectOpt = None,
@@ -62,15 +63,24 @@ def usage_report(
     ] = None,
     live: Annotated[
         bool,
-        typer.Option("--live", help="blocks: redraw every few seconds from the ledger (as"
-                     " `sync live` fills it) until Ctrl-C."),
+        typer.Option(
+            "--live",
+            help="blocks: redraw every few seconds from the ledger (as"
+            " `sync live` fills it) until Ctrl-C.",
+        ),
     ] = False,
 ) -> None:
     """Input, cache and output tokens with their cost at API list prices, per day by default;
-    `usage blocks` shows the 5-hour windows subscriptions are metered in."""
+    `usage blocks` shows the 5-hour windows subscriptions are metered in, `usage limits` the
+    config's limits against what was spent."""
     if live and period != "blocks":
         raise ConfigError("--live: only with `usage blocks`")
     table = load_prices(prices or own_prices_file())
+    if period == "limits":
+        from tracehouse.cli.usage_limits import show_limits
+
+        show_limits(ctx, table)
+        return
     if period == "blocks":
         from tracehouse.cli.usage_blocks import show_blocks
 
