@@ -35,6 +35,12 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP)) / "config.toml"
 
 
+def state_dir() -> Path:
+    """What tracehouse keeps between runs that is neither the ledger nor settings: caches that
+    save time (folder listings, prices), each safe to delete."""
+    return Path(platformdirs.user_state_dir(APP))
+
+
 @dataclass(frozen=True)
 class Settings:
     store: str = field(default_factory=lambda: str(default_store_path()))

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "export": ("export_cmd", "export", False),
     "mcp": ("mcp_cmd", "mcp", False),
     "resume": ("resume_cmd", "resume", False),
+    "statusline": ("statusline_cmd", "statusline", False),
 }
 
 

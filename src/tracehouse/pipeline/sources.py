@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 import xxhash
 
-from tracehouse.config import APP, Settings
+from tracehouse.config import Settings, state_dir
 from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions
@@ -88,4 +87,4 @@ def folders_file(sources: Mapping[str, list[Path]]) -> Path | None:
     if not roots:
         return None
     key = xxhash.xxh3_64_hexdigest("\0".join(roots).encode())
-    return Path(platformdirs.user_state_dir(APP)) / "folders" / f"{key}.json"
+    return state_dir() / "folders" / f"{key}.json"

@@ -82,17 +82,21 @@ class PriceTable:
         return self.dataset.price(name, at)
 
     def cost(self, model: str | None, tokens: Tokens, at: str | None = None) -> float | None:
-        price = self.price(model, at)
-        if price is None:
-            return None if tokens.total else 0.0
-        read = price.input if price.cache_read is None else price.cache_read
-        write = price.input if price.cache_write is None else price.cache_write
-        return (
-            tokens.fresh * price.input
-            + tokens.cache_read * read
-            + tokens.cache_write * write
-            + tokens.output * price.output
-        ) / 1e6
+        return priced(self.price(model, at), tokens)
+
+
+def priced(price: Price | None, tokens: Tokens) -> float | None:
+    """`tokens` at `price` in dollars; None when there is no price for tokens to be paid."""
+    if price is None:
+        return None if tokens.total else 0.0
+    read = price.input if price.cache_read is None else price.cache_read
+    write = price.input if price.cache_write is None else price.cache_write
+    return (
+        tokens.fresh * price.input
+        + tokens.cache_read * read
+        + tokens.cache_write * write
+        + tokens.output * price.output
+    ) / 1e6
 
 
 def own_prices_file() -> Path:

@@ -1,0 +1,92 @@
+"""The prices a report asked for before, kept in a file, for what runs too often to load the
+price dataset each time: the status line, which Claude Code runs after every message.
+
+Loading the dataset and pricing a first model takes most of a second; the status line prices a
+handful of (model, day) pairs, the same ones all day. `PriceMemo` answers those from its file
+and loads the full table only for a pair it has not seen, then keeps the answer. The file is
+bound to the dataset's version and to the user's own price file (its size and time): either
+changing empties it. Like any cache it may be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from tracehouse.reports.pricing import Price, PriceTable, Tokens, priced
+
+
+class PriceMemo:
+    def __init__(self, path: Path, own_file: Path, load: Callable[[], PriceTable]) -> None:
+        self.path = path
+        self._load = load
+        self._table: PriceTable | None = None
+        self.binding = _binding(own_file)
+        self.known: dict[str, list[float | None] | None] = {}
+        self.source = ""
+        self.dirty = False
+        with contextlib.suppress(OSError, orjson.JSONDecodeError, AttributeError, TypeError):
+            kept = orjson.loads(path.read_bytes())
+            if kept.get("binding") == self.binding and isinstance(kept.get("known"), dict):
+                self.known, self.source = kept["known"], str(kept.get("source") or "")
+
+    def price(self, model: str | None, at: str | None = None) -> Price | None:
+        day = (at or datetime.now(UTC).isoformat())[:10]
+        key = f"{(model or '').strip().lower()}|{day}"
+        if key in self.known:
+            found = self.known[key]
+            return None if found is None else Price(*found)  # type: ignore[arg-type]
+        table = self._table or self._loaded()
+        price = table.price(model, day)
+        self.known[key] = None if price is None else [
+            price.input, price.output, price.cache_read, price.cache_write
+        ]  # fmt: skip
+        self.dirty = True
+        return price
+
+    def cost(self, model: str | None, tokens: Tokens, at: str | None = None) -> float | None:
+        return priced(self.price(model, at), tokens)
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_suffix(f".{os.getpid()}.partial")
+            kept = {"binding": self.binding, "source": self.source, "known": self.known}
+            partial.write_bytes(orjson.dumps(kept))
+            os.replace(partial, self.path)
+
+    def _loaded(self) -> PriceTable:
+        self._table = self._load()
+        if self.source and self.source != self._table.source:  # a new dataset: start again
+            self.known = {}
+        self.source = self._table.source
+        return self._table
+
+
+def _binding(own_file: Path) -> str:
+    """What the kept prices were read from: the dataset's files as installed (not its version:
+    reading a package's metadata costs more than the status line may spend) and the user's own
+    price file."""
+    import importlib.util
+
+    return f"{_stamp(importlib.util.find_spec('genai_prices'))}|{own_file}:{_file_stamp(own_file)}"
+
+
+def _stamp(spec: object) -> str:
+    origin = getattr(spec, "origin", None)
+    return f"{origin}:{_file_stamp(Path(origin))}" if origin else "none"
+
+
+def _file_stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "none"
+    return f"{st.st_size}:{st.st_mtime_ns}"

@@ -1,0 +1,84 @@
+"""The status line an agent shows under its prompt, from the ledger: today's cost across every
+agent, the agent's active 5-hour block (its cost and the time it has left) and this session's
+tokens, with a limit crossed said first.
+
+Claude Code runs the command after each message with a JSON document on standard input
+(`session_id`, `transcript_path`, `model`, `workspace`, …) and shows the first line it prints.
+The session is found by the id the agent gives (`session_id`), as the ledger stores it for that
+agent: until `sync` (or `sync live`) has read it, the line says so instead.
+
+The block is found among the agent's turns of the last two days: a block depends on the turns
+before it back to a pause of five hours, and two days without one is a run no person keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tracehouse.reports.blocks import blocks
+from tracehouse.reports.filters import build_session_filters
+from tracehouse.reports.limits import Limit, standings
+from tracehouse.reports.usage import usage
+from tracehouse.sinks.protocol import SessionStore
+
+LOOK_BACK = timedelta(days=2)
+# The agents whose status line hook passes a session id, and the provider it is stored under.
+AGENTS = {"claude-code": "claude-code"}
+
+
+def status_line(
+    store: SessionStore,
+    payload: Mapping[str, Any],
+    prices: Any,
+    *,
+    provider: str = "claude-code",
+    limits: Sequence[Limit] = (),
+    now: datetime | None = None,
+) -> str:
+    now = now or datetime.now(UTC)
+    local = now.astimezone()
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    today = usage(store, "daily", build_session_filters(since=midnight.isoformat()), prices)
+    parts = [f"today {_money(today.total.cost, today.total.unpriced)}"]
+    since = (now - LOOK_BACK).isoformat()
+    mine = blocks(store, build_session_filters(providers=[provider], since=since), prices)
+    active = [b for b in mine if b.active(now)]
+    if active:
+        block = active[-1]
+        left = int((block.end - now).total_seconds() // 60)
+        parts.append(f"block {_money(block.cost, block.unpriced)}, {left // 60}h{left % 60:02d}m"
+                     " left")  # fmt: skip
+    parts.append(_session(store, provider, str(payload.get("session_id") or "")))
+    crossed = [s for s in standings(store, limits, prices, local) if s.crossed] if limits else []
+    if crossed:
+        parts.insert(0, "over limit: " + "; ".join(s.line() for s in crossed))
+    return " · ".join(p for p in parts if p)
+
+
+def _session(store: SessionStore, provider: str, source_id: str) -> str:
+    if not source_id:
+        return ""
+    rows = store.query(
+        "SELECT label, total_tokens FROM sessions WHERE source_provider = ?"
+        " AND source_session_id = ?",
+        [provider, source_id],
+    )
+    if not rows:
+        return "this session: not in the ledger yet"
+    tokens = rows[0]["total_tokens"]
+    counted = "no tokens yet" if not tokens else f"{_short(int(tokens))} tokens"
+    return f"{rows[0]['label']} {counted}"
+
+
+def _money(cost: float, unpriced: int) -> str:
+    return f"${cost:,.2f}" + ("*" if unpriced else "")
+
+
+def _short(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1_000:
+        return f"{n / 1_000:.0f}k"
+    return str(n)

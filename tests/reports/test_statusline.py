@@ -1,0 +1,101 @@
+"""`tracehouse statusline` (issue #68): the line Claude Code shows under its prompt, from the
+ledger: today's cost, the active 5-hour block with the time it has left, this session's label
+and tokens, a crossed limit first; one line and exit 0 whatever it is given, and the prices it
+looked up kept for the next call."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import DATA
+from tracehouse.cli.app import app
+
+SID = "11111111-1111-4111-8111-111111111111"
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Path:
+    """The Claude Code test home, its turns moved to an hour ago."""
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:")
+    for path in (home / ".claude").rglob("*.jsonl"):
+        text = path.read_text().replace("2026-03-01T10:", hour_ago)
+        path.write_text(text.replace("2026-02-01T09:", hour_ago))
+    store = tmp_path / "ledger.db"
+    synced = CliRunner().invoke(app, ["sync", "backfill", "--home", str(home), "--store",
+                                      str(store), "-q"])  # fmt: skip
+    assert synced.exit_code == 0, synced.output
+    return store
+
+
+def _line(store: Path, stdin: str, *extra: str) -> str:
+    shown = CliRunner().invoke(app, ["statusline", "--store", str(store), *extra], input=stdin)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_the_line_has_today_the_block_and_the_session(ledger: Path, tmp_path: Path) -> None:
+    line = _line(ledger, json.dumps({"session_id": SID, "model": {"display_name": "Opus"}}))
+    today, block, session = line.split(" · ")
+    assert today.startswith("today $") and float(today[7:].rstrip("*").replace(",", "")) >= 0
+    assert block.startswith("block $") and block.endswith(" left")
+    hours = int(block.split(", ")[1].split("h")[0])
+    assert 3 <= hours <= 4  # the block opened at the hour of a turn an hour ago
+    assert session.startswith("cc-11111111 ") and session.endswith(" tokens")
+    kept = json.loads((tmp_path / "xdg-state" / "tracehouse" / "prices.json").read_text())
+    assert kept["known"] and all("|" in key for key in kept["known"])
+    assert _line(ledger, json.dumps({"session_id": SID})) == line  # from the kept prices
+
+
+def test_anything_on_stdin_still_gives_one_line(ledger: Path, tmp_path: Path) -> None:
+    for stdin in ("", "not json", "[1, 2]", json.dumps({"session_id": "nope"})):
+        assert _line(ledger, stdin).startswith("today $")
+    assert _line(ledger, json.dumps({"session_id": "nope"})).endswith("not in the ledger yet")
+    missing = _line(tmp_path / "none.db", "{}")
+    assert missing.startswith("tracehouse: ") and "ledger" in missing
+
+
+def test_a_crossed_limit_comes_first(ledger: Path, tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[[limits]]\ntokens = 1\nper = "day"\n')
+    line = _line(ledger, json.dumps({"session_id": SID}), "--config", str(config))
+    assert line.startswith("over limit: everything: ") and "this day" in line
+
+
+def test_the_kept_prices_are_the_tables_and_a_new_price_file_empties_them(tmp_path: Path) -> None:
+    from tracehouse.reports.price_memo import PriceMemo
+    from tracehouse.reports.pricing import Tokens, load_prices
+
+    own = tmp_path / "prices.toml"
+    table = load_prices(own)
+    loads: list[int] = []
+
+    def load():  # type: ignore[no-untyped-def]
+        loads.append(1)
+        return load_prices(own)
+
+    tokens = Tokens(12_000, 800, 9_000, 1_000)
+    asked = [("claude-sonnet-4-5-20250929", "2026-03-01"), ("gpt-5.4", "2026-03-02"),
+             ("no-such-model", "2026-03-02")]  # fmt: skip
+    memo = PriceMemo(tmp_path / "p.json", own, load)
+    assert [memo.cost(m, tokens, d) for m, d in asked] == [
+        table.cost(m, tokens, d) for m, d in asked
+    ]
+    memo.save()
+    again = PriceMemo(tmp_path / "p.json", own, load)
+    assert [again.cost(m, tokens, d) for m, d in asked] == [
+        table.cost(m, tokens, d) for m, d in asked
+    ]
+    assert loads == [1]  # the second memo answered from its file
+    own.write_text('[models."no-such-model"]\ninput = 1.0\noutput = 2.0\n')
+    changed = PriceMemo(tmp_path / "p.json", own, load)
+    assert changed.known == {} and changed.cost("no-such-model", tokens, "2026-03-02") is not None
