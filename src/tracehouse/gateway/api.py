@@ -328,6 +328,34 @@ def usage_report(
     return _json(usage(store, period, filters, list_prices(), breakdown=breakdown).to_json())
 
 
+@router.get("/usage/blocks", responses=openapi.responses("UsageBlocks", 400, 401, 403),
+            tags=["read"])  # fmt: skip
+def usage_blocks(
+    grant: Reader,
+    store: Ledger,
+    provider: Annotated[list[str] | None, Query()] = None,
+    machine: Annotated[list[str] | None, Query()] = None,
+    project: str | None = None,
+    model: Annotated[list[str] | None, Query()] = None,
+    since: str | None = None,
+    until: str | None = None,
+    subagents: bool = True,
+) -> Response:
+    """The 5-hour blocks per agent, the active ones with their burn rate and projection: what
+    `tracehouse usage blocks --json` prints, with the same filters."""
+    from datetime import UTC, datetime
+
+    from tracehouse.gateway.pages import list_prices
+    from tracehouse.reports.blocks import blocks
+
+    filters = session_filters(store, provider or [], project, since, until, subagents,
+                              models=model or [], machines=machine or [])  # fmt: skip
+    prices = list_prices()
+    now = datetime.now(UTC)
+    return _json({"prices": prices.source,
+                  "blocks": [b.to_json(now) for b in blocks(store, filters, prices)]})  # fmt: skip
+
+
 @router.get("/search", responses=openapi.responses("SearchHits", 400, 401, 403, 404), tags=["read"])
 def search(
     grant: Reader,

@@ -138,6 +138,10 @@ RESPONSES: dict[str, dict[str, Any]] = {
         },
         ["period", "rows", "total"],
     ),
+    "UsageBlocks": _object(
+        {"prices": _STR, "blocks": {"type": "array", "items": {"type": "object"}}},
+        ["prices", "blocks"],
+    ),
     "SearchHits": _object(
         {"query": _STR, "hits": {"type": "array", "items": {"type": "object"}}},
         ["query", "hits"],

@@ -5,6 +5,7 @@ numbers are `tracehouse usage`'s (`GET /v1/usage` returns its `--json`)."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,9 +16,12 @@ from tracehouse.gateway.app import Ledger
 from tracehouse.gateway.pages import Filters, filter_values, list_prices, render_page, signed_in
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports import charts
+from tracehouse.reports.blocks import Block, blocks
 from tracehouse.reports.usage import usage
+from tracehouse.timespec import local_time
 
 router = APIRouter(include_in_schema=False)
+BLOCKS_SHOWN = 12  # the latest 5-hour blocks, newest first
 GROUPS = (("model", "Tokens and cost by model"), ("project", "Tokens and cost by project"),
           ("machine", "Tokens and cost by machine"))  # fmt: skip
 
@@ -27,6 +31,7 @@ def usage_page(request: Request, store: Ledger, shown: Filters) -> HTMLResponse 
     if not signed_in(request, store):
         return RedirectResponse("/login", status_code=303)
     sections: list[dict[str, Any]] = []
+    block_rows: list[dict[str, Any]] = []
     total = unpriced = None
     error = None
     try:
@@ -38,12 +43,26 @@ def usage_page(request: Request, store: Ledger, shown: Filters) -> HTMLResponse 
                          "chart": charts.columns(days, "Tokens per day")
                          + charts.columns(days, "Cost per day", height=120, cost=True),
                          "bars": days, "key": "day"})  # fmt: skip
+        now = datetime.now(UTC)
+        recent = blocks(store, filters, list_prices())[-BLOCKS_SHOWN:]
+        block_rows = [{"start": local_time(b.start.isoformat()), "provider": b.provider,
+                       "turns": b.turns, "tokens": b.tokens.total,
+                       "cost": None if b.unpriced and not b.cost else b.cost,
+                       "left": _left(b, now)} for b in reversed(recent)]  # fmt: skip
         for period, title in GROUPS:
             found = charts.bars(usage(store, period, filters, list_prices()).lines)
             sections.append({"title": title, "chart": charts.rows(found, title), "bars": found,
                              "key": period})  # fmt: skip
     except TracehouseError as exc:
         error = str(exc)
-    return render_page("usage.html.j2", sections=sections, total=total, unpriced=unpriced,
+    return render_page("usage.html.j2", sections=sections, blocks=block_rows, total=total,
+                       unpriced=unpriced,
                        prices=list_prices().source, error=error, providers=PROVIDERS,
                        machines=filter_values(store, "host"), **asdict(shown))  # fmt: skip
+
+
+def _left(block: Block, now: datetime) -> str:
+    if not block.active(now):
+        return ""
+    minutes = int((block.end - now).total_seconds() // 60)
+    return f"active, {minutes // 60}h{minutes % 60:02d}m left"
