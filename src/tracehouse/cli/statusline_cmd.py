@@ -28,17 +28,15 @@ def statusline(
 ) -> None:
     """One line for an agent's status line: today's cost across every agent, the active 5-hour
     block and this session's tokens (docs/usage.md shows the setting)."""
-    from tracehouse.config import state_dir
-    from tracehouse.reports.price_memo import PriceMemo
-    from tracehouse.reports.pricing import load_prices, own_prices_file
+    from tracehouse.reports.price_memo import remembered_prices
+    from tracehouse.reports.pricing import own_prices_file
     from tracehouse.reports.statusline import AGENTS, status_line
     from tracehouse.shown import escaped_line
 
     if agent not in AGENTS:
         raise TracehouseError(f"--agent {agent!r}: one of {', '.join(AGENTS)}")
     payload = _payload(sys.stdin.read() if not sys.stdin.isatty() else "")
-    own = own_prices_file()
-    prices = PriceMemo(state_dir() / "prices.json", own, lambda: load_prices(own))
+    prices = remembered_prices(own_prices_file())
     try:
         line = ctx.read(lambda ledger: status_line(
             ledger, payload, prices, provider=AGENTS[agent], limits=ctx.settings.limits,

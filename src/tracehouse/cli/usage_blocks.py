@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tracehouse.cli.common import Context
 from tracehouse.cli.filter_opts import session_filters
 from tracehouse.reports.blocks import Block, blocks
-from tracehouse.reports.pricing import PriceTable
+from tracehouse.reports.pricing import Prices
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
@@ -21,7 +21,7 @@ REDRAW_SECONDS = 3.0
 COLUMNS = ("input", "cache write", "cache read", "output", "total", "cost")
 
 
-def show_blocks(ctx: Context, prices: PriceTable, live: bool, filters: dict[str, Any]) -> None:
+def show_blocks(ctx: Context, prices: Prices, live: bool, filters: dict[str, Any]) -> None:
     def read(ledger: SessionStore) -> list[Block]:
         return blocks(ledger, session_filters(ledger, **filters), prices)
 
@@ -46,7 +46,7 @@ def show_blocks(ctx: Context, prices: PriceTable, live: bool, filters: dict[str,
             pass
 
 
-def _view(found: list[Block], prices: PriceTable, utc: bool, now: datetime) -> Group:
+def _view(found: list[Block], prices: Prices, utc: bool, now: datetime) -> Group:
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text

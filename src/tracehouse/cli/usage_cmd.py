@@ -4,7 +4,7 @@ project, model or machine, and the 5-hour blocks (`usage blocks`, `--live`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,7 +21,8 @@ from tracehouse.cli.filter_opts import (
     session_filters,
 )
 from tracehouse.errors import ConfigError
-from tracehouse.reports.pricing import load_prices, own_prices_file
+from tracehouse.reports.price_memo import remembered_prices
+from tracehouse.reports.pricing import Prices, own_prices_file
 from tracehouse.reports.usage import PERIODS, Line, Report, usage
 from tracehouse.sinks.protocol import SessionStore
 
@@ -75,7 +76,19 @@ def usage_report(
     config's limits against what was spent."""
     if live and period != "blocks":
         raise ConfigError("--live: only with `usage blocks`")
-    table = load_prices(prices or own_prices_file())
+    table = remembered_prices(prices or own_prices_file())
+    try:
+        _report(ctx, period, table, live, breakdown, dict(
+            provider=provider, project=project, model=model, since=since, until=until,
+            subagents=subagents, label=label, utc=utc,
+        ))  # fmt: skip
+    finally:
+        table.save()  # the prices looked up, for the next report
+
+
+def _report(
+    ctx: Context, period: str, table: Prices, live: bool, breakdown: bool, filters: dict[str, Any]
+) -> None:
     if period == "limits":
         from tracehouse.cli.usage_limits import show_limits
 
@@ -84,18 +97,13 @@ def usage_report(
     if period == "blocks":
         from tracehouse.cli.usage_blocks import show_blocks
 
-        show_blocks(ctx, table, live, dict(
-            provider=provider, project=project, model=model, since=since, until=until,
-            subagents=subagents, label=label, utc=utc,
-        ))  # fmt: skip
+        show_blocks(ctx, table, live, filters)
         return
+    utc = bool(filters["utc"])
 
     def read(ledger: SessionStore) -> Report:
-        found = session_filters(
-            ledger, provider=provider, project=project, model=model, since=since, until=until,
-            subagents=subagents, label=label, utc=utc,
-        )  # fmt: skip
-        return usage(ledger, period, found, table, breakdown=breakdown, utc=utc)
+        return usage(ledger, period, session_filters(ledger, **filters), table,
+                     breakdown=breakdown, utc=utc)  # fmt: skip
 
     report = ctx.read(read)
     if ctx.json:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from tracehouse.cli.common import Context
 from tracehouse.reports.limits import Standing, standings
-from tracehouse.reports.pricing import PriceTable, load_prices, own_prices_file
+from tracehouse.reports.price_memo import remembered_prices
+from tracehouse.reports.pricing import Prices, own_prices_file
 from tracehouse.sinks.location import GATEWAY_SCHEMES
 from tracehouse.sinks.protocol import SessionStore
 
 
-def show_limits(ctx: Context, prices: PriceTable) -> None:
+def show_limits(ctx: Context, prices: Prices) -> None:
     limits = ctx.settings.limits
     found = ctx.read(lambda ledger: standings(ledger, limits, prices)) if limits else []
     if ctx.json:
@@ -39,9 +40,11 @@ def warn_crossed(ctx: Context, ledger: SessionStore) -> None:
     gateway is not read back here: the team's limits are the gateway's to tell."""
     if not ctx.settings.limits or ctx.quiet or ctx.settings.store.startswith(GATEWAY_SCHEMES):
         return
-    for s in standings(ledger, ctx.settings.limits, load_prices(own_prices_file())):
+    prices = remembered_prices(own_prices_file())
+    for s in standings(ledger, ctx.settings.limits, prices):
         if s.crossed:
             ctx.err.print(f"tracehouse: limit crossed: {s.line()}")
+    prices.save()
 
 
 def _amounts(s: Standing) -> tuple[str, str]:

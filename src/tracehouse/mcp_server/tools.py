@@ -16,7 +16,7 @@ from tracehouse.mcp_server.files import Touch, files_touched
 from tracehouse.mcp_server.reading import read_session
 from tracehouse.reports.filters import SessionFilters, build_session_filters, count_sessions
 from tracehouse.reports.filters import list_sessions as listed
-from tracehouse.reports.pricing import PriceTable
+from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import Line, usage
 from tracehouse.search.hits import MARK, Hit
 from tracehouse.search.options import build_filters
@@ -162,7 +162,7 @@ def touched(
 
 def usage_report(
     store: SessionStore,
-    prices: PriceTable,
+    prices: Prices,
     *,
     by: str = "daily",
     providers: Sequence[str] = (),

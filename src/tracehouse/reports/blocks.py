@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tracehouse.reports.filters import SessionFilters, session_sql
-from tracehouse.reports.pricing import PriceTable, Tokens
+from tracehouse.reports.pricing import Prices, Tokens
 from tracehouse.reports.usage import UNKNOWN, tokens_of
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
@@ -88,7 +88,7 @@ class Block:
         return out
 
 
-def blocks(store: SessionStore, filters: SessionFilters, prices: PriceTable) -> list[Block]:
+def blocks(store: SessionStore, filters: SessionFilters, prices: Prices) -> list[Block]:
     """Every block of the filtered sessions' turns, per agent, oldest first."""
     open_: dict[str, Block] = {}
     done: list[Block] = []

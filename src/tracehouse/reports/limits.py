@@ -23,7 +23,7 @@ from typing import Any
 from tracehouse import validate
 from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import build_session_filters
-from tracehouse.reports.pricing import PriceTable
+from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import usage
 from tracehouse.sinks.protocol import SessionStore
 
@@ -142,7 +142,7 @@ def _positive(value: Any, kind: type) -> bool:
 
 
 def standings(
-    store: SessionStore, limits: Sequence[Limit], prices: PriceTable, now: datetime | None = None
+    store: SessionStore, limits: Sequence[Limit], prices: Prices, now: datetime | None = None
 ) -> list[Standing]:
     """Each limit with what its current period has spent (local time)."""
     now = now or datetime.now().astimezone()

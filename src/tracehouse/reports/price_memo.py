@@ -28,12 +28,17 @@ class PriceMemo:
         self._table: PriceTable | None = None
         self.binding = _binding(own_file)
         self.known: dict[str, list[float | None] | None] = {}
-        self.source = ""
+        self._source = ""
         self.dirty = False
         with contextlib.suppress(OSError, orjson.JSONDecodeError, AttributeError, TypeError):
             kept = orjson.loads(path.read_bytes())
             if kept.get("binding") == self.binding and isinstance(kept.get("known"), dict):
-                self.known, self.source = kept["known"], str(kept.get("source") or "")
+                self.known, self._source = kept["known"], str(kept.get("source") or "")
+
+    @property
+    def source(self) -> str:
+        """Where the prices come from, as a report names it."""
+        return self._source or self._loaded().source
 
     def price(self, model: str | None, at: str | None = None) -> Price | None:
         day = (at or datetime.now(UTC).isoformat())[:10]
@@ -41,8 +46,7 @@ class PriceMemo:
         if key in self.known:
             found = self.known[key]
             return None if found is None else Price(*found)  # type: ignore[arg-type]
-        table = self._table or self._loaded()
-        price = table.price(model, day)
+        price = self._loaded().price(model, day)
         self.known[key] = None if price is None else [
             price.input, price.output, price.cache_read, price.cache_write
         ]  # fmt: skip
@@ -58,15 +62,16 @@ class PriceMemo:
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             partial = self.path.with_suffix(f".{os.getpid()}.partial")
-            kept = {"binding": self.binding, "source": self.source, "known": self.known}
+            kept = {"binding": self.binding, "source": self._source, "known": self.known}
             partial.write_bytes(orjson.dumps(kept))
             os.replace(partial, self.path)
 
     def _loaded(self) -> PriceTable:
-        self._table = self._load()
-        if self.source and self.source != self._table.source:  # a new dataset: start again
-            self.known = {}
-        self.source = self._table.source
+        if self._table is None:
+            self._table = self._load()
+            if self._source and self._source != self._table.source:  # a new dataset
+                self.known = {}
+            self._source = self._table.source
         return self._table
 
 
@@ -90,3 +95,12 @@ def _file_stamp(path: Path) -> str:
     except OSError:
         return "none"
     return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def remembered_prices(own_file: Path) -> PriceMemo:
+    """The prices of the dataset and `own_file`, as the reports of the command line look them
+    up: through the memo in the state directory (save it when done)."""
+    from tracehouse.config import state_dir
+    from tracehouse.reports.pricing import load_prices
+
+    return PriceMemo(state_dir() / "prices.json", own_file, lambda: load_prices(own_file))

@@ -10,7 +10,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracehouse.errors import ConfigError
 
@@ -59,6 +59,18 @@ class Tokens:
             self.cache_write + other.cache_write,
             self.reasoning + other.reasoning,
         )
+
+
+class Prices(Protocol):
+    """What a report prices with: the table itself, or the memo of its answers
+    (`price_memo.PriceMemo`)."""
+
+    @property
+    def source(self) -> str: ...
+
+    def price(self, model: str | None, at: str | None = None) -> Price | None: ...
+
+    def cost(self, model: str | None, tokens: Tokens, at: str | None = None) -> float | None: ...
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Any
 from tracehouse.reports.blocks import blocks
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.limits import Limit, standings
+from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import usage
 from tracehouse.sinks.protocol import SessionStore
 
@@ -31,7 +32,7 @@ AGENTS = {"claude-code": "claude-code"}
 def status_line(
     store: SessionStore,
     payload: Mapping[str, Any],
-    prices: Any,
+    prices: Prices,
     *,
     provider: str = "claude-code",
     limits: Sequence[Limit] = (),

@@ -24,7 +24,7 @@ from typing import Any
 
 from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import SessionFilters, session_sql
-from tracehouse.reports.pricing import PriceTable, Tokens
+from tracehouse.reports.pricing import Prices, Tokens
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
@@ -105,7 +105,7 @@ def usage(
     store: SessionStore,
     period: str,
     filters: SessionFilters,
-    prices: PriceTable,
+    prices: Prices,
     *,
     breakdown: bool = False,
     utc: bool = False,

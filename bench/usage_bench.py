@@ -1,0 +1,101 @@
+"""Usage, blocks and the status line on a large ledger: how long each waits from process start.
+
+    uv run python bench/usage_bench.py [--copies 24] [--runs 15] [--fresh]
+
+Builds (or reuses) backfill_bench's replicated corpus of every source and its ledger (24
+copies: the 880 MB bench ledger), then runs each command --runs times in a process of its own,
+interleaved, and prints p50, p95 and the range of each beside two floors measured in the same
+runs: the interpreter alone (`python -c pass`) and `tracehouse --version` (the CLI's start).
+
+  statusline  `tracehouse statusline` fed a Claude Code session's JSON (the price memo warm
+              after its first run, as it is after a day's first message); target p95 ≤ 50 ms
+  usage       `tracehouse usage` (the daily report); target p95 ≤ 100 ms
+  blocks      `tracehouse usage blocks`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from backfill_bench import OUT, build_corpus, run_cli  # noqa: E402
+
+TRACEHOUSE = str(Path(sys.executable).with_name("tracehouse"))
+
+
+def ledger_of(corpus: Path, fresh: bool) -> Path:
+    ledger = OUT / "usage-ledger.db"
+    if fresh or not ledger.exists():
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{ledger}{suffix}").unlink(missing_ok=True)
+        wall, _peak, _report = run_cli(["sync", "backfill", "--config",
+                                        str(corpus / "sources.toml"), "--store", str(ledger),
+                                        "-q", "--json"])  # fmt: skip
+        print(f"ledger   built in {wall:.1f} s ({ledger.stat().st_size / 1e6:,.0f} MB)")
+    return ledger
+
+
+def timed(command: list[str], stdin: str = "", env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, input=stdin.encode(), stdout=subprocess.DEVNULL, check=True, env=env)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=24)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--fresh", action="store_true", help="rebuild the ledger")
+    parser.add_argument("--fixtures", type=Path,
+                        default=Path(os.environ.get("TRACEHOUSE_CORPUS", HERE.parent.parent
+                                                    / "shared" / "fixtures")))  # fmt: skip
+    args = parser.parse_args()
+    if args.copies < 1 or args.runs < 2:
+        raise SystemExit("--copies must be at least 1 and --runs at least 2")
+    ledger = ledger_of(build_corpus(args.fixtures, args.copies), args.fresh)
+    with sqlite3.connect(ledger) as conn:
+        (session,) = conn.execute(
+            "SELECT source_session_id FROM sessions WHERE source_provider = 'claude-code'"
+            " ORDER BY total_tokens DESC LIMIT 1"
+        ).fetchone()
+        (turns,) = conn.execute("SELECT count(*) FROM turns").fetchone()
+    print(f"ledger   {ledger.stat().st_size / 1e6:,.0f} MB, {turns:,} turns")
+    state = tempfile.mkdtemp()
+    env = {**os.environ, "XDG_STATE_HOME": state, "TRACEHOUSE_PROGRESS": "false"}
+    store = ["--store", str(ledger)]
+    payload = json.dumps({"session_id": session, "model": {"display_name": "Opus"}})
+    commands = {
+        "python": ([sys.executable, "-c", "pass"], ""),
+        "--version": ([TRACEHOUSE, "--version"], ""),
+        "statusline": ([TRACEHOUSE, "statusline", *store], payload),
+        "usage": ([TRACEHOUSE, "usage", *store], ""),
+        "blocks": ([TRACEHOUSE, "usage", "blocks", *store], ""),
+    }
+    for command, stdin in commands.values():  # warm: the page cache, the price memo
+        timed(command, stdin, env)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(args.runs):
+        for name, (command, stdin) in commands.items():
+            times[name].append(timed(command, stdin, env))
+    print(f"{args.runs} interleaved runs each, from process start to exit")
+    for name, seconds in times.items():
+        ordered = sorted(seconds)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        low, high = ordered[0] * 1000, ordered[-1] * 1000
+        print(f"  {name:<11} p50 {statistics.median(seconds) * 1000:6.0f} ms   p95"
+              f" {p95 * 1000:6.0f} ms   range {low:.0f}–{high:.0f} ms")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
