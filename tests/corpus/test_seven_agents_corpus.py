@@ -218,9 +218,12 @@ def test_aider(corpus: Path, tmp_path: Path) -> None:
         text = history.read_text(encoding="utf-8")
         for launch in re.split(r"^# aider chat started at .*$", text, flags=re.M)[1:]:
             rows = launch.split("\n")
-            # a block: lines of one kind in a row (a reply may hold blank lines)
-            kinds = ["prompt" if r.startswith("####") else "output" if r.startswith(">") else
-                     "reply" for r in rows]  # fmt: skip
+            # a block: lines of one kind in a row (a reply may hold blank lines); aider quotes
+            # its own output as "> text" (">" alone when blank), while a reply's edit ends with
+            # its own ">>>>>>> REPLACE"
+            quoted = [r.startswith("> ") or r.rstrip() == ">" for r in rows]
+            kinds = ["prompt" if r.startswith("####") else "output" if q else "reply"
+                     for r, q in zip(rows, quoted, strict=True)]  # fmt: skip
             runs: list[tuple[str, list[str]]] = []
             for kind, row in zip(kinds, rows, strict=True):
                 if runs and runs[-1][0] == kind:

@@ -96,3 +96,32 @@ def test_a_history_written_on_windows_reads_the_same(tmp_path) -> None:
         assert item.session["title"] == twin.session["title"]
         said, twin_said = rows["messages"].sort("seq"), twin_rows["messages"].sort("seq")
         assert said["content"].to_list() == twin_said["content"].to_list()
+
+
+RELEASED = DATA / "aider" / "released" / "0.86"
+
+
+def test_0_86_reasoning_is_thinking_and_the_banner_opens_no_turn_of_its_own() -> None:
+    """Aider 0.86 wraps a reasoning model's thoughts in `<thinking-content-HASH>` tags inside
+    the reply, and every launch prints a banner before the first prompt (issue #64: the tags
+    stayed in `content` with `thinking` NULL, and the banner was a turn of its own, so three
+    prompts made four turns). A reply's edit ends with `>>>>>>> REPLACE`: the reply's own line,
+    where aider quotes what it printed as `> text`."""
+    ((item, rows),) = sessions(aider, aider.discover([RELEASED])).values()
+    turns = rows["turns"].sort("seq")
+    assert turns.height == 3
+    replies = rows["messages"].filter(rows["messages"]["role"] == "assistant").sort("seq")
+    first, second = replies.to_dicts()
+    assert first["thinking"].startswith("The user asks about parse_rate.")
+    assert (
+        first["content"].startswith("`parse_rate` reads")
+        and "thinking-content" not in first["content"]
+    )
+    assert second["thinking"] is None and second["content"].startswith("rates.py")
+    # an edit's closing marker is the reply's own line, not aider's quoted output
+    assert second["content"].endswith(">>>>>>> REPLACE\n```")
+    banner = rows["messages"].filter(rows["messages"]["message_type"] == "host").sort("seq")
+    assert "Aider v0.86.2" in banner["content"][0]
+    assert banner["turn_id"][0] == turns["turn_id"][0]  # the first prompt's turn
+    assert item.session["tool_version"] == "0.86.2"
+    assert item.session["title"] == "What does parse_rate do?"

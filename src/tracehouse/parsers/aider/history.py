@@ -36,6 +36,7 @@ MODEL = re.compile(r"^(?:Main model|Model): (\S+) with ")
 VERSION = re.compile(r"^Aider v(\S+)")
 EDIT = re.compile(r"^Applied edit to (.+)$")
 COMMIT = re.compile(r"^Commit ([0-9a-f]{7,}) (.*)$")
+THINKING = re.compile(r"<thinking-content-([0-9a-f]+)>(.*?)</thinking-content-\1>\n?", re.S)
 LAYOUT = Layout(PROVIDER, (NAME, f"*/{NAME}", f"*/*/{NAME}"), per_project=True)
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
@@ -97,9 +98,10 @@ class _Session:
 
     def line(self, number: int, raw: str) -> None:
         text = raw[:-2] if raw.endswith("  ") else raw  # Markdown's hard breaks
-        kind = (
-            "prompt" if text.startswith("####") else "output" if text.startswith(">") else "reply"
-        )
+        # Aider quotes what it printed line by line: "> text", or ">" alone for a blank line. A
+        # reply's own lines may start with ">" too: its edits end with ">>>>>>> REPLACE".
+        quoted = text == ">" or text.startswith("> ")
+        kind = "prompt" if text.startswith("####") else "output" if quoted else "reply"
         body = text[5:] if kind == "prompt" else text[2:] if kind == "output" else text
         if self.block is None or self.block.kind != kind:
             self.flush()
@@ -117,7 +119,8 @@ class _Session:
             self.at = self._typed_at(body) or self.at
             self.talk.prompt(key, body, self.at, titled=not body.startswith("/"))
         elif block.kind == "reply" and body.strip():
-            self.talk.reply(key, body, self.at, model=self.fields.get("model"))
+            said, thinking = _thinking(body)
+            self.talk.reply(key, said, self.at, thinking=thinking, model=self.fields.get("model"))
         elif block.kind == "output":
             self._output(key, block)
 
@@ -163,6 +166,15 @@ class _Session:
                 del self.typed[: index + 1]
                 return at
         return None
+
+
+def _thinking(body: str) -> tuple[str | None, str | None]:
+    """A reply's text and the reasoning aider wrapped in `<thinking-content-HASH>` tags (0.86:
+    a reasoning model's thoughts, printed before its answer). Empty reasoning is none."""
+    found = [m.group(2).strip("\n") for m in THINKING.finditer(body)]
+    said = THINKING.sub("", body).strip("\n")
+    thought = "\n\n".join(t for t in found if t.strip())
+    return said or None, thought or None
 
 
 def _number(value: str, unit: str) -> int:

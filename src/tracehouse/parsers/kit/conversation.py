@@ -79,9 +79,12 @@ class Conversation:
         context: Mapping[str, Any] | None = None,
         titled: bool = True,
     ) -> str:
-        """A person's prompt (source id `key`): a new turn opens with it. `titled`: whether it
-        may name the session (a slash command or a resumed task's note may not)."""
-        self.open_turn(key, at)
+        """A person's prompt (source id `key`): a new turn opens with it, but for one that holds
+        only what the host showed before anything was said (a launch's banner): the prompt
+        joins it, so a session of three prompts has three turns. `titled`: whether it may name
+        the session (a slash command or a resumed task's note may not)."""
+        if self.turn is None or self.said:
+            self.open_turn(key, at)
         message_id = self.message("user", "user", key, text, at, metadata=metadata,
                                   context=context)  # fmt: skip
         assert self.turn is not None
