@@ -128,9 +128,13 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "source_tool_call_id": "The call's id in its source.",
         "tool_name": "Bash, Read, apply_patch, web_search, Task, …",
         "params": "The call's parameters, as a JSON object.",
-        "result": "What the tool returned, as text (cut past 1 MiB, with a marker).",
+        "result": (
+            "What the model was given back as the call's answer, as text, whatever its status:"
+            " for a failed call the error it was shown, the same text as `error` (cut past"
+            " 1 MiB, with a marker). NULL: no answer came (a call cut off by an aborted turn)."
+        ),
         "status": "pending, running, completed or failed.",
-        "error": "Why it failed, when it did.",
+        "error": "Why it failed, when it did; also in `result` when the model was shown it.",
         "spawned_session_id": "The subagent session it started (filled in when both are here).",
         "tool_number": "The producer's own number for the call (`toolNumber`), when it gives one.",
         "spawned_source_session_id": "`spawned_session_id` by the source's session id.",

@@ -182,7 +182,8 @@ class ConversationBuilder:
                 "seq": len(self.calls),
                 "tool_name": str(tool.get("name") or f"tool-{tool.get('tool')}"),
                 "params": _json_arg(tool.get("rawArgs")) or _json_arg(tool.get("params")),
-                "result": _text(tool.get("result"), self.max_field),
+                # a failed call's error is what the model was given back: its result too
+                "result": _text(tool.get("result") or error or None, self.max_field),
                 "status": status,
                 "error": _text(error, self.max_field) if error else None,
                 "started_at": at,

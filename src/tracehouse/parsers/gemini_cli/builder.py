@@ -171,7 +171,8 @@ class ConversationBuilder:
             if call is None:
                 continue
             output, error = function_response([part])
-            call["result"] = _text(output, self.max_field)
+            # an error is what the model was given back: the result too (`sinks/failed_calls.py`)
+            call["result"] = _text(output if output is not None else error, self.max_field)
             call["error"] = _text(error, self.max_field) if error else None
             call["status"] = "failed" if error else "completed"
             call["completed_at"] = call["started_at"]
@@ -203,7 +204,7 @@ class ConversationBuilder:
                 "seq": len(self.calls),
                 "tool_name": str(call.get("name") or "tool"),
                 "params": call.get("args") if call.get("args") not in (None, "") else None,
-                "result": _text(output if output is not None else display, self.max_field),
+                "result": _text(_answer(output, error, display), self.max_field),
                 "status": status,
                 "error": _text(error, self.max_field) if error else None,
                 "spawned_session_id": ids.session_id(PROVIDER, agent) if agent else None,
@@ -380,3 +381,9 @@ def _text(value: Any, limit: int) -> str | None:
 
 def _time(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _answer(*given: Any) -> Any:
+    """What the model was given back for a call: its output, else its error (then the result
+    too, `sinks/failed_calls.py`), else what the CLI displayed."""
+    return next((value for value in given if value is not None), None)

@@ -194,7 +194,11 @@ class Conversation:
             del self.pending[key]
         text = cap(output, self.max_field) if output else None
         row["status"] = "failed" if failed else "completed"
-        row["result" if not failed else "error"] = text
+        # `result` is what the tool gave back whatever its status; a failed call's is also why
+        # it failed (`sinks/failed_calls.py`)
+        row["result"] = text
+        if failed:
+            row["error"] = text
         row["completed_at"] = at or row["started_at"]
         if metadata:
             row["metadata"] = {**(row["metadata"] or {}), **metadata}

@@ -202,7 +202,12 @@ class SessionBuilder:
                 "seq": len(self.calls),
                 "tool_name": str(part.get("tool") or "tool"),
                 "params": state.get("input") if state.get("input") not in (None, "", {}) else None,
-                "result": _text(state.get("output"), self.max_field),
+                # a failed call's error is what the model was given back: its result too
+                # (`sinks/failed_calls.py`)
+                "result": _text(
+                    state.get("output") or (state.get("error") if status == "failed" else None),
+                    self.max_field,
+                ),
                 "status": status,
                 "error": _text(state.get("error"), self.max_field),
                 "spawned_session_id": ids.session_id(PROVIDER, child) if child else None,

@@ -79,11 +79,25 @@ def _prompt_titles(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     add_titles(lambda sql, args: conn.execute(sql, args).fetchall(), execute_many, "%s")
 
 
+def _failed_call_results(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    from tracehouse.sinks.failed_calls import fill_results
+    from tracehouse.sinks.postgres.search_words import vectors_again
+
+    def execute_many(sql: str, rows: list[tuple[Any, ...]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
+    keys = fill_results(lambda sql: conn.execute(sql).fetchall(), execute_many, "%s")
+    if keys:
+        vectors_again(conn, "tool_calls", "tool_call_id = ANY(%s)", [keys])
+
+
 PYTHON_STEPS: dict[int, Callable[[psycopg.Connection[tuple[Any, ...]]], None]] = {
     15: _segment_scripts,
     16: _unrecorded_tokens,
     18: _token_convention,
     19: _prompt_titles,
+    20: _failed_call_results,
 }
 
 

@@ -122,6 +122,29 @@ _STEP = 2000  # rows re-indexed per round trip by `segment_scripts`
 _KEYS = {"messages": "message_id", "tool_calls": "tool_call_id", "sessions": "session_id"}
 
 
+def vectors_again(
+    conn: psycopg.Connection[tuple[Any, ...]], table: str, where: str, params: list[Any]
+) -> int:
+    """The vectors of `table`'s rows matching `where` prepared again from their text, as the
+    writer prepares them (a migration changed the text); returns how many rows."""
+    vectors, key = VECTORS[table], _KEYS[table]
+    texts = sorted({n for v in vectors for n in v.sources})
+    names = [key, *texts, *(v.unless[0] for v in vectors if v.unless is not None)]
+    preparers = [(v.column, v.preparer(names)) for v in vectors]
+    sets = ", ".join(f"{column} = to_tsvector('simple', %s)" for column, _ in preparers)
+    changed = 0
+    # A server-side cursor, a step of rows at a time: the rows may not fit in memory.
+    with conn.cursor(name=f"th_vectors_{table}") as found, conn.cursor() as update:
+        found.execute(f"SELECT {', '.join(names)} FROM {table} WHERE {where}", params)
+        while rows := found.fetchmany(_STEP):
+            update.executemany(
+                f"UPDATE {table} SET {sets} WHERE {key} = %s",
+                [(*(prepare(row) for _, prepare in preparers), row[0]) for row in rows],
+            )
+            changed += len(rows)
+    return changed
+
+
 def segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
     """Migration 0015: the rows whose words were prepared before scripts without spaces were
     split into characters get their vectors again. Only rows holding such text change;
@@ -129,23 +152,7 @@ def segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
     changed = 0
     unspaced = postgres_class()
     for table, vectors in VECTORS.items():
-        key = _KEYS[table]
         texts = sorted({n for v in vectors for n in v.sources})
-        names = [key, *texts, *(v.unless[0] for v in vectors if v.unless is not None)]
-        preparers = [(v.column, v.preparer(names)) for v in vectors]
-        sets = ", ".join(f"{column} = to_tsvector('simple', %s)" for column, _ in preparers)
-        # A server-side cursor, a step of rows at a time: a ledger mostly in Chinese would
-        # otherwise come into memory whole.
-        with conn.cursor(name=f"th_segment_{table}") as found, conn.cursor() as update:
-            found.execute(
-                f"SELECT {', '.join(names)} FROM {table}"
-                f" WHERE {' OR '.join(f'{n}::text ~ %s' for n in texts)}",
-                [unspaced] * len(texts),
-            )
-            while rows := found.fetchmany(_STEP):
-                update.executemany(
-                    f"UPDATE {table} SET {sets} WHERE {key} = %s",
-                    [(*(prepare(row) for _, prepare in preparers), row[0]) for row in rows],
-                )
-                changed += len(rows)
+        where = " OR ".join(f"{n}::text ~ %s" for n in texts)
+        changed += vectors_again(conn, table, where, [unspaced] * len(texts))
     return changed

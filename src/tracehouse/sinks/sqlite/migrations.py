@@ -240,6 +240,20 @@ def m021_search_merges_by_steps(conn: sqlite3.Connection) -> None:
             conn.execute(sql)
 
 
+def m022_failed_call_results(conn: sqlite3.Connection) -> None:
+    # A failed call's output in `result` too (`sinks/failed_calls.py`), indexed again.
+    from tracehouse.sinks.failed_calls import WHERE, fill_results
+    from tracehouse.sinks.sqlite import search_index
+
+    try:  # the index's SQL function, on whatever connection migrates (a store's has it)
+        conn.execute(f"SELECT {search_index.SEGMENTED}('')")
+    except sqlite3.OperationalError:
+        search_index.register(conn)
+    search_index.before_update(conn, "tool_calls", WHERE)
+    fill_results(lambda sql: conn.execute(sql).fetchall(), conn.executemany, "?")
+    search_index.flush(conn)
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -294,6 +308,7 @@ STEPS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m019_token_convention", m019_token_convention),
     ("m020_prompt_titles", m020_prompt_titles),
     ("m021_search_merges_by_steps", m021_search_merges_by_steps),
+    ("m022_failed_call_results", m022_failed_call_results),
 ]
 
 

@@ -324,6 +324,14 @@ def before_replace(conn: sqlite3.Connection, table: str, key: str) -> None:
         _requeue(conn, index, f"{table} AS t", f"t.{index.key} = ?", (key,))
 
 
+def before_update(conn: sqlite3.Connection, table: str, where: str) -> None:
+    """Called before an UPDATE of `table`'s rows that match `where` (a migration's, which no
+    import fingerprints): they leave the index and wait for `flush()`."""
+    index = BY_TABLE.get(table)
+    if index is not None:
+        _requeue(conn, index, f"{table} AS t", where, ())
+
+
 def _requeue(
     conn: sqlite3.Connection, index: Index, source: str, where: str, params: tuple[Any, ...]
 ) -> None:
