@@ -67,7 +67,19 @@ def refused_unless_applied(ctx: Any, response: Any, case: Any) -> bool | None:
         results = response.json().get("results") or []
         if any(r["status"] == "failed" for r in results):
             return None
+    if _headers_replaced(case):
+        return None
     return negative_data_rejection(ctx, response, case)
+
+
+def _headers_replaced(case: Any) -> bool:
+    """A case whose generated headers are out of the document: the test sends its own token in
+    their place, so what reached the gateway is not what was generated (a query value that is a
+    valid string once serialized, beside it, was taken as the invalid part)."""
+    meta = getattr(case, "meta", None)
+    components = getattr(meta, "components", None) or {}
+    return any(getattr(location, "name", "") == "HEADER" and component.mode.is_negative
+               for location, component in components.items())  # fmt: skip
 
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,

@@ -22,13 +22,18 @@ from tracehouse.pipeline.turn_events import TurnEvent, TurnEvents, printer
 from tracehouse.sinks.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.slow
-NOW = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def _now() -> str:
+    """Now, when the test runs (not when the suite collected it: a watcher tells only turns
+    begun after it started, less a minute)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 LONG = "Please rename the retry helper everywhere and then run the whole test suite again " * 2
 
 
 def _record(kind: str, uuid: str, parent: str, message: dict) -> bytes:
     line = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "cwd": "/tmp/p",
-            "timestamp": NOW, "message": message}  # fmt: skip
+            "timestamp": _now(), "message": message}  # fmt: skip
     return orjson.dumps(line) + b"\n"
 
 
@@ -89,12 +94,13 @@ def _batch(started_at: str, completed_at: str | None) -> tuple[ImportBatch, Impo
 def test_old_turns_are_not_told_and_each_event_once() -> None:
     batch, response = _batch("2020-01-01T00:00:00.000Z", "2020-01-01T00:01:00.000Z")
     assert TurnEvents().of(batch, response) == []
-    batch, response = _batch(NOW, None)
+    now = _now()
+    batch, response = _batch(now, None)
     events = TurnEvents()
     first = events.of(batch, response)
     assert [e.kind for e in first] == ["started"] and first[0].source == "exec"
     assert events.of(batch, response) == []  # sent again: told already
-    done, response = _batch(NOW, NOW)
+    done, response = _batch(now, now)
     assert [e.kind for e in events.of(done, response)] == ["ended"]
 
 
@@ -104,7 +110,7 @@ def test_an_event_line_shows_no_terminal_codes() -> None:
 
 
 def test_a_failed_item_has_no_label_and_no_event() -> None:
-    batch, response = _batch(NOW, None)
+    batch, response = _batch(_now(), None)
     failed = ImportResponse(
         run_id=response.run_id,
         results=tuple(replace(r, status="failed") for r in response.results),

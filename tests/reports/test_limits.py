@@ -23,11 +23,9 @@ from tracehouse.reports.limits import Limit, parse_limits, period_start, standin
 from tracehouse.reports.usage import usage
 
 SONNET = "claude-sonnet-4-5-20250929"
-NOW = datetime.now(UTC)
-
-
 def _at(delta: timedelta) -> str:
-    return (NOW - delta).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    """A time `delta` before now, when the test runs."""
+    return (datetime.now(UTC) - delta).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 @pytest.fixture
@@ -99,8 +97,9 @@ def test_a_sync_that_crosses_a_limit_says_so(tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(DATA / "claude" / "home", home)
     for path in (home / ".claude").rglob("*.jsonl"):  # its turns today, so this month's
-        text = path.read_text().replace("2026-03-01T", NOW.strftime("%Y-%m-%dT"))
-        path.write_text(text.replace("2026-02-01T", NOW.strftime("%Y-%m-%dT")))
+        today = datetime.now(UTC).strftime("%Y-%m-%dT")
+        text = path.read_text().replace("2026-03-01T", today)
+        path.write_text(text.replace("2026-02-01T", today))
     command = ["sync", "backfill", "--config", str(config), "--home", str(home),
                "--store", str(tmp_path / "l.db")]  # fmt: skip
     first = CliRunner().invoke(app, command)
