@@ -121,6 +121,20 @@ def build_corpus(fixtures: Path, copies: int) -> Path:
     return build(fixtures, copies, OUT / "corpus")
 
 
+def bench_ledger(corpus: Path, name: str, fresh: bool) -> Path:
+    """For the other benches: a ledger of the whole corpus under bench/out, backfilled once
+    (again with `fresh`)."""
+    ledger = OUT / name
+    if fresh or not ledger.exists():
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{ledger}{suffix}").unlink(missing_ok=True)
+        wall, _peak, _report = run_cli(["sync", "backfill", "--config",
+                                        str(corpus / "sources.toml"), "--store", str(ledger),
+                                        "-q", "--json"])  # fmt: skip
+        print(f"ledger   built in {wall:.1f} s ({ledger.stat().st_size / 1e6:,.0f} MB)")
+    return ledger
+
+
 def run_cli(args: list[str]) -> tuple[float, tuple[int, int], dict[str, object]]:
     """For the other benches: one command's wall time, (peak PSS, largest RSS) and report."""
     run = Run(args)

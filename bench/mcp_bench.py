@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import anyio  # noqa: E402
-from backfill_bench import OUT, build_corpus, files_of, run_cli  # noqa: E402
+from backfill_bench import bench_ledger, build_corpus, files_of  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from search_bench import make_queries, percentile  # noqa: E402
@@ -50,15 +50,7 @@ PERIODS = ("daily", "weekly", "monthly", "session", "project", "model")
 
 
 def ledger_of(corpus: Path, fresh: bool) -> Path:
-    ledger = OUT / "mcp-ledger.db"
-    if fresh or not ledger.exists():
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{ledger}{suffix}").unlink(missing_ok=True)
-        wall, _peak, _report = run_cli(["sync", "backfill", "--config",
-                                        str(corpus / "sources.toml"), "--store", str(ledger),
-                                        "-q", "--json"])  # fmt: skip
-        print(f"ledger   built in {wall:.1f} s")
-    return ledger
+    return bench_ledger(corpus, "mcp-ledger.db", fresh)
 
 
 def server(store: str) -> StdioServerParameters:

@@ -29,21 +29,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from backfill_bench import OUT, build_corpus, run_cli  # noqa: E402
+from backfill_bench import bench_ledger, build_corpus  # noqa: E402
 
 TRACEHOUSE = str(Path(sys.executable).with_name("tracehouse"))
-
-
-def ledger_of(corpus: Path, fresh: bool) -> Path:
-    ledger = OUT / "usage-ledger.db"
-    if fresh or not ledger.exists():
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{ledger}{suffix}").unlink(missing_ok=True)
-        wall, _peak, _report = run_cli(["sync", "backfill", "--config",
-                                        str(corpus / "sources.toml"), "--store", str(ledger),
-                                        "-q", "--json"])  # fmt: skip
-        print(f"ledger   built in {wall:.1f} s ({ledger.stat().st_size / 1e6:,.0f} MB)")
-    return ledger
 
 
 def timed(command: list[str], stdin: str = "", env: dict[str, str] | None = None) -> float:
@@ -63,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.copies < 1 or args.runs < 2:
         raise SystemExit("--copies must be at least 1 and --runs at least 2")
-    ledger = ledger_of(build_corpus(args.fixtures, args.copies), args.fresh)
+    ledger = bench_ledger(build_corpus(args.fixtures, args.copies), "usage-ledger.db", args.fresh)
     with sqlite3.connect(ledger) as conn:
         (session,) = conn.execute(
             "SELECT source_session_id FROM sessions WHERE source_provider = 'claude-code'"
