@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracehouse.reports.filters import SessionFilters, session_sql
+from tracehouse.reports.filters import SessionFilters
 from tracehouse.reports.pricing import Prices, Tokens
-from tracehouse.reports.usage import UNKNOWN, tokens_of
+from tracehouse.reports.usage import MODEL, UNKNOWN, WHEN, tokens_of, turn_sql
 from tracehouse.sinks.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
@@ -121,15 +121,8 @@ def blocks(store: SessionStore, filters: SessionFilters, prices: Prices) -> list
 
 
 def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, Any]]:
-    model = "coalesce(t.model, s.model)"
-    when = "coalesce(t.started_at, s.created_at)"
-    where, params = session_sql(filters, times=False, model=model)
-    if filters.since:
-        where += f" AND {when} >= ?"
-        params.append(filters.since)
-    if filters.until:
-        where += f" AND {when} < ?"
-        params.append(filters.until)
+    model, when = MODEL, WHEN
+    where, params = turn_sql(filters)
     return store.query(
         f"SELECT {when} AS at, {model} AS model, s.source_provider,"
         " t.input_tokens, t.output_tokens, t.cached_input_tokens, t.cache_write_tokens,"

@@ -153,18 +153,29 @@ GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path")
            "machine": ("s.host",)}  # fmt: skip
 
 
+# A turn's model and time: its own, else its session's.
+MODEL = "coalesce(t.model, s.model)"
+WHEN = "coalesce(t.started_at, s.created_at)"
+
+
+def turn_sql(filters: SessionFilters) -> tuple[str, list[Any]]:
+    """The filters as SQL over turns `t` of sessions `s`: a turn counts in a time window when it
+    began in it (a session's window would take all its turns)."""
+    where, params = session_sql(filters, times=False, model=MODEL)
+    if filters.since:
+        where += f" AND {WHEN} >= ?"
+        params.append(filters.since)
+    if filters.until:
+        where += f" AND {WHEN} < ?"
+        params.append(filters.until)
+    return where, params
+
+
 def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable[dict[str, Any]]:
     """The turns' tokens summed per group; `at` is the group's first time (its quarter hour or
     its day is every member's)."""
-    model = "coalesce(t.model, s.model)"
-    when = "coalesce(t.started_at, s.created_at)"
-    where, params = session_sql(filters, times=False, model=model)
-    if filters.since:
-        where += f" AND {when} >= ?"
-        params.append(filters.since)
-    if filters.until:
-        where += f" AND {when} < ?"
-        params.append(filters.until)
+    model, when = MODEL, WHEN
+    where, params = turn_sql(filters)
     slot = (QUARTER_HOUR if period in ("daily", "weekly", "monthly") else DAY).format(at=when)
     extra = GROUPED.get(period, ())
     columns = "".join(f", {c}" for c in extra)
