@@ -313,3 +313,28 @@ def test_a_side_question_keeps_only_its_own_lines(tmp_path: Path):
     assert all(m["parent_message_id"] in own | {None} for m in side)
     assert side[0]["parent_message_id"] is None
     assert child.session["parent_source_session_id"] == "22222222-2222-4222-8222-222222222222"
+
+
+def test_new_envelope_fields_are_kept_and_the_prompt_keeps_its_timestamp(tmp_path) -> None:
+    """Claude Code 2.1.3xx writes `sentAtMs` and `rowSource` on a prompt's line (issue #64):
+    kept in the message's metadata as written; the turn starts at the line's `timestamp`."""
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    path = (
+        home / ".claude" / "projects" / "-tmp-demo" / "11111111-1111-4111-8111-111111111111.jsonl"
+    )
+    lines = []
+    for line in path.read_bytes().splitlines():
+        record = orjson.loads(line)
+        if record.get("uuid") == "u1":
+            record |= {"sentAtMs": 1772359199950, "rowSource": "prompt"}
+        lines.append(orjson.dumps(record))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    unit = next(u for u in claude_code.discover([home / ".claude"]) if u.path == path)
+    _item, frames, rejects = parse_all(claude_code, unit)
+    assert rejects == []
+    prompt = next(m for m in frames["messages"].to_dicts() if m["source_message_id"] == "u1")
+    assert orjson.loads(prompt["metadata"])["extra"] == {"sentAtMs": 1772359199950,
+                                                         "rowSource": "prompt"}  # fmt: skip
+    turn = next(t for t in frames["turns"].to_dicts() if t["seq"] == 0)
+    assert prompt["created_at"] == turn["started_at"] == "2026-03-01T10:00:00.000Z"
