@@ -99,3 +99,24 @@ def test_the_kept_prices_are_the_tables_and_a_new_price_file_empties_them(tmp_pa
     own.write_text('[models."no-such-model"]\ninput = 1.0\noutput = 2.0\n')
     changed = PriceMemo(tmp_path / "p.json", own, load)
     assert changed.known == {} and changed.cost("no-such-model", tokens, "2026-03-02") is not None
+
+
+def test_a_damaged_kept_price_is_asked_of_the_table_again(tmp_path: Path) -> None:
+    from tracehouse.reports.price_memo import PriceMemo
+    from tracehouse.reports.pricing import Tokens, load_prices
+
+    own, memo_file = tmp_path / "prices.toml", tmp_path / "p.json"
+    table = load_prices(own)
+    memo = PriceMemo(memo_file, own, lambda: load_prices(own))
+    tokens, model = Tokens(5_000, 300, 1_000, 0), "claude-sonnet-4-5-20250929"
+    expected = memo.cost(model, tokens, "2026-03-01")
+    memo.save()
+    kept = json.loads(memo_file.read_text())
+    kept["known"] = {key: ["not", "a", "price"] for key in kept["known"]}
+    memo_file.write_text(json.dumps(kept))
+    damaged = PriceMemo(memo_file, own, lambda: load_prices(own))
+    assert (
+        damaged.cost(model, tokens, "2026-03-01")
+        == expected
+        == table.cost(model, tokens, "2026-03-01")
+    )

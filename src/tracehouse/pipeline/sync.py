@@ -409,5 +409,5 @@ def run_tasks(
         response = commit(store.import_batch, ready, report)
         if ready.batch is not None:
             committed(ready.written, report, options.on_batch)
-        if response is not None and options.on_commit is not None:
-            options.on_commit(ready.batch, response)  # type: ignore[arg-type]
+            if response is not None and options.on_commit is not None:
+                options.on_commit(ready.batch, response)

@@ -4,8 +4,9 @@ price dataset each time: the status line, which Claude Code runs after every mes
 Loading the dataset and pricing a first model takes most of a second; the status line prices a
 handful of (model, day) pairs, the same ones all day. `PriceMemo` answers those from its file
 and loads the full table only for a pair it has not seen, then keeps the answer. The file is
-bound to the dataset's version and to the user's own price file (its size and time): either
-changing empties it. Like any cache it may be deleted at any time.
+bound to the dataset's files as installed and to the user's own price file (their sizes and
+times): either changing empties it. Like any cache it may be deleted or damaged at any time; a
+damaged entry is asked of the table again.
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ class PriceMemo:
         key = f"{(model or '').strip().lower()}|{day}"
         if key in self.known:
             found = self.known[key]
-            return None if found is None else Price(*found)  # type: ignore[arg-type]
+            if found is None:
+                return None
+            kept = _kept_price(found)
+            if kept is not None:
+                return kept
         price = self._loaded().price(model, day)
         self.known[key] = None if price is None else [
             price.input, price.output, price.cache_read, price.cache_write
@@ -73,6 +78,16 @@ class PriceMemo:
                 self.known = {}
             self._source = self._table.source
         return self._table
+
+
+def _kept_price(found: object) -> Price | None:
+    """A kept price, or None for a damaged entry (then asked of the table again)."""
+    if not isinstance(found, list) or len(found) != 4:
+        return None
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in found[:2])
+    optional = all(v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+                   for v in found[2:])  # fmt: skip
+    return Price(*found) if numbers and optional else None
 
 
 def _binding(own_file: Path) -> str:
