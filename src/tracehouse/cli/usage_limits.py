@@ -4,7 +4,7 @@ warning a sync prints when one is crossed."""
 from __future__ import annotations
 
 from tracehouse.cli.common import Context
-from tracehouse.reports.limits import Standing, standings
+from tracehouse.reports.limits import standings
 from tracehouse.reports.price_memo import remembered_prices
 from tracehouse.reports.pricing import Prices, own_prices_file
 from tracehouse.sinks.location import GATEWAY_SCHEMES
@@ -28,7 +28,7 @@ def show_limits(ctx: Context, prices: Prices) -> None:
                           ("", "left")):  # fmt: skip
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for s in found:
-        spent, cap = _amounts(s)
+        spent, cap = s.amounts()
         table.add_row(s.limit.scope, s.limit.per, s.since.strftime("%Y-%m-%d"), spent, cap,
                       f"{s.used:.0%}", "crossed" if s.crossed else "")  # fmt: skip
     ctx.out.print(table)
@@ -46,8 +46,3 @@ def warn_crossed(ctx: Context, ledger: SessionStore) -> None:
             ctx.err.print(f"tracehouse: limit crossed: {s.line()}")
     prices.save()
 
-
-def _amounts(s: Standing) -> tuple[str, str]:
-    if s.limit.cost is not None:
-        return f"${s.cost:,.2f}", f"${s.limit.cost:,.2f}"
-    return f"{s.tokens:,}", f"{s.limit.tokens:,} tokens"

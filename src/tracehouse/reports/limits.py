@@ -65,12 +65,14 @@ class Standing:
     def crossed(self) -> bool:
         return self.used >= 1.0
 
+    def amounts(self) -> tuple[str, str]:
+        """What was spent and the limit, as people read them."""
+        if self.limit.cost is not None:
+            return f"${self.cost:,.2f}", f"${self.limit.cost:,.2f}"
+        return f"{self.tokens:,}", f"{self.limit.tokens:,} tokens"
+
     def line(self) -> str:
-        spent, cap = (
-            (f"${self.cost:,.2f}", f"${self.limit.cost:,.2f}")
-            if self.limit.cost is not None
-            else (f"{self.tokens:,} tokens", f"{self.limit.tokens:,}")
-        )
+        spent, cap = self.amounts()
         return f"{self.limit.scope}: {spent} of {cap} this {self.limit.per} ({self.used:.0%})"
 
     def to_json(self) -> dict[str, Any]:
