@@ -30,7 +30,7 @@ import orjson
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 SCHEMA = "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)"
 

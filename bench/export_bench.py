@@ -32,8 +32,8 @@ sys.path.insert(0, str(HERE))
 from backfill_bench import OUT, build_corpus, run_cli  # noqa: E402
 
 from tracehouse.exports.parquet import EXPORTED  # noqa: E402
-from tracehouse.sinks import open_store  # noqa: E402
-from tracehouse.sinks.reads import session_detail  # noqa: E402
+from tracehouse.store import open_store  # noqa: E402
+from tracehouse.store.reads import session_detail  # noqa: E402
 
 MB = 2**20
 

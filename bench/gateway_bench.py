@@ -58,7 +58,7 @@ from gateway_load import load
 from postgres_bench import DEFAULT_DSN, schema
 
 from tracehouse.gateway.tokens import add_token
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 CLI = [sys.executable, "-m", "tracehouse.cli.app"]
 _DURATION = re.compile(rb'"POST /v1/sessions.import" 200 ([0-9.]+) ms')

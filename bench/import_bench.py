@@ -30,11 +30,11 @@ from tracehouse.model.contract import ImportBatch, ImportItem
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import CONTENT_TABLES, MESSAGES, SESSIONS, TOOL_CALLS, TURNS
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.sqlite import search_index
-from tracehouse.sinks.sqlite.connection import apply_pragmas
-from tracehouse.sinks.sqlite.migrations import create_table_sql
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.sqlite import search_index
+from tracehouse.store.sqlite.connection import apply_pragmas
+from tracehouse.store.sqlite.migrations import create_table_sql
+from tracehouse.store.sqlite.store import SqliteStore
 
 BATCH_SESSIONS = 200
 

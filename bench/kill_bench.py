@@ -48,7 +48,7 @@ sys.path.insert(0, str(HERE.parent))
 from backfill_bench import worker_counts  # noqa: E402
 
 from tracehouse.parsers.registry import PARSERS  # noqa: E402
-from tracehouse.sinks import open_store  # noqa: E402
+from tracehouse.store import open_store  # noqa: E402
 
 DSN = os.environ.get("TRACEHOUSE_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/test"
 TABLES = ("sessions", "turns", "messages", "tool_calls", "message_sources", "threads")
@@ -101,7 +101,7 @@ def _search_terms(store: Any) -> dict[str, list[tuple[Any, ...]]]:
     """Each SQLite search index as FTS5 counts it, whatever the rowids a run gave out: every
     term with the rows it is in and how often it occurs. A row indexed twice, missed, or indexed
     with text it no longer holds changes its terms' counts."""
-    from tracehouse.sinks.sqlite.search_index import INDEXES
+    from tracehouse.store.sqlite.search_index import INDEXES
 
     out = {}
     for index in INDEXES:

@@ -43,7 +43,7 @@ from search_bench import make_queries, percentile  # noqa: E402
 
 from tracehouse.mcp_server.reading import estimate_tokens  # noqa: E402
 from tracehouse.mcp_server.server import OneStore, local_dispatch  # noqa: E402
-from tracehouse.sinks import open_store  # noqa: E402
+from tracehouse.store import open_store  # noqa: E402
 
 Call = tuple[str, dict[str, Any]]
 PERIODS = ("daily", "weekly", "monthly", "session", "project", "model")
@@ -232,7 +232,7 @@ def main() -> None:
     measure_start(str(ledger), args.starts)
     measure_calls("sqlite", str(ledger), calls, args.passes)
     if args.pg:
-        from tracehouse.sinks.copy import copy_store
+        from tracehouse.store.copy import copy_store
 
         try:
             team = open_store(args.pg)

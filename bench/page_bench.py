@@ -32,8 +32,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from tests.gateway.server import Gateway, ledger_with_tokens
 from tracehouse.reports.filters import list_sessions
-from tracehouse.sinks import open_store
-from tracehouse.sinks.reads import find_session, session_detail
+from tracehouse.store import open_store
+from tracehouse.store.reads import find_session, session_detail
 
 SID = "b0b0b0b0-0000-4000-8000-000000000001"
 

@@ -34,7 +34,7 @@ import psutil
 import psycopg
 from backfill_bench import build_corpus, worker_counts
 
-from tracehouse.sinks.postgres.store import PostgresStore
+from tracehouse.store.postgres.store import PostgresStore
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 

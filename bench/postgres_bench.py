@@ -28,7 +28,7 @@ from import_bench import build_batches, print_figures, time_imports
 from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import ImportBatch
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS
-from tracehouse.sinks.postgres.store import PostgresStore
+from tracehouse.store.postgres.store import PostgresStore
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 _TYPE = {Kind.TEXT: "text", Kind.INT: "int8", Kind.BOOL: "bool", Kind.JSON: "json"}

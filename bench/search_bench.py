@@ -36,8 +36,8 @@ sys.path.insert(0, str(HERE))
 from backfill_bench import OUT, build_corpus, files_of, run_cli  # noqa: E402
 
 from tracehouse.search.hits import SearchFilters  # noqa: E402
-from tracehouse.sinks import open_store  # noqa: E402
-from tracehouse.sinks.sqlite.search_index import INDEXES, MARKS  # noqa: E402
+from tracehouse.store import open_store  # noqa: E402
+from tracehouse.store.sqlite.search_index import INDEXES, MARKS  # noqa: E402
 
 IDENT = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 PATH = re.compile(r"\b[\w.-]+/[\w.-]+\.(?:py|ts|js|md|json|toml|rs|go)\b")
@@ -240,7 +240,7 @@ def run_queries(ledger: Path, n: int, pg: str | None) -> None:
     store = open_store(ledger)
     measure_queries("sqlite", store, queries, target_ms=50)
     if pg:
-        from tracehouse.sinks.copy import copy_store
+        from tracehouse.store.copy import copy_store
 
         try:
             team = open_store(pg)

@@ -49,9 +49,9 @@ from tracehouse.pipeline import sync as sync_module  # noqa: E402
 from tracehouse.pipeline.ingest import Ready  # noqa: E402
 from tracehouse.pipeline.sources import sync_options  # noqa: E402
 from tracehouse.pipeline.workers import GROUP_BYTES  # noqa: E402
-from tracehouse.sinks.protocol import RunTotals  # noqa: E402
-from tracehouse.sinks.sqlite.binds import for_writer  # noqa: E402
-from tracehouse.sinks.sqlite.store import SqliteStore  # noqa: E402
+from tracehouse.store.protocol import RunTotals  # noqa: E402
+from tracehouse.store.sqlite.binds import for_writer  # noqa: E402
+from tracehouse.store.sqlite.store import SqliteStore  # noqa: E402
 
 
 def spool(corpus: Path, into: Path, scratch: Path) -> int:

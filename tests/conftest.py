@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.pg import KEPT_ENV, PgServer
-from tracehouse.sinks import SessionStore, open_store
+from tracehouse.store import SessionStore, open_store
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

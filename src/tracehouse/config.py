@@ -277,6 +277,6 @@ def load_settings(config: Path | None = None, env: Mapping[str, str] | None = No
         name = f"TRACEHOUSE_{f.name.upper()}"
         if env.get(name):
             values.update(_validate({f.name: env[name]}, f"environment variable {name}"))
-    # The store's kind, `~` in a path, and a bad value are settled by `sinks/location.py` when
+    # The store's kind, `~` in a path, and a bad value are settled by `store/location.py` when
     # the store is opened.
     return Settings(**values)

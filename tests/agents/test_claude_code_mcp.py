@@ -17,7 +17,7 @@ from conformance.servers.anthropic import Anthropic
 from conformance.servers.base import Answer, Call, Request, ScriptedModel
 from tests.agents.installed import claude_code, offline_env
 from tracehouse.cli.app import app
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 SEARCH = "mcp__tracehouse__search"
 PHRASE = "ZeroDivisionError"  # said in cc-11111111 of tests/data/claude/home

@@ -21,7 +21,7 @@ from tests.conftest import DATA
 from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 runner = CliRunner()
 NEXT = "one more question, please"

@@ -18,7 +18,7 @@ from tests.agents.installed import claude_code, codex, codex_home, offline_env
 from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 runner = CliRunner()
 HOME = "Aleksey0x-CursorSync"  # composers with tool calls, in Cursor's current storage

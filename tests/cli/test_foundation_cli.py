@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from tests.conftest import DATA
 from tests.store.factory import item, request
 from tracehouse.cli.app import app
-from tracehouse.sinks.sqlite.migrations import known_migrations
+from tracehouse.store.sqlite.migrations import known_migrations
 
 runner = CliRunner()
 

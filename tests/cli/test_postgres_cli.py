@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tests.pg import PasswordRefusingServer
 from tests.pipeline.helpers import make_home
 from tracehouse.cli.app import app
-from tracehouse.sinks.postgres.migrations import known_migrations
+from tracehouse.store.postgres.migrations import known_migrations
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from tracehouse.cli.app import app
 from tracehouse.errors import ConfigError
-from tracehouse.sinks.location import masked, parse_store
+from tracehouse.store.location import masked, parse_store
 
 runner = CliRunner()
 

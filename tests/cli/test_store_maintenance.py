@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from tests.pipeline.helpers import make_home
 from tracehouse.cli.app import app
-from tracehouse.sinks import open_store
-from tracehouse.sinks.copy import copy_store
-from tracehouse.sinks.sqlite.migrations import known_migrations
+from tracehouse.store import open_store
+from tracehouse.store.copy import copy_store
+from tracehouse.store.sqlite.migrations import known_migrations
 
 runner = CliRunner()
 LATEST = len(known_migrations())

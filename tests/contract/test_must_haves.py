@@ -18,7 +18,7 @@ from tests.store.factory import CONTENT, WHEN, snapshot
 from tracehouse.cli.app import app
 from tracehouse.model import ids
 from tracehouse.model.codec import decode_request
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 runner = CliRunner()
 DRAFT = json.loads((DATA / "draft_request.json").read_text())

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tracehouse.cli.app import app
 from tracehouse.model.tables import PROVIDERS
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 pytestmark = pytest.mark.corpus
 

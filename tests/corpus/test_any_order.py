@@ -19,7 +19,7 @@ from bench.corpus import build
 from tests.store.factory import WHEN
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, Targets, sync
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 TABLES = ("sessions", "turns", "messages", "tool_calls", "message_sources", "threads",

@@ -15,7 +15,7 @@ from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions, Unit
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus
 ACCOUNTED = {"row", "folded", "ignored", "source", "replayed"}

@@ -16,7 +16,7 @@ from tracehouse.parsers import codex
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.discover import rollout_unit
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus
 ACCOUNTED = {"row", "folded", "joined", "amended", "echo", "tokens", "mirrored", "replayed",

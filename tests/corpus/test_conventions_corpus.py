@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def test_every_turn_and_session_follows_the_token_convention(all_homes_ledger: Path) -> None:

@@ -17,7 +17,7 @@ from tests.pipeline.helpers import tree_state
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus
 

@@ -16,7 +16,7 @@ from tracehouse.exports.documents import DocumentOptions, export_documents
 from tracehouse.pipeline.requests import apply_item_lines
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.reports.filters import SessionFilters
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus
 

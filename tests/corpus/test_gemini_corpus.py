@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 pytestmark = pytest.mark.corpus
 

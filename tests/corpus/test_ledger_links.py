@@ -12,7 +12,7 @@ import pytest
 
 from tests.pipeline.helpers import snapshot
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus
 BATCH_SIZES = (256 << 10, 1 << 20, 8 << 20)

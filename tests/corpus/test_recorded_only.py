@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tracehouse.cli.app import app
 from tracehouse.model.tables import TOKEN_COLUMNS
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def test_no_count_or_time_is_made_up(all_homes_ledger: Path) -> None:

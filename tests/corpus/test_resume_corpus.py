@@ -17,7 +17,7 @@ from tests.resume.shapes import lacking, said
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.resume.plan import carry_out, plan
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 runner = CliRunner()
 

@@ -15,8 +15,8 @@ from tracehouse.exports.documents import DocumentOptions, export_documents
 from tracehouse.pipeline.requests import apply_request_lines
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.reports.filters import SessionFilters
-from tracehouse.sinks import open_store
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
 
 pytestmark = pytest.mark.corpus
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 pytestmark = pytest.mark.corpus
 

@@ -11,9 +11,9 @@ import pytest
 from tests.pipeline.helpers import snapshot as ledger_snapshot
 from tests.store.factory import CONTENT, snapshot
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks import open_store
-from tracehouse.sinks.copy import copy_store
-from tracehouse.sinks.protocol import BOOKKEEPING
+from tracehouse.store import open_store
+from tracehouse.store.copy import copy_store
+from tracehouse.store.protocol import BOOKKEEPING
 
 pytestmark = pytest.mark.corpus
 

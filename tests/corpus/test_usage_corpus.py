@@ -16,7 +16,7 @@ from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.pricing import load_prices
 from tracehouse.reports.usage import usage
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 @pytest.fixture(scope="module")

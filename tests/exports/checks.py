@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from markdown_it import MarkdownIt
 
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 # Rows as they say things, not as a store stamped them: fingerprints are recomputed on import
 # (a call the store linked to its subagent keeps the fingerprint its parser gave it).

@@ -17,7 +17,7 @@ from tracehouse.exports.documents import DocumentOptions, export_documents
 from tracehouse.pipeline.requests import apply_item_lines
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.reports.filters import SessionFilters, build_session_filters
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 HOSTILE = (
     "# Not a heading of the log\n\nSetext title\n===\n\n```python\nprint(1)\n```\n\n"

@@ -16,7 +16,7 @@ from tests.store.factory import batch, item
 from tracehouse.exports.documents import DocumentOptions, export_documents
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.reports.filters import SessionFilters
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = needs_chromium
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from tracehouse.gateway.tokens import add_token
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 
 def free_port() -> int:

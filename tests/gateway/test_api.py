@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import DATA
 from tracehouse.gateway.app import GatewayConfig, create_app
 from tracehouse.gateway.tokens import add_token, list_tokens, revoke_token
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 
 @pytest.fixture

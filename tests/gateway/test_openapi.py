@@ -25,7 +25,7 @@ from schemathesis.generation import GenerationMode
 from tests.conftest import DATA
 from tracehouse.gateway.app import GatewayConfig, create_app
 from tracehouse.gateway.tokens import add_token
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 
 def serve_for_tests() -> tuple[Any, dict[str, str]]:

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from tests.gateway.server import ledger_address, ledger_with_tokens
 from tests.gateway.test_api import draft
 from tracehouse.gateway.app import GatewayConfig, create_app
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 MACHINES = ("alice-laptop", "bob-laptop")
 

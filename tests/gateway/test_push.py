@@ -14,7 +14,7 @@ from tests.gateway.server import Gateway, make_token, push
 from tracehouse.config import load_settings
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.redaction import redactor_for
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 pytestmark = pytest.mark.corpus
 HOMES = ("iansherr-claude-code-log", "a331468564-claude-codex-chat-archives")

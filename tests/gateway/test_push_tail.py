@@ -19,7 +19,7 @@ from tracehouse.errors import RequestError
 from tracehouse.model import push_wire
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.redaction import redactor_for
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

@@ -130,7 +130,7 @@ def test_a_value_nested_too_deep_in_the_resume_state_is_a_reject_not_a_crash(tmp
     wrote the state, and the sync stopped with a traceback. Now the line is a reject and the
     rest is imported."""
     from tests.pipeline.helpers import backfill
-    from tracehouse.sinks.sqlite.store import SqliteStore
+    from tracehouse.store.sqlite.store import SqliteStore
 
     # A subagent's warm-up: one assistant line, its message left open for lines to come.
     line = {"sessionId": "deep-1", "cwd": "/tmp/deep", "version": "2.1.114", "isSidechain": True,
@@ -158,7 +158,7 @@ def test_a_number_where_text_belongs_is_kept_as_text(tmp_path) -> None:  # type:
     went into a text column as a value no store can hold, and the sync stopped with an
     OverflowError. Text columns take a record's value as its text."""
     from tests.pipeline.helpers import backfill
-    from tracehouse.sinks.sqlite.store import SqliteStore
+    from tracehouse.store.sqlite.store import SqliteStore
 
     base = {"sessionId": "num-1", "cwd": "/tmp/num", "version": "2.1.30", "isSidechain": False}
     said = {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5"}

@@ -125,7 +125,7 @@ def test_a_directory_that_cannot_be_listed_is_named_and_its_files_not_flagged_mi
     home = tmp_path / "home"
     shutil.copytree(CLAUDE_HOME, home)
     project = str(home / ".claude" / "projects" / "-tmp-demo")
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     backfill(home, tmp_path / "ledger.db", "claude-code")
     real = os.scandir

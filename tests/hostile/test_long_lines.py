@@ -14,7 +14,7 @@ from tests.hostile.test_hostile_input import CLAUDE_HOME
 from tracehouse.parsers.jsonl import TAIL, read_chunk
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 LIMIT = 64 * 1024
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -88,7 +88,7 @@ def _push(
     errors: list[BaseException],
 ) -> None:
     """One writer: its units one by one, each started with every other writer's."""
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     store = open_store(dsn)
     try:
@@ -111,7 +111,7 @@ def test_parents_and_children_pushed_at_once_still_link(pg_schemas, tmp_path):
     import threading
 
     from tracehouse.parsers.registry import PARSERS
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     roots = {
         "claude-code": [DATA / "claude" / "home" / ".claude"],

@@ -31,7 +31,7 @@ from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.redaction.detect import Detector
 from tracehouse.redaction.redactor import Redactor
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 # What a trial mutates: every source of the registry (a source added later is fuzzed too), at
 # its default places under a home; the files that hold its records, by name.

@@ -10,7 +10,7 @@ import pytest
 from tests.data_ledger import backfill
 from tests.gateway.server import Gateway, make_token
 from tests.pg import PgServer
-from tracehouse.sinks import SessionStore, open_store
+from tracehouse.store import SessionStore, open_store
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

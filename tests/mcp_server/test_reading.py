@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tracehouse.errors import TracehouseError
 from tracehouse.mcp_server.reading import estimate_tokens, fit, read_session
-from tracehouse.sinks import SessionStore
+from tracehouse.store import SessionStore
 
 PAGING = settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

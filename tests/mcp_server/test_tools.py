@@ -10,7 +10,7 @@ import pytest
 from tracehouse.errors import TracehouseError
 from tracehouse.mcp_server import tools
 from tracehouse.reports.pricing import load_prices
-from tracehouse.sinks import SessionStore
+from tracehouse.store import SessionStore
 
 
 def test_a_search_hit_opens_the_session_at_the_hit(ledger: SessionStore) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from tests.conftest import DATA
 from tests.store.factory import WHEN
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 HOME = DATA / "claude" / "home"
 MAIN = "11111111-1111-4111-8111-111111111111"

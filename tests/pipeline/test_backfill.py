@@ -243,7 +243,7 @@ def test_workers_reopen_a_postgresql_ledger_by_its_dsn_password_and_all(
     store again from its address: the DSN as given, not the masked one (the test server
     trusts any password, so the address handed over is checked here)."""
     from tracehouse.pipeline import workers as workers_module
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     dsn = pg_schemas()
     if "postgres@" not in dsn:
@@ -265,7 +265,7 @@ def test_workers_reopen_a_postgresql_ledger_by_its_dsn_password_and_all(
 
 def test_context_messages_leave_out_host_notices(tmp_path, make_store):
     from tracehouse.model import ids
-    from tracehouse.sinks.reads import context_messages
+    from tracehouse.store.reads import context_messages
 
     store = make_store()
     backfill(store, make_home(tmp_path))
@@ -284,7 +284,7 @@ def test_a_stop_mid_group_commits_what_is_written_and_a_rerun_reads_the_rest(tmp
     commits the batches in hand, not the rest of a group, and the next run reads the rest."""
     import itertools
 
-    from tracehouse.sinks.sqlite.store import SqliteStore
+    from tracehouse.store.sqlite.store import SqliteStore
 
     home = make_home(tmp_path, copies=4)
     store = SqliteStore(tmp_path / "stopped.db")

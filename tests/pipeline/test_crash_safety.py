@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.pipeline.helpers import backfill, make_home, snapshot
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.slow
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -61,7 +61,7 @@ def test_killed_between_batches_then_rerun_equals_a_clean_run(tmp_path, kill_aft
         import os, signal
         from pathlib import Path
         from tracehouse.pipeline.sync import SyncOptions, sync
-        from tracehouse.sinks.sqlite.store import SqliteStore
+        from tracehouse.store.sqlite.store import SqliteStore
 
         def hook(n):
             if n == {kill_after}:

@@ -20,7 +20,7 @@ from tests.conftest import REPO
 from tests.pipeline.helpers import backfill, main_file, make_home, snapshot
 from tracehouse.pipeline.live import LiveOptions, LiveStatus, run_live
 from tracehouse.pipeline.sync import SyncOptions
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.slow
 WAIT = 10.0
@@ -319,7 +319,7 @@ def test_a_locked_store_loses_nothing(tmp_path):
 
 def test_live_into_postgresql(tmp_path, pg_schemas):
     """The watcher a teammate runs: appended lines reach the shared ledger."""
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     dsn, home = pg_schemas(), make_home(tmp_path)
     store, reader = open_store(dsn), open_store(dsn)

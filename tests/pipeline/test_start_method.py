@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.pipeline.helpers import backfill, make_home, snapshot
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="fork is chosen only on Linux")

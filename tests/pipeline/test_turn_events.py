@@ -19,7 +19,7 @@ from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.pipeline.live import LiveOptions, run_live
 from tracehouse.pipeline.sync import SyncOptions
 from tracehouse.pipeline.turn_events import TurnEvent, TurnEvents, printer
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from tracehouse.pipeline import sync as sync_module
 from tracehouse.pipeline import workers
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, plan
 from tracehouse.pipeline.workers import TaskBoard
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 CONTEXT = multiprocessing.get_context("spawn")
 

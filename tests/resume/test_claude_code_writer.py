@@ -19,7 +19,7 @@ from tests.resume.shapes import lacking, said, shape
 from tracehouse.cli.app import app
 from tracehouse.resume.claude_code import as_claude
 from tracehouse.resume.conversation import conversation
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 runner = CliRunner()
 SESSION = "11111111-1111-4111-8111-111111111111"  # cc-11111111: a subagent, calls, notices

@@ -17,7 +17,7 @@ from tests.conftest import DATA
 from tests.resume.shapes import lacking, said, shape
 from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 runner = CliRunner()
 TOTALS = ("SELECT total_tokens, input_tokens, cached_input_tokens, output_tokens, turn_count,"

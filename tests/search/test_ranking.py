@@ -18,7 +18,7 @@ from tracehouse.search import postgres
 from tracehouse.search.hits import MARK, Hit, SearchFilters
 from tracehouse.search.query import parse
 from tracehouse.search.snippets import snippet
-from tracehouse.sinks import SessionStore, open_store
+from tracehouse.store import SessionStore, open_store
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

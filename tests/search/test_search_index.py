@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.store.factory import batch, item
 from tracehouse.search.hits import SearchFilters
-from tracehouse.sinks.sqlite import search_index
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite import search_index
+from tracehouse.store.sqlite.store import SqliteStore
 
 WORDS = ("alpha", "bravo", "charlie", "delta")
 

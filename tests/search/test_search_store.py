@@ -16,9 +16,9 @@ from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.search.hits import MARK, SearchFilters
 from tracehouse.search.options import build_filters
 from tracehouse.search.query import matches, parse
-from tracehouse.sinks import open_store
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.sqlite import search_index
+from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.sqlite import search_index
 
 QUERIES = [
     "app.py",  # a path: the phrase of its words

@@ -191,7 +191,7 @@ def written_bytes(store: str | Path) -> bytes:
     if not store.startswith("postgresql"):
         return b"".join(p.read_bytes() for p in Path(store).parent.glob(Path(store).name + "*"))
     from tracehouse.model.tables import ALL_TABLES
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     ledger = open_store(store)
     try:

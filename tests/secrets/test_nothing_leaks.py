@@ -51,7 +51,7 @@ def store_at(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
 def reaching(store: str, planted: list[Planted]) -> dict[str, int]:
     """Per provider, the planted secrets its stored sessions hold (how many reached the ledger)."""
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     ledger = open_store(store)
     try:

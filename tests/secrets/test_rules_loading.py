@@ -19,7 +19,7 @@ from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.redaction import detect
 from tracehouse.redaction.detect import Detector
 from tracehouse.redaction.redactor import Redactor
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def _loading_threads() -> list[threading.Thread]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.security.team import UUID_A, push, read, session_item
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 EARLY = 1577836800000  # 2020-01-01: "mine came first"
 

@@ -106,7 +106,7 @@ def test_the_web_page_and_mcp_show_control_characters_escaped(team: Any) -> None
 
     class Ledger:
         async def run(self, work: Any) -> Any:
-            from tracehouse.sinks import open_store
+            from tracehouse.store import open_store
 
             store = open_store(team.address)
             try:
@@ -127,7 +127,7 @@ def test_the_web_page_and_mcp_show_control_characters_escaped(team: Any) -> None
 
 def test_an_old_label_with_a_slash_is_reachable_at_its_url(team: Any) -> None:
     label = _evil_ledger(team)
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     store = open_store(team.address)
     try:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tracehouse.model.tables import CONTENT_TABLES
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 TABLES = {t.name: t for t in CONTENT_TABLES.values()}
 

@@ -271,7 +271,7 @@ def test_a_rewritten_file_is_parsed_again_from_the_start(tmp_path):
 
 
 def test_lone_surrogates_and_invalid_utf8_are_kept_not_rejected(tmp_path):
-    from tracehouse.sinks.sqlite.store import SqliteStore
+    from tracehouse.store.sqlite.store import SqliteStore
 
     path = _copy(tmp_path)
     with path.open("ab") as f:

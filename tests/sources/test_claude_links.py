@@ -18,7 +18,7 @@ from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 HOME = DATA / "claude" / "mirror-home"
 PARENT = "cccccccc-0000-4000-8000-000000000003"

@@ -13,7 +13,7 @@ from tests.pipeline.helpers import backfill, snapshot
 from tests.sources.contract import parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import claude_code
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 HOME = DATA / "claude" / "resume-home"
 A = "aaaaaaaa-0000-4000-8000-000000000001"

@@ -16,7 +16,7 @@ from tracehouse.model import ids
 from tracehouse.parsers import codex
 from tracehouse.parsers.base import Unit
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 HOME = DATA / "codex" / "home" / ".codex"
 G0 = "00000000-0000-4000-8000-000000000000"

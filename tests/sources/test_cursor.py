@@ -16,7 +16,7 @@ from tracehouse.model import ids
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions, Unit
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 @pytest.fixture(scope="module")

@@ -219,7 +219,7 @@ def test_no_time_or_token_is_made_up(units, home, tmp_path) -> None:
     from typer.testing import CliRunner
 
     from tracehouse.cli.app import app
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     found = sessions(units)
     item, _ = found[A]

@@ -175,7 +175,7 @@ def test_any_run_removes_the_copies_a_killed_run_left(tmp_path, monkeypatch):
     import sys
 
     from tracehouse.pipeline.sync import SyncOptions, sync
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     monkeypatch.setattr(tempfile, "tempdir", None)

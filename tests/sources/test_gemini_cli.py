@@ -19,7 +19,7 @@ from tracehouse.model.tables import MESSAGES
 from tracehouse.parsers import gemini_cli
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 from tracehouse.state.watermark import Action
 
 HOME = DATA / "gemini" / "home"

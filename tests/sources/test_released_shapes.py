@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import DATA
 from tracehouse.cli.app import app
-from tracehouse.sinks import open_store
+from tracehouse.store import open_store
 
 PROMPTS = ["Run the shell step and tell me what it printed.", "Write the notes file.",
            "Read the notes file back to me."]  # fmt: skip

@@ -1,4 +1,4 @@
-"""How values reach SQLite's writer (`sinks.sqlite.binds`): a ledger's connection binds None and
+"""How values reach SQLite's writer (`store.sqlite.binds`): a ledger's connection binds None and
 bytes without the adapter lookup, and what is stored is what it was: a None is NULL, and a large
 text a parser sent as its UTF-8 bytes is TEXT, equal to the text, found by search. (The index
 builders' rows: `test_index_builders`, term for term against the writer's own index.)"""
@@ -15,8 +15,8 @@ from pathlib import Path
 from tests.store.factory import batch, item
 from tracehouse.model.tables import MESSAGES, TOOL_CALLS
 from tracehouse.search.hits import SearchFilters
-from tracehouse.sinks.sqlite.binds import as_utf8, for_writer
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.binds import as_utf8, for_writer
+from tracehouse.store.sqlite.store import SqliteStore
 
 NONE_KEY = (type(None), sqlite3.PrepareProtocol)
 
@@ -26,7 +26,7 @@ def test_opening_a_ledger_registers_the_adapters(tmp_path: Path):
     script = textwrap.dedent(
         f"""
         import sqlite3
-        from tracehouse.sinks.sqlite.store import SqliteStore
+        from tracehouse.store.sqlite.store import SqliteStore
         keys = [(t, sqlite3.PrepareProtocol) for t in (type(None), bytes)]
         assert not any(k in sqlite3.adapters for k in keys)
         SqliteStore({str(tmp_path / "ledger.db")!r}).close()

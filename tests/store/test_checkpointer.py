@@ -1,4 +1,4 @@
-"""Checkpoints beside the writer (`sinks/sqlite/checkpointer.py`): once a group import has run
+"""Checkpoints beside the writer (`store/sqlite/checkpointer.py`): once a group import has run
 on a ledger that holds sessions, each commit is copied from the WAL into the ledger by a thread
 of its own, never by the commit. An empty ledger is loaded with a rollback journal instead
 (`test_first_load.py`)."""
@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from tests.store.factory import batch, item
-from tracehouse.sinks.sqlite import connection
-from tracehouse.sinks.sqlite import store as sqlite_store
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite import connection
+from tracehouse.store.sqlite import store as sqlite_store
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def _group(store: SqliteStore, first: int, count: int) -> None:

@@ -67,7 +67,7 @@ def test_changed_fingerprint_upserts_only_changed_rows(store):
 
 
 def test_unchanged_rows_are_not_rewritten_sqlite_trigger(tmp_path):
-    from tracehouse.sinks.sqlite.store import SqliteStore
+    from tracehouse.store.sqlite.store import SqliteStore
 
     store = SqliteStore(tmp_path / "l.db")
     store.import_batch(batch([item("a", 6)]))

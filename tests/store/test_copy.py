@@ -9,9 +9,9 @@ import pytest
 
 from tests.store.factory import CONTENT, batch, item, snapshot
 from tracehouse.model.contract import Reject, WatermarkUpdate
-from tracehouse.sinks import open_store
-from tracehouse.sinks.copy import copy_store
-from tracehouse.sinks.protocol import BOOKKEEPING
+from tracehouse.store import open_store
+from tracehouse.store.copy import copy_store
+from tracehouse.store.protocol import BOOKKEEPING
 
 EVERYTHING = (*CONTENT, *BOOKKEEPING)
 

@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 from tests.browser import CHROMIUM, NO_CHROMIUM, chromium
 from tests.conftest import DATA
 from tracehouse.cli.app import app
-from tracehouse.sinks import open_store
-from tracehouse.sinks.sqlite.datasette import HIDDEN
+from tracehouse.store import open_store
+from tracehouse.store.sqlite.datasette import HIDDEN
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.store.factory import batch, item
-from tracehouse.sinks import open_store
-from tracehouse.sinks.failed_calls import OUTPUT_IN_ERROR
-from tracehouse.sinks.verify import verify_store
+from tracehouse.store import open_store
+from tracehouse.store.failed_calls import OUTPUT_IN_ERROR
+from tracehouse.store.verify import verify_store
 
 WORD = "xyzzyfailure"
 

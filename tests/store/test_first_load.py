@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 
 from tests.store.factory import batch, item
-from tracehouse.sinks.protocol import RunTotals
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.protocol import RunTotals
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def _journal(store: SqliteStore) -> str:
@@ -94,7 +94,7 @@ def test_a_first_load_killed_midway_rolls_back_to_its_last_commit(tmp_path: Path
         import os
         from pathlib import Path
         from tests.store.factory import batch, item
-        from tracehouse.sinks.sqlite.store import SqliteStore
+        from tracehouse.store.sqlite.store import SqliteStore
 
         store = SqliteStore(Path({str(path)!r}))
         with store.import_group() as write:

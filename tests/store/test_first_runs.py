@@ -13,7 +13,7 @@ import pytest
 
 OPEN = (
     "import sys\n"
-    "from tracehouse.sinks import open_store\n"
+    "from tracehouse.store import open_store\n"
     "store = open_store(sys.argv[1])\n"
     "print(store.schema_version)\n"
     "store.close()\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.store.factory import batch, item
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def test_a_group_commits_its_batches_together_and_indexes_them(tmp_path):

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from tests.store.factory import batch, item
 from tracehouse.model.contract import ImportBatch
 from tracehouse.search.hits import SearchFilters
-from tracehouse.sinks.protocol import RunTotals
-from tracehouse.sinks.sqlite import index_builders, search_index
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.protocol import RunTotals
+from tracehouse.store.sqlite import index_builders, search_index
+from tracehouse.store.sqlite.store import SqliteStore
 
 WORDS = ("alpha", "bravo", "charlie", "delta", "聊天记录")
 SIDS = ("s1", "s2", "s3")
@@ -222,7 +222,7 @@ KILLED = textwrap.dedent(
     import os, signal, sys
     from tests.store.test_index_builders import session
     from tests.store.factory import batch
-    from tracehouse.sinks.sqlite.store import SqliteStore
+    from tracehouse.store.sqlite.store import SqliteStore
 
     store = SqliteStore(sys.argv[1])
     store.start_run("run", "backfill")

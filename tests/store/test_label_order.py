@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.store.factory import T0, batch, item
 from tracehouse.model import ids
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 # Colliding short labels at several depths: cc-abcdef12 for all, cc-abcdef1211/…22 apart, and
 # two that only part at the 12th character; one producer label in the same group.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.store.factory import T0, batch, item
-from tracehouse.sinks.reads import SessionNotFound, find_session
+from tracehouse.store.reads import SessionNotFound, find_session
 
 
 def test_last_is_the_most_recent_session_and_last_n_the_ones_before(store) -> None:  # type: ignore[no-untyped-def]

@@ -12,10 +12,10 @@ import pytest
 from tests.store.factory import T0, batch, item
 from tracehouse.model import ids
 from tracehouse.model.tables import ALL_TABLES
-from tracehouse.sinks.deletion import HasSubagents, delete_sessions, restore_sessions
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import session_history
-from tracehouse.sinks.verify import verify_store
+from tracehouse.store.deletion import HasSubagents, delete_sessions, restore_sessions
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import session_history
+from tracehouse.store.verify import verify_store
 
 PARENT, CHILD = "parent-1", "parent-1:agent-x"
 BYSTANDER = ids.session_label("claude-code", "bystander")
@@ -115,7 +115,7 @@ def test_history_keeps_every_change_and_only_changes(make_store) -> None:  # typ
 
 
 def test_colliding_labels_are_lengthened_and_the_old_one_keeps_resolving(make_store) -> None:  # type: ignore[no-untyped-def]
-    from tracehouse.sinks.reads import find_session
+    from tracehouse.store.reads import find_session
 
     store = make_store()
     first, second = "abcdef12-1111-4000-8000-000000000001", "abcdef12-2222-4000-8000-000000000002"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tracehouse.sinks.sqlite import migrations
-from tracehouse.sinks.sqlite.migrations import applied, known_migrations, upgrade
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite import migrations
+from tracehouse.store.sqlite.migrations import applied, known_migrations, upgrade
+from tracehouse.store.sqlite.store import SqliteStore
 
 BEFORE = Path(__file__).parent.parent / "data" / "ledgers" / "before-token-convention.sql"
 

@@ -16,13 +16,13 @@ from tests.store.factory import CONTENT, WHEN, batch, item, snapshot
 from tracehouse.errors import StoreError
 from tracehouse.model.columns import Kind
 from tracehouse.model.tables import ALL_TABLES
-from tracehouse.sinks import open_store
-from tracehouse.sinks.location import masked
-from tracehouse.sinks.postgres.connect import scrub
-from tracehouse.sinks.postgres.search_words import VECTORS
-from tracehouse.sinks.postgres.store import PostgresStore
-from tracehouse.sinks.postgres.tx import placeholders
-from tracehouse.sinks.protocol import RunTotals
+from tracehouse.store import open_store
+from tracehouse.store.location import masked
+from tracehouse.store.postgres.connect import scrub
+from tracehouse.store.postgres.search_words import VECTORS
+from tracehouse.store.postgres.store import PostgresStore
+from tracehouse.store.postgres.tx import placeholders
+from tracehouse.store.protocol import RunTotals
 
 PG_TYPE = {Kind.TEXT: "text", Kind.INT: "bigint", Kind.BOOL: "boolean", Kind.JSON: "json"}
 

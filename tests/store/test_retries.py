@@ -17,8 +17,8 @@ from tracehouse import retrying
 from tracehouse.cli.app import app
 from tracehouse.errors import StoreLockedError
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite import store as sqlite_store
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite import store as sqlite_store
+from tracehouse.store.sqlite.store import SqliteStore
 
 QUICK = retrying.Backoff(attempts=4, first=0.001, most=0.01)
 
@@ -119,8 +119,8 @@ def test_a_postgresql_conflict_is_retried_and_its_reason_kept(pg_schemas) -> Non
     """A deadlock rolls the batch back whole; it is run again and the run says why it waited."""
     import psycopg
 
-    from tracehouse.sinks.postgres.store import PostgresStore
-    from tracehouse.sinks.protocol import RunTotals
+    from tracehouse.store.postgres.store import PostgresStore
+    from tracehouse.store.protocol import RunTotals
 
     store = PostgresStore(pg_schemas())
     tries = []

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.store.factory import batch, item
-from tracehouse.sinks.sqlite import search_index
-from tracehouse.sinks.sqlite.migrations import RECORD_TABLE
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite import search_index
+from tracehouse.store.sqlite.migrations import RECORD_TABLE
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def _config(store: SqliteStore, index: str) -> dict[str, int]:

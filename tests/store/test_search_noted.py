@@ -14,8 +14,8 @@ from tracehouse.pipeline.ingest import Ready
 from tracehouse.pipeline.sync import SyncReport
 from tracehouse.search import scripts
 from tracehouse.search.hits import SearchFilters
-from tracehouse.sinks.sqlite import search_index
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite import search_index
+from tracehouse.store.sqlite.store import SqliteStore
 
 EVERYTHING = SearchFilters(limit=1000)
 

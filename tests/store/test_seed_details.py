@@ -12,7 +12,7 @@ import orjson
 from tests.conftest import DATA
 from tests.store.factory import T0, batch, item
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks.sqlite.store import SqliteStore
+from tracehouse.store.sqlite.store import SqliteStore
 
 
 def test_a_request_keeps_its_source_and_times(store) -> None:  # type: ignore[no-untyped-def]

@@ -13,8 +13,8 @@ from tests.store.factory import batch, item
 from tracehouse.model import ids
 from tracehouse.model.ids import stable_id
 from tracehouse.model.threads import session_threads
-from tracehouse.sinks.labels import rewrite_threads
-from tracehouse.sinks.sqlite.apply import SqliteTx
+from tracehouse.store.labels import rewrite_threads
+from tracehouse.store.sqlite.apply import SqliteTx
 
 
 def reference(session_id: str, turns: list[tuple[str, str | None, int | None]]) -> Any:
@@ -97,7 +97,7 @@ class Counting(SqliteTx):
 
 
 def test_threads_that_did_not_change_are_not_written_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
 
     store = open_store(tmp_path / "ledger.db")
     store.import_batch(batch([_forked("t1")]))

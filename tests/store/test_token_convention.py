@@ -20,8 +20,8 @@ from tests.data_ledger import HOMES
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import TOKEN_COLUMNS, TURNS
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.sinks import open_store
-from tracehouse.sinks.verify import verify_store
+from tracehouse.store import open_store
+from tracehouse.store.verify import verify_store
 
 BEFORE = DATA / "ledgers" / "before-token-convention.sql"
 TOKENS = ", ".join(TOKEN_COLUMNS)

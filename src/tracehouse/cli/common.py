@@ -17,8 +17,8 @@ import typer
 from tracehouse.config import Settings, load_settings
 from tracehouse.errors import TracehouseError
 from tracehouse.model.tables import PROVIDERS
-from tracehouse.sinks import SessionStore, open_store
-from tracehouse.sinks.location import GATEWAY_SCHEMES
+from tracehouse.store import SessionStore, open_store
+from tracehouse.store.location import GATEWAY_SCHEMES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,7 +113,7 @@ class Context:
     def store(self, *, create: bool = True, migrate: bool = True) -> SessionStore:
         location = self.settings.store
         if location.startswith(GATEWAY_SCHEMES):
-            from tracehouse.sinks.remote.store import gateway_address, unredacted
+            from tracehouse.store.remote.store import gateway_address, unredacted
 
             location = gateway_address(location, self.settings.token_file, self.settings.machine)
             if not self.settings.redact:

@@ -33,7 +33,7 @@ from tracehouse.exports.selection import parse_mode, write_manifest
 from tracehouse.redaction import redactor_for
 from tracehouse.redaction.rows import ExportTally
 from tracehouse.reports.filters import SessionFilters, session_sql
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 FORMATS = ("parquet", *SESSION_FORMATS)
 

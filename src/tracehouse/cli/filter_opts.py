@@ -8,7 +8,7 @@ import typer
 
 from tracehouse.cli.common import PROVIDER_NAMES
 from tracehouse.reports.filters import SessionFilters, build_session_filters
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 ProvidersOpt = Annotated[
     list[str] | None,

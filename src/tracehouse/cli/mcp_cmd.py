@@ -10,7 +10,7 @@ import typer
 from tracehouse.cli.common import Context, command
 from tracehouse.errors import ConfigError
 from tracehouse.mcp_server.agent_config import AGENTS, http_config, server_command, stdio_config
-from tracehouse.sinks.location import GATEWAY_SCHEMES
+from tracehouse.store.location import GATEWAY_SCHEMES
 
 
 @command

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from tracehouse.cli.common import Context, LimitOpt, ProviderOpt, command
-from tracehouse.sinks.reads import list_rejects
+from tracehouse.store.reads import list_rejects
 
 # What to do about a reject: the source is read again when it changes, so a fixed file is
 # picked up by the next run; --full reads every file again, changed or not.

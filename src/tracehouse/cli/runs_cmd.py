@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from tracehouse.cli.common import Context, LimitOpt, command
-from tracehouse.sinks.reads import list_runs
+from tracehouse.store.reads import list_runs
 from tracehouse.timespec import local_time, to_utc_iso
 
 

@@ -88,7 +88,7 @@ def _preview(
     from tracehouse.pipeline.progress import progress_for
     from tracehouse.pipeline.sources import sync_options
     from tracehouse.pipeline.sync import sync
-    from tracehouse.sinks import open_store
+    from tracehouse.store import open_store
     from tracehouse.state.scratch import private_dir
 
     settings = ctx.settings.with_flags(home=str(home) if home else None, redact=False)

@@ -11,8 +11,8 @@ import typer
 from tracehouse.cli.common import Context, command
 
 if TYPE_CHECKING:
-    from tracehouse.sinks.copy import CopyReport
-    from tracehouse.sinks.verify import VerifyReport
+    from tracehouse.store.copy import CopyReport
+    from tracehouse.store.verify import VerifyReport
 
 app = typer.Typer(help="Create and inspect the ledger.", no_args_is_help=True)
 
@@ -108,7 +108,7 @@ def verify(
     ] = None,
 ) -> None:
     """Recompute row fingerprints, find orphans and dangling links, check session totals."""
-    from tracehouse.sinks.verify import verify_store
+    from tracehouse.store.verify import verify_store
 
     report = ctx.read(lambda ledger: verify_store(ledger, sample))
     if ctx.json:
@@ -122,7 +122,7 @@ def verify(
 def render_verify(ctx: Context, report: VerifyReport) -> None:
     from rich.table import Table
 
-    from tracehouse.sinks.verify import CURSORS_NOTE
+    from tracehouse.store.verify import CURSORS_NOTE
 
     ctx.out.print(f"checked {report.sampled:,} of {report.sessions:,} sessions and their rows")
     table = Table("check", "checked", "problems", box=None, pad_edge=False)
@@ -156,8 +156,8 @@ def copy(
     ],
 ) -> None:
     """Copy a ledger into another store (SQLite ↔ PostgreSQL); re-run to resume or to refresh."""
-    from tracehouse.sinks import open_store
-    from tracehouse.sinks.copy import copy_store
+    from tracehouse.store import open_store
+    from tracehouse.store.copy import copy_store
 
     reader = open_store(source, create=False)
     try:
@@ -240,7 +240,7 @@ def datasette(ctx: Context) -> None:
     from pathlib import Path
 
     from tracehouse.errors import ConfigError
-    from tracehouse.sinks.sqlite.datasette import metadata
+    from tracehouse.store.sqlite.datasette import metadata
 
     ledger = ctx.store(create=False)
     location, backend = ledger.location, ledger.backend

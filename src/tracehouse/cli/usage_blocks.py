@@ -11,7 +11,7 @@ from tracehouse.cli.common import Context
 from tracehouse.cli.filter_opts import session_filters
 from tracehouse.reports.blocks import Block, blocks
 from tracehouse.reports.pricing import Prices
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
 if TYPE_CHECKING:

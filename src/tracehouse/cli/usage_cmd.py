@@ -24,7 +24,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.reports.price_memo import remembered_prices
 from tracehouse.reports.pricing import Prices, own_prices_file
 from tracehouse.reports.usage import PERIODS, Line, Report, usage
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -7,8 +7,8 @@ from tracehouse.cli.common import Context
 from tracehouse.reports.limits import standings
 from tracehouse.reports.price_memo import remembered_prices
 from tracehouse.reports.pricing import Prices, own_prices_file
-from tracehouse.sinks.location import GATEWAY_SCHEMES
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.location import GATEWAY_SCHEMES
+from tracehouse.store.protocol import SessionStore
 
 
 def show_limits(ctx: Context, prices: Prices) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 from tracehouse.doctor.findings import Finding
 from tracehouse.errors import TracehouseError
-from tracehouse.sinks import open_store
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
 
 LAG_RUNS = 20  # the live flushes whose lag is judged
 LAG_WARN_MS = 60_000  # a minute from a write to its commit: the watcher is falling behind

@@ -8,7 +8,7 @@ from pathlib import Path
 from tracehouse.doctor import ledger, sources
 from tracehouse.doctor.findings import Finding, Host
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 
 def diagnose(

@@ -15,7 +15,7 @@ from tracehouse.doctor.findings import Finding, Host
 from tracehouse.humanize import DAY, ago, size
 from tracehouse.parsers.base import Unit
 from tracehouse.pipeline.sync import plan
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 from tracehouse.state import scratch
 
 CLEANUP_DEFAULT_DAYS = 30  # Claude Code's default `cleanupPeriodDays`

@@ -31,8 +31,8 @@ from tracehouse.exports.selection import (
 from tracehouse.model.contract import now_iso
 from tracehouse.redaction.rows import ExportTally, redact_detail
 from tracehouse.reports.filters import SessionFilters
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import session_detail
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import session_detail
 from tracehouse.timespec import local_time
 
 if TYPE_CHECKING:

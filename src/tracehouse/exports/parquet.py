@@ -18,7 +18,7 @@ from tracehouse.exports.selection import FILE_MODE, make_out, whole_file
 from tracehouse.model.columns import Kind, Table
 from tracehouse.model.tables import ALL_TABLES, SESSIONS
 from tracehouse.redaction.rows import ExportTally, redact_chunk
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
 if TYPE_CHECKING:

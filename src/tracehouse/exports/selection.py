@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tracehouse.reports.filters import SessionFilters, session_sql
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import LIST_COLUMNS
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import LIST_COLUMNS
 
 Row = dict[str, Any]
 SELECT_COLUMNS = f"{LIST_COLUMNS}, last_imported_at"

@@ -36,7 +36,7 @@ class Entry:
 
 
 def timeline(detail: dict[str, Any], *, context_only: bool = False) -> Iterator[Entry]:
-    """`detail` as `sinks.reads.session_detail` loads it. `context_only` leaves out operational
+    """`detail` as `store.reads.session_detail` loads it. `context_only` leaves out operational
     `host` notices, which the model never saw."""
     calls_by_message: dict[str | None, list[Row]] = {}
     for call in detail["tool_calls"]:

@@ -31,7 +31,7 @@ from tracehouse.pipeline.requests import apply_request
 from tracehouse.redaction.rows import redact_batch
 from tracehouse.reports.usage import PERIODS, usage
 from tracehouse.search.options import build_filters
-from tracehouse.sinks.protocol import RunTotals, SessionStore
+from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor

@@ -37,9 +37,9 @@ from tracehouse.gateway.pool import GatewayBusy, StorePool
 from tracehouse.gateway.security import Admission, Failures, SecurityHeaders
 from tracehouse.gateway.tokens import Grant, grant_for
 from tracehouse.search.query import QueryError
-from tracehouse.sinks import open_store
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import SessionNotFound
+from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import SessionNotFound
 
 if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor

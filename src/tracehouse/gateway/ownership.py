@@ -20,7 +20,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.gateway.tokens import Grant
 from tracehouse.model.contract import ImportBatch, ItemResult
 from tracehouse.model.tables import CONTENT_TABLES
-from tracehouse.sinks.protocol import SessionStore, Tx
+from tracehouse.store.protocol import SessionStore, Tx
 
 CHUNK = 500
 

@@ -32,7 +32,7 @@ from tracehouse.reports.pricing import load_prices, own_prices_file
 from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK
 from tracehouse.search.options import build_filters
-from tracehouse.sinks.reads import find_session, session_detail
+from tracehouse.store.reads import find_session, session_detail
 from tracehouse.timespec import local_time
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from contextlib import asynccontextmanager, suppress
 from fastapi import HTTPException
 
 from tracehouse.errors import StoreUnavailableError, TracehouseError
-from tracehouse.sinks import open_store
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
 
 STATEMENT_TIMEOUT_MS = 120_000
 
@@ -97,7 +97,7 @@ class StorePool:
     def _open(self) -> SessionStore:
         store = open_store(self.address, create=False, migrate=False)
         if store.backend == "postgresql":
-            from tracehouse.sinks.postgres.store import PostgresStore
+            from tracehouse.store.postgres.store import PostgresStore
 
             assert isinstance(store, PostgresStore)
             # No request holds a store for ever: a statement past this is cancelled, the

@@ -16,7 +16,7 @@ from typing import Any
 
 from tracehouse.gateway.access_log import log_config
 from tracehouse.gateway.app import MAX_REQUEST_BYTES, GatewayConfig, create_app
-from tracehouse.sinks.location import parse_store
+from tracehouse.store.location import parse_store
 
 _ENV = "TRACEHOUSE_GATEWAY_OPTIONS"
 

@@ -20,7 +20,7 @@ from typing import Any
 from tracehouse.config import MACHINE
 from tracehouse.errors import ConfigError
 from tracehouse.model.contract import now_iso
-from tracehouse.sinks.protocol import SessionStore, Tx
+from tracehouse.store.protocol import SessionStore, Tx
 
 SCOPES = ("push", "read", "admin")  # admin: move sessions between machines
 PREFIX = "thk_"  # recognisable in a leaked config or a secret scanner's rules

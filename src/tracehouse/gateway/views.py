@@ -8,8 +8,8 @@ from typing import Any
 
 from tracehouse.model.item_json import EncodeError, encode_item
 from tracehouse.reports.filters import build_session_filters, list_sessions
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import find_session, labels_of, session_detail
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import find_session, labels_of, session_detail
 
 # The list's columns, as the API names them.
 _SUMMARY = {

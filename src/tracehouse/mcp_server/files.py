@@ -22,7 +22,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.model.stored_json import decode_mapping
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.search.query import parse, to_fts5, to_tsquery_sql, words_of
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 PATH_KEYS = frozenset({
     "file_path", "filePath", "path", "absolute_path", "target_file", "notebook_path", "dir_path",

@@ -25,8 +25,8 @@ from tracehouse.exports.timeline import (
 from tracehouse.exports.transcript import since as messages_since
 from tracehouse.model.threads import active_view
 from tracehouse.resume.plan import hint
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import SessionNotFound, find_session, session_detail
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import SessionNotFound, find_session, session_detail
 from tracehouse.timespec import to_utc_iso
 
 DEFAULT_BUDGET = 8000  # tokens

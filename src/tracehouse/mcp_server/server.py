@@ -27,8 +27,8 @@ from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports.usage import PERIODS
 from tracehouse.search.hits import KINDS
 from tracehouse.shown import escaped
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import SessionNotFound
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import SessionNotFound
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager

@@ -20,7 +20,7 @@ from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import Line, usage
 from tracehouse.search.hits import MARK, Hit
 from tracehouse.search.options import build_filters
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 MAX_HITS = 50
 MAX_PAGE = 100

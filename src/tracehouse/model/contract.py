@@ -143,7 +143,7 @@ class ImportBatch:
     # pipeline hands over. `frame()` builds the polars frame on demand; the SQLite store writes
     # the tuples as they are, so a sync does not load polars only to unpack it again. A batch a
     # parser process sends SQLite's writer holds its large texts as UTF-8 bytes instead
-    # (`sinks.sqlite.binds.as_utf8`): for that writer alone.
+    # (`store.sqlite.binds.as_utf8`): for that writer alone.
     rows: Mapping[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     source: str = "tracehouse"
     run_id: str = field(default_factory=new_run_id)
@@ -163,7 +163,7 @@ class ImportBatch:
     redactions: Mapping[str, int] = field(default_factory=dict)
     # The sessions whose messages or tool calls hold text of a script written without spaces,
     # where the producer worked it out (parser processes do for SQLite's writer in another
-    # process; see `sinks.sqlite.search_index.unspaced_sessions`); None: the writer works it out.
+    # process; see `store.sqlite.search_index.unspaced_sessions`); None: the writer works it out.
     unspaced: frozenset[str] | None = None
 
     def frame(self, table: str) -> pl.DataFrame:

@@ -29,7 +29,7 @@ class EncodeError(ValueError):
 def encode_item(
     detail: dict[str, Any], *, ledger_links: bool = False, drop_outside: bool = False
 ) -> dict[str, Any]:
-    """`detail` as `sinks.reads.session_detail` loads it (its rows as the store keeps them).
+    """`detail` as `store.reads.session_detail` loads it (its rows as the store keeps them).
 
     A link to a row `detail` does not hold has no source id to send: an `EncodeError`, or with
     `ledger_links` (a pusher's tail, whose rows link to rows pushed before) the row's

@@ -50,7 +50,7 @@ SESSIONS = Table(
         Column("source_session_id", required=True),
         Column("fingerprint", content=False),
         # The store owns it once the session is stored: unique, lengthened when another
-        # session's collides (`sinks/labels.py`), so it is not part of the content.
+        # session's collides (`store/labels.py`), so it is not part of the content.
         Column("label", content=False),
         Column("title"),
         Column("created_at"),

@@ -113,7 +113,7 @@ def thread_rows(
 
 
 def active_view(detail: dict[str, Any], hint: str) -> dict[str, Any]:
-    """`detail` (as `sinks.reads.session_detail` loads it) with only the active path's turns,
+    """`detail` (as `store.reads.session_detail` loads it) with only the active path's turns,
     and a notice where a branch leaves it, saying how to see it (`hint`). A session of one
     thread comes back as it is."""
     turns = detail["turns"]

@@ -28,7 +28,7 @@ from tracehouse.errors import StoreLockedError
 from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, Targets, sync
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 from tracehouse.state import scratch as scratch_space
 
 # Each try already waited out the store's own lock budget: wait longer between them, forever.

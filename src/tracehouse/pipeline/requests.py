@@ -14,7 +14,7 @@ from tracehouse.errors import ConfigError, RequestError
 from tracehouse.model.codec import decode_request
 from tracehouse.model.contract import Clear, ImportBatch, ImportResponse, ItemResult, new_run_id
 from tracehouse.redaction.rows import redact_batch
-from tracehouse.sinks.protocol import RunTotals, SessionStore
+from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor

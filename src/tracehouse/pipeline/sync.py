@@ -31,7 +31,7 @@ from tracehouse.parsers.kit.layout import discover_together
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.ingest import Task, commit, committed, parse_batches
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
-from tracehouse.sinks.protocol import RunTotals, SessionStore
+from tracehouse.store.protocol import RunTotals, SessionStore
 from tracehouse.state import scratch as scratch_space
 from tracehouse.state.watermark import Action, quick_plan
 

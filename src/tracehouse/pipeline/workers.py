@@ -39,9 +39,9 @@ from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
 from tracehouse.processes import exit_with_parent, start_method
 from tracehouse.redaction.detect import settle_prefetched
-from tracehouse.sinks import open_store
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.sqlite.binds import for_writer
+from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.sqlite.binds import for_writer
 from tracehouse.state import scratch as scratch_space
 
 POLL_SECONDS = 0.5

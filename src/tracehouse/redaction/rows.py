@@ -325,7 +325,7 @@ class ExportTally:
 
 
 def redact_detail(redactor: Redactor, detail: dict[str, Any], tally: ExportTally) -> None:
-    """A session as `sinks/reads.session_detail` reads it, redacted in place before an export
+    """A session as `store/reads.session_detail` reads it, redacted in place before an export
     renders it (a ledger may hold what was stored verbatim); its markers are counted."""
     texts = Texts()
     groups = (

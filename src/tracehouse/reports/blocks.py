@@ -22,7 +22,7 @@ from typing import Any
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.reports.pricing import Prices, Tokens
 from tracehouse.reports.usage import MODEL, UNKNOWN, WHEN, tokens_of, turn_sql
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
 WINDOW = timedelta(hours=5)

@@ -15,8 +15,8 @@ from typing import Any
 from tracehouse import validate
 from tracehouse.errors import ConfigError
 from tracehouse.search.hits import session_conditions
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import LIST_COLUMNS, MAX_LIST, session_family
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import LIST_COLUMNS, MAX_LIST, session_family
 from tracehouse.timespec import to_utc_iso
 
 

@@ -25,7 +25,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import usage
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 PERIODS = ("day", "week", "month")
 KEYS = {"cost", "tokens", "per", "provider", "model", "project"}

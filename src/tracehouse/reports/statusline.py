@@ -22,7 +22,7 @@ from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.limits import Limit, standings
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import usage
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 LOOK_BACK = timedelta(days=2)
 # The agents whose status line hook passes a session id, and the provider it is stored under.

@@ -25,7 +25,7 @@ from typing import Any
 from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.reports.pricing import Prices, Tokens
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
 PERIODS = ("daily", "weekly", "monthly", "session", "project", "model", "machine")

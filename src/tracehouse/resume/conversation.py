@@ -16,8 +16,8 @@ from typing import Any
 from tracehouse.exports.timeline import timeline
 from tracehouse.model.stored_json import decode_mapping
 from tracehouse.model.threads import active_view
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import find_session, session_detail
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import find_session, session_detail
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from tracehouse.resume import claude_code, codex
 from tracehouse.resume.calls import write_new
 from tracehouse.resume.conversation import Conversation, conversation
 from tracehouse.shown import command_line, escaped_line, operands
-from tracehouse.sinks.protocol import SessionStore
+from tracehouse.store.protocol import SessionStore
 
 # How each agent continues a session of its own, by its id (one of `ID_SHAPES`).
 RESUME_COMMANDS: dict[str, Callable[[str], list[str]]] = {

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from tracehouse import validate
 from tracehouse.errors import ConfigError
 from tracehouse.search.hits import KINDS, SearchFilters
-from tracehouse.sinks.protocol import SessionStore
-from tracehouse.sinks.reads import session_family
+from tracehouse.store.protocol import SessionStore
+from tracehouse.store.reads import session_family
 from tracehouse.timespec import to_utc_iso
 
 MAX_LIMIT = 1000

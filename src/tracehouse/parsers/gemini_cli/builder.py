@@ -171,7 +171,7 @@ class ConversationBuilder:
             if call is None:
                 continue
             output, error = function_response([part])
-            # an error is what the model was given back: the result too (`sinks/failed_calls.py`)
+            # an error is what the model was given back: the result too (`store/failed_calls.py`)
             call["result"] = _text(output if output is not None else error, self.max_field)
             call["error"] = _text(error, self.max_field) if error else None
             call["status"] = "failed" if error else "completed"
@@ -385,5 +385,5 @@ def _time(value: Any) -> str | None:
 
 def _answer(*given: Any) -> Any:
     """What the model was given back for a call: its output, else its error (then the result
-    too, `sinks/failed_calls.py`), else what the CLI displayed."""
+    too, `store/failed_calls.py`), else what the CLI displayed."""
     return next((value for value in given if value is not None), None)

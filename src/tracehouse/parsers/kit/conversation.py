@@ -195,7 +195,7 @@ class Conversation:
         text = cap(output, self.max_field) if output else None
         row["status"] = "failed" if failed else "completed"
         # `result` is what the tool gave back whatever its status; a failed call's is also why
-        # it failed (`sinks/failed_calls.py`)
+        # it failed (`store/failed_calls.py`)
         row["result"] = text
         if failed:
             row["error"] = text

@@ -203,7 +203,7 @@ class SessionBuilder:
                 "tool_name": str(part.get("tool") or "tool"),
                 "params": state.get("input") if state.get("input") not in (None, "", {}) else None,
                 # a failed call's error is what the model was given back: its result too
-                # (`sinks/failed_calls.py`)
+                # (`store/failed_calls.py`)
                 "result": _text(
                     state.get("output") or (state.get("error") if status == "failed" else None),
                     self.max_field,
