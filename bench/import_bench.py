@@ -30,8 +30,8 @@ from tracehouse.model.contract import ImportBatch, ImportItem
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import TableBuffer, row_fingerprint
 from tracehouse.model.tables import CONTENT_TABLES, MESSAGES, SESSIONS, TOOL_CALLS, TURNS
+from tracehouse.search import sqlite_index
 from tracehouse.store.protocol import SessionStore
-from tracehouse.store.sqlite import search_index
 from tracehouse.store.sqlite.connection import apply_pragmas
 from tracehouse.store.sqlite.migrations import create_table_sql
 from tracehouse.store.sqlite.store import SqliteStore
@@ -153,7 +153,7 @@ def _insert(conn: sqlite3.Connection, batches: list[ImportBatch], *, flush: bool
                 rows = batch.frame(table.name).rows()
             conn.executemany(sql, rows)
         if flush:
-            search_index.flush(conn)
+            sqlite_index.flush(conn)
         conn.execute("COMMIT")
     return time.perf_counter() - start
 

@@ -101,7 +101,7 @@ def _search_terms(store: Any) -> dict[str, list[tuple[Any, ...]]]:
     """Each SQLite search index as FTS5 counts it, whatever the rowids a run gave out: every
     term with the rows it is in and how often it occurs. A row indexed twice, missed, or indexed
     with text it no longer holds changes its terms' counts."""
-    from tracehouse.store.sqlite.search_index import INDEXES
+    from tracehouse.search.sqlite_index import INDEXES
 
     out = {}
     for index in INDEXES:

@@ -36,8 +36,8 @@ sys.path.insert(0, str(HERE))
 from backfill_bench import OUT, build_corpus, files_of, run_cli  # noqa: E402
 
 from tracehouse.search.hits import SearchFilters  # noqa: E402
+from tracehouse.search.sqlite_index import INDEXES, MARKS  # noqa: E402
 from tracehouse.store import open_store  # noqa: E402
-from tracehouse.store.sqlite.search_index import INDEXES, MARKS  # noqa: E402
 
 IDENT = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 PATH = re.compile(r"\b[\w.-]+/[\w.-]+\.(?:py|ts|js|md|json|toml|rs|go)\b")

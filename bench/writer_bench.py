@@ -11,7 +11,7 @@ one `import_group` — `--repeat` times in each way, interleaved:
 
   first load    an empty ledger nobody else has open: a rollback journal (`begin_first_load`)
   builders      the same, its two large search indexes built beside the writer by processes
-                of their own and adopted at the end (`index_builders`: 4 cores or more)
+                of their own and adopted at the end (`search/sqlite_builders.py`: 4 cores or more)
   WAL           the same as the first, with a reader holding the ledger open, which keeps it
                 in WAL mode with checkpoints beside the writer (how every load was written before)
 

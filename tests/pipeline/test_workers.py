@@ -165,7 +165,7 @@ def test_a_backfill_reports_where_its_time_went(tmp_path):
 def test_a_first_load_with_index_builders_stores_and_indexes_what_an_inline_run_does(tmp_path):
     """A backfill with parser processes into an empty ledger, its two large search indexes built
     beside the writer (forced here on any number of cores) and adopted at the end."""
-    from tests.store.test_index_builders import indexed
+    from tests.search.test_index_builders import indexed
 
     home = make_home(tmp_path, copies=4)
     inline, built = SqliteStore(tmp_path / "inline.db"), SqliteStore(tmp_path / "built.db")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracehouse.search.query import QueryError, Term, matches, parse, to_fts5, words_of
-from tracehouse.store.sqlite.search_index import TOKENIZE
+from tracehouse.search.sqlite_index import TOKENIZE
 
 
 def test_words_phrases_exclusions_or_and_prefixes():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.pg import PgServer
 from tests.store.factory import batch, item
 from tracehouse.model.wire import ms_from_iso as ms
-from tracehouse.search import postgres
+from tracehouse.search import postgres_query as postgres
 from tracehouse.search.hits import MARK, Hit, SearchFilters
 from tracehouse.search.query import parse
 from tracehouse.search.snippets import snippet

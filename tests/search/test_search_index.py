@@ -13,15 +13,15 @@ import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
 from tests.store.factory import batch, item
+from tracehouse.search import sqlite_index
 from tracehouse.search.hits import SearchFilters
-from tracehouse.store.sqlite import search_index
 from tracehouse.store.sqlite.store import SqliteStore
 
 WORDS = ("alpha", "bravo", "charlie", "delta")
 
 
 def check(store: SqliteStore) -> None:
-    for index in search_index.INDEXES:
+    for index in sqlite_index.INDEXES:
         store.conn.execute(
             f"INSERT INTO {index.name} ({index.name}, rank) VALUES ('integrity-check', 1)"
         )
@@ -57,7 +57,7 @@ def test_rowids_given_out_again_after_a_delete_count_as_new(tmp_path: Path) -> N
     store.import_batch(batch([item("s1", text="alpha"), item("s2", text="bravo")]))
     with store.transaction() as conn:  # s2's rows are the tables' top rows
         for table in ("messages", "tool_calls", "sessions"):
-            search_index.delete_rows(conn, table, "session_id LIKE ?", ("%",))
+            sqlite_index.delete_rows(conn, table, "session_id LIKE ?", ("%",))
     store.import_batch(batch([item("s3", text="charlie")]))
     assert labels(store, "charlie") and not labels(store, "bravo")
     check(store)
@@ -91,7 +91,7 @@ def test_any_sequence_of_imports_and_deletes_keeps_the_index_true(tmp_path: Path
             else:
                 with store.transaction() as conn:
                     for s, _ in sessions:
-                        search_index.delete_rows(
+                        sqlite_index.delete_rows(
                             conn,
                             "messages",
                             "source_message_id = ? AND session_id LIKE ?",
@@ -119,7 +119,7 @@ def test_a_ledger_of_the_trigger_kept_schema_is_migrated(tmp_path: Path) -> None
     conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm006_search_index_without_triggers'")
     conn.execute("DROP TABLE search_marks")
     conn.execute("DROP TABLE search_pending")
-    for index in search_index.INDEXES:
+    for index in sqlite_index.INDEXES:
         conn.executescript(OLD_TRIGGERS.format(name=index.name, table=index.table))
     # A row its trigger queued and no writer indexed yet.
     conn.execute(

@@ -13,12 +13,12 @@ from tests.conftest import DATA
 from tests.sources.cursor_dbs import make_user_dir
 from tests.store.factory import batch, item
 from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.search import sqlite_index
 from tracehouse.search.hits import MARK, SearchFilters
 from tracehouse.search.options import build_filters
 from tracehouse.search.query import matches, parse
 from tracehouse.store import open_store
 from tracehouse.store.protocol import SessionStore
-from tracehouse.store.sqlite import search_index
 
 QUERIES = [
     "app.py",  # a path: the phrase of its words
@@ -190,7 +190,7 @@ def test_deleted_rows_leave_nothing_in_the_index(store, home):
     conn = store.conn  # type: ignore[attr-defined]
     for table in ("message_sources", "tool_calls", "messages", "turns", "sessions"):
         if store.backend == "sqlite":  # type: ignore[attr-defined]
-            search_index.delete_rows(conn, table, "1", ())  # the SQLite writer's delete
+            sqlite_index.delete_rows(conn, table, "1", ())  # the SQLite writer's delete
         else:
             conn.execute(f"DELETE FROM {table}")
     if store.backend == "postgresql":  # type: ignore[attr-defined]
@@ -204,7 +204,7 @@ def test_deleted_rows_leave_nothing_in_the_index(store, home):
 
 def test_words_are_found_whatever_surrounds_them(store):
     """Accents fold and any character that is not a letter or a digit ends a word, on both
-    backends (PostgreSQL's words are prepared by its writer, `search_words.py`)."""
+    backends (PostgreSQL's words are prepared by its writer, `search/postgres_words.py`)."""
     first = item("w1", 2, text="un café noir, naïveté—x", title="Réglage du cache")
     first["toolCalls"][0]["resultJson"] = "     12→import os\n     13→ใส่ 日本語テキスト ok"
     first["toolCalls"][0]["paramsJson"] = {"file_path": "/srv/billing/webhooks.py"}
@@ -307,7 +307,7 @@ def _index_as_before_schema_15(store: SessionStore) -> None:
     """The ledger's rows indexed as schema 14 indexed them, and its record of 15 undone."""
     if store.backend == "sqlite":
         conn = store.conn  # type: ignore[attr-defined]
-        for index in search_index.INDEXES:
+        for index in sqlite_index.INDEXES:
             rows = f"FROM {index.table} t"
             conn.execute(
                 f"INSERT INTO {index.name} ({index.name}, rowid, {index.column_list})"

@@ -19,8 +19,8 @@ from tracehouse.model.tables import MESSAGES
 from tracehouse.parsers import gemini_cli
 from tracehouse.parsers.base import ParseOptions
 from tracehouse.pipeline.sync import SyncOptions, sync
-from tracehouse.store.sqlite.store import SqliteStore
 from tracehouse.state.watermark import Action
+from tracehouse.store.sqlite.store import SqliteStore
 
 HOME = DATA / "gemini" / "home"
 ROOT = HOME / ".gemini"

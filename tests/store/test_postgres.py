@@ -16,10 +16,10 @@ from tests.store.factory import CONTENT, WHEN, batch, item, snapshot
 from tracehouse.errors import StoreError
 from tracehouse.model.columns import Kind
 from tracehouse.model.tables import ALL_TABLES
+from tracehouse.search.postgres_words import VECTORS
 from tracehouse.store import open_store
 from tracehouse.store.location import masked
 from tracehouse.store.postgres.connect import scrub
-from tracehouse.store.postgres.search_words import VECTORS
 from tracehouse.store.postgres.store import PostgresStore
 from tracehouse.store.postgres.tx import placeholders
 from tracehouse.store.protocol import RunTotals

@@ -88,8 +88,8 @@ def _preview(
     from tracehouse.pipeline.progress import progress_for
     from tracehouse.pipeline.sources import sync_options
     from tracehouse.pipeline.sync import sync
-    from tracehouse.store import open_store
     from tracehouse.state.scratch import private_dir
+    from tracehouse.store import open_store
 
     settings = ctx.settings.with_flags(home=str(home) if home else None, redact=False)
     options = sync_options(settings, parse_source_flags(source), home_given=home is not None)

@@ -15,8 +15,8 @@ from tracehouse.doctor.findings import Finding, Host
 from tracehouse.humanize import DAY, ago, size
 from tracehouse.parsers.base import Unit
 from tracehouse.pipeline.sync import plan
-from tracehouse.store.protocol import SessionStore
 from tracehouse.state import scratch
+from tracehouse.store.protocol import SessionStore
 
 CLEANUP_DEFAULT_DAYS = 30  # Claude Code's default `cleanupPeriodDays`
 STALE_CHANGE = 3600.0  # a change this old that is still not imported: nothing is syncing

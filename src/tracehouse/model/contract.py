@@ -163,7 +163,7 @@ class ImportBatch:
     redactions: Mapping[str, int] = field(default_factory=dict)
     # The sessions whose messages or tool calls hold text of a script written without spaces,
     # where the producer worked it out (parser processes do for SQLite's writer in another
-    # process; see `store.sqlite.search_index.unspaced_sessions`); None: the writer works it out.
+    # process; see `search.sqlite_index.unspaced_sessions`); None: the writer works it out.
     unspaced: frozenset[str] | None = None
 
     def frame(self, table: str) -> pl.DataFrame:

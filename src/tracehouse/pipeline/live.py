@@ -28,8 +28,8 @@ from tracehouse.errors import StoreLockedError
 from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, Targets, sync
-from tracehouse.store.protocol import SessionStore
 from tracehouse.state import scratch as scratch_space
+from tracehouse.store.protocol import SessionStore
 
 # Each try already waited out the store's own lock budget: wait longer between them, forever.
 LOCKED_BACKOFF = retrying.Backoff(attempts=None, first=0.5, most=30.0)

@@ -31,9 +31,9 @@ from tracehouse.parsers.kit.layout import discover_together
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.ingest import Task, commit, committed, parse_batches
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
-from tracehouse.store.protocol import RunTotals, SessionStore
 from tracehouse.state import scratch as scratch_space
 from tracehouse.state.watermark import Action, quick_plan
+from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor
@@ -50,7 +50,7 @@ SQLITE_PARSERS = 4
 # a worker blocked handing a batch over (the writer is behind); the writer waiting for a batch
 # (the parsers are behind); writing rows; bringing the search index up to date; committing;
 # beside the writer, copying the SQLite WAL into the ledger (`checkpointer`) and building a first
-# load's search indexes (`index_builders`); and the writer adopting those indexes at the end.
+# load's search indexes (`sqlite_builders`); and the writer adopting those indexes at the end.
 PHASES = (
     "plan",
     "launch",
@@ -82,7 +82,7 @@ class SyncOptions:
     quiet_seconds: float = 2.0
     pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
     # SQLite's first load builds its large search indexes beside the writer from this many
-    # cores on (`index_builders`); 0: never.
+    # cores on (`search/sqlite_builders.py`); 0: never.
     builders_min_cores: int = 4
     scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
     redactor: Redactor | None = None  # ParseOptions.redactor

@@ -39,10 +39,10 @@ from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
 from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
 from tracehouse.processes import exit_with_parent, start_method
 from tracehouse.redaction.detect import settle_prefetched
+from tracehouse.state import scratch as scratch_space
 from tracehouse.store import open_store
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.sqlite.binds import for_writer
-from tracehouse.state import scratch as scratch_space
 
 POLL_SECONDS = 0.5
 # A group's transaction stays open while the parsers send more, up to this much source. Each

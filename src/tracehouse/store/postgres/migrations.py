@@ -38,7 +38,7 @@ class Migration:
 
 
 def _segment_scripts(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-    from tracehouse.store.postgres.search_words import segment_scripts
+    from tracehouse.search.postgres_words import segment_scripts
 
     segment_scripts(conn)
 
@@ -80,8 +80,8 @@ def _prompt_titles(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
 
 
 def _failed_call_results(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    from tracehouse.search.postgres_words import vectors_again
     from tracehouse.store.failed_calls import fill_results
-    from tracehouse.store.postgres.search_words import vectors_again
 
     def execute_many(sql: str, rows: list[tuple[Any, ...]]) -> None:
         with conn.cursor() as cur:

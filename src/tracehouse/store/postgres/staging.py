@@ -2,7 +2,7 @@
 statement per table that writes only the rows whose fingerprint changed (DESIGN §8).
 
 A table with full-text columns is staged with one more text column per tsvector, its words
-prepared here (`search_words.py`); the merge turns them into the tsvector."""
+prepared here (`search/postgres_words.py`); the merge turns them into the tsvector."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import psycopg
 from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import ImportBatch
 from tracehouse.model.tables import CONTENT_TABLES
-from tracehouse.store.postgres.search_words import VECTORS
+from tracehouse.search.postgres_words import VECTORS
 from tracehouse.store.postgres.tx import Conn
 
 TABLES = tuple(CONTENT_TABLES.values())

@@ -276,7 +276,7 @@ class PostgresStore:
 
     def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
         """Full-text search of the ledger (`search/query.py` for the syntax)."""
-        from tracehouse.search import postgres as fts
+        from tracehouse.search import postgres_query as fts
         from tracehouse.search.query import parse
 
         with self.conn.transaction():

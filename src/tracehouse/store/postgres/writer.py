@@ -38,6 +38,7 @@ from tracehouse.model.contract import (
     now_iso,
 )
 from tracehouse.model.tables import SESSIONS, TOOL_CALLS
+from tracehouse.search.postgres_words import VECTORS
 from tracehouse.store.items import (
     ADD_RUN_REDACTIONS,
     HISTORY_COLUMNS,
@@ -65,7 +66,6 @@ from tracehouse.store.items import (
 )
 from tracehouse.store.labels import claim_label, rewrite_threads
 from tracehouse.store.postgres.lineage import resolve_links
-from tracehouse.store.postgres.search_words import VECTORS
 from tracehouse.store.postgres.staging import MERGE_ALL, MERGE_ONE, TABLES, stage, without_nul
 from tracehouse.store.postgres.tx import Conn, PgTx
 

@@ -17,6 +17,7 @@ from tracehouse.model.contract import (
     WatermarkUpdate,
 )
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS
+from tracehouse.search import sqlite_index
 from tracehouse.store.items import (
     HISTORY_COLUMNS,
     MIGRATION,
@@ -33,7 +34,6 @@ from tracehouse.store.items import (
     written,
 )
 from tracehouse.store.labels import claim_label, rewrite_threads
-from tracehouse.store.sqlite import search_index
 from tracehouse.store.sqlite.binds import placeholder
 
 
@@ -141,14 +141,14 @@ def _apply_item(items: Items, item: ImportItem, existing: Existing | None) -> It
 
     if supersedes(item, existing):
         for table in RECOVERED_ROWS:
-            search_index.delete_rows(
+            sqlite_index.delete_rows(
                 conn,
                 table,
                 "session_id = ? AND json_extract(metadata, '$.recovered_from') IS NOT NULL",
                 (item.session_id,),
             )
     if existing is not None:  # a new session's rows cannot be stored yet: ids name it
-        search_index.before_replace(conn, "sessions", item.session_id)
+        sqlite_index.before_replace(conn, "sessions", item.session_id)
     rows_written = conn.execute(
         sql.session, session_values(item, existing, batch.mode, host, now)
     ).rowcount
@@ -156,7 +156,7 @@ def _apply_item(items: Items, item: ImportItem, existing: Existing | None) -> It
         rows = slices.rows(item.session_id)
         if rows is not None:
             if existing is not None:
-                search_index.before_rewrite(conn, name, rows, slices.table.names)
+                sqlite_index.before_rewrite(conn, name, rows, slices.table.names)
             rows_written += conn.executemany(sql.content[name], rows).rowcount
     rows_written += _resolve_links(conn, item.session_id)
     if existing is None:
@@ -288,4 +288,4 @@ class SqliteTx:
         return self.conn.execute(sql, tuple(params)).fetchall()
 
     def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
-        return search_index.delete_rows(self.conn, table, where, params)
+        return sqlite_index.delete_rows(self.conn, table, where, params)

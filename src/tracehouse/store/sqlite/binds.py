@@ -11,7 +11,6 @@ have cores to spare.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from tracehouse.model.columns import Table
 from tracehouse.model.contract import ImportBatch
 from tracehouse.model.tables import TABLES_BY_NAME
-from tracehouse.store.sqlite.search_index import unspaced_sessions
+from tracehouse.search.sqlite_index import unspaced_sessions
 
 # The columns that hold most of a batch's text: a tool's output and parameters, a message, a
 # model's thinking (73% of the characters of the bench corpus's rows).
@@ -31,20 +30,6 @@ _AT = {
     name: tuple(TABLES_BY_NAME[name].names.index(c) for c in columns)
     for name, columns in UTF8_COLUMNS.items()
 }
-
-
-def bind_directly() -> None:
-    """Have `sqlite3` bind a None or a bytes without looking for an adapter first: with an
-    adapter for each in the registry, the lookup hits at once and calls a C function that
-    returns the value to bind (`{}.get` returns None; `bytes` returns a bytes as it is). A
-    backfill of the 951 MB bench corpus binds 1.6 M Nones in row inserts alone; the writer
-    alone (`bench/writer_bench.py`, four interleaved runs each) took 8.7-9.5 s against
-    9.5-10.2 s. The registry is the process's; what is bound is unchanged."""
-    sqlite3.register_adapter(type(None), _NONE)
-    sqlite3.register_adapter(bytes, bytes)
-
-
-_NONE: Any = {}.get  # None, whatever it is given
 
 
 def placeholder(table: Table, column: str) -> str:

@@ -80,9 +80,9 @@ def m002_spawn_call_index(conn: sqlite3.Connection) -> None:
 
 
 def m003_search_index(conn: sqlite3.Connection) -> None:
-    from tracehouse.store.sqlite import search_index_upgrades
+    from tracehouse.search import sqlite_upgrades
 
-    search_index_upgrades.create(conn)
+    sqlite_upgrades.create(conn)
 
 
 def m004_rejects_resolve(conn: sqlite3.Connection) -> None:
@@ -99,9 +99,9 @@ def m005_run_telemetry(conn: sqlite3.Connection) -> None:
 
 def m006_search_index_without_triggers(conn: sqlite3.Connection) -> None:
     # The writer keeps the index: triggers made every row written cost a statement journal.
-    from tracehouse.store.sqlite import search_index_upgrades
+    from tracehouse.search import sqlite_upgrades
 
-    search_index_upgrades.drop_triggers(conn)
+    sqlite_upgrades.drop_triggers(conn)
 
 
 def m007_export_marks(conn: sqlite3.Connection) -> None:
@@ -184,9 +184,9 @@ def m014_run_redactions(conn: sqlite3.Connection) -> None:
 
 def m015_search_unspaced_scripts(conn: sqlite3.Connection) -> None:
     # Chinese, Japanese, Thai, … are indexed a character a word (`search/scripts.py`).
-    from tracehouse.store.sqlite import search_index_upgrades
+    from tracehouse.search import sqlite_upgrades
 
-    search_index_upgrades.segment_scripts(conn)
+    sqlite_upgrades.segment_scripts(conn)
 
 
 def m016_foreign_keys(conn: sqlite3.Connection) -> None:
@@ -232,26 +232,26 @@ def m020_prompt_titles(conn: sqlite3.Connection) -> None:
 
 def m021_search_merges_by_steps(conn: sqlite3.Connection) -> None:
     # The search indexes merge their segments in steps as writes come, not a whole level in
-    # the write that adds its sixteenth segment (`search_index.TUNING`).
-    from tracehouse.store.sqlite import search_index
+    # the write that adds its sixteenth segment (`sqlite_index.TUNING`).
+    from tracehouse.search import sqlite_index
 
-    for index in search_index.INDEXES:
-        for sql in search_index.tuning(index):
+    for index in sqlite_index.INDEXES:
+        for sql in sqlite_index.tuning(index):
             conn.execute(sql)
 
 
 def m022_failed_call_results(conn: sqlite3.Connection) -> None:
     # A failed call's output in `result` too (`store/failed_calls.py`), indexed again.
+    from tracehouse.search import sqlite_index
     from tracehouse.store.failed_calls import WHERE, fill_results
-    from tracehouse.store.sqlite import search_index
 
     try:  # the index's SQL function, on whatever connection migrates (a store's has it)
-        conn.execute(f"SELECT {search_index.SEGMENTED}('')")
+        conn.execute(f"SELECT {sqlite_index.SEGMENTED}('')")
     except sqlite3.OperationalError:
-        search_index.register(conn)
-    search_index.before_update(conn, "tool_calls", WHERE)
+        sqlite_index.register(conn)
+    sqlite_index.before_update(conn, "tool_calls", WHERE)
     fill_results(lambda sql: conn.execute(sql).fetchall(), conn.executemany, "?")
-    search_index.flush(conn)
+    sqlite_index.flush(conn)
 
 
 TOKEN_MACHINES_BACKFILL = (

@@ -15,13 +15,16 @@ from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
+from tracehouse.search import sqlite_index
 from tracehouse.search.hits import Hit, SearchFilters
+from tracehouse.search.sqlite_builders import IndexBuilders
+from tracehouse.sqlite_binding import bind_directly
+from tracehouse.state import scratch
 from tracehouse.store import deletion
 from tracehouse.store.items import finish_sql, finish_values
 from tracehouse.store.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.store.reads import unresolved_reject_units
-from tracehouse.store.sqlite import apply, reads, search_index, writer
-from tracehouse.store.sqlite.binds import bind_directly
+from tracehouse.store.sqlite import apply, reads, writer
 from tracehouse.store.sqlite.checkpointer import Checkpointer
 from tracehouse.store.sqlite.connection import (
     BUSY_TIMEOUT_MS,
@@ -32,9 +35,7 @@ from tracehouse.store.sqlite.connection import (
     end_first_load,
     lock_reason,
 )
-from tracehouse.store.sqlite.index_builders import IndexBuilders
 from tracehouse.store.sqlite.migrations import applied, pending, upgrade
-from tracehouse.state import scratch
 
 T = TypeVar("T")
 
@@ -85,7 +86,7 @@ class SqliteStore:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             apply_pragmas(self.conn, busy_timeout_ms)
             bind_directly()
-            search_index.register(self.conn)
+            sqlite_index.register(self.conn)
             if migrate:
                 upgrade(self.conn, self.path)
             else:
@@ -192,7 +193,7 @@ class SqliteStore:
         (`begin_first_load`), any other with checkpoints beside the writer (`Checkpointer`); the
         page cache is GROUP_CACHE_KIB on a machine of GROUP_CACHE_CORES or more, else
         FEW_CORES_GROUP_CACHE_KIB. With `builders`, a first load's two large search indexes are
-        built beside the writer (`index_builders`) and adopted when the run finishes."""
+        built beside the writer (`search/sqlite_builders.py`) and adopted when the run finishes."""
         if self._first_load is None:
             self._first_load = begin_first_load(self.conn)
             many = (os.cpu_count() or 1) >= GROUP_CACHE_CORES
@@ -220,17 +221,17 @@ class SqliteStore:
 
     def _flush_index(self, conn: sqlite3.Connection) -> None:
         began = time.perf_counter()
-        search_index.flush(conn)
+        sqlite_index.flush(conn)
         if self._builders is not None:
             self._builders.forward(conn)
         self.timings["index"] += time.perf_counter() - began
 
     def _catch_up(self, builders: IndexBuilders | None = None) -> None:
         """Adopt what `builders` finished, then index whatever the ledger's own index still
-        misses (`search_index.unindexed`: builders let go, or a run killed while they built).
+        misses (`sqlite_index.unindexed`: builders let go, or a run killed while they built).
         Booked as the "adopt" phase, outside any import's "write", where "index" and "commit"
         are."""
-        if builders is None and not search_index.unindexed(self.conn):
+        if builders is None and not sqlite_index.unindexed(self.conn):
             return
         began = time.perf_counter()
         enclosed = {k: self.timings.get(k, 0.0) for k in ("index", "commit")}
@@ -239,7 +240,7 @@ class SqliteStore:
                 seconds = builders.finish_into(self.path, self._busy_timeout_ms)
                 if seconds is not None:
                     self.timings["build"] += seconds
-            if search_index.unindexed(self.conn):
+            if sqlite_index.unindexed(self.conn):
                 with self._import_transaction() as conn:
                     self._flush_index(conn)
         finally:
@@ -364,13 +365,13 @@ class SqliteStore:
 
     def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
         """Full-text search of the ledger (`search/query.py` for the syntax)."""
-        from tracehouse.search import sqlite as fts
+        from tracehouse.search import sqlite_query as fts
         from tracehouse.search.query import parse
 
         return fts.search(self._search_readers(), parse(query), filters or SearchFilters())
 
     def search_lag(self) -> int:
-        return search_index.unindexed(self.conn)
+        return sqlite_index.unindexed(self.conn)
 
     def _search_readers(self) -> list[sqlite3.Connection]:
         if not self._readers:
@@ -380,7 +381,7 @@ class SqliteStore:
     def compact(self) -> None:
         """Leave no copy of rewritten text behind (`secrets redact`): the search index's old
         segments merged away, the WAL folded in, the file rewritten without its free pages."""
-        from tracehouse.store.sqlite.search_index import INDEXES
+        from tracehouse.search.sqlite_index import INDEXES
 
         for index in INDEXES:
             self.conn.execute(f"INSERT INTO {index.name}({index.name}) VALUES ('optimize')")

@@ -23,6 +23,7 @@ from tracehouse.model.contract import (
     pushed_key,
 )
 from tracehouse.model.tables import CONTENT_TABLES
+from tracehouse.search import sqlite_index
 from tracehouse.store.items import (
     ADD_RUN_REDACTIONS,
     REJECT_COLUMNS,
@@ -36,7 +37,6 @@ from tracehouse.store.items import (
     resolved_rejects,
     unit_cursors_to_save,
 )
-from tracehouse.store.sqlite import search_index
 from tracehouse.store.sqlite.apply import Items, Slices, Statements, save_watermark
 
 
@@ -53,7 +53,7 @@ def import_batch(
     alone: bool = False,
     isolated: bool = False,
 ) -> ImportResponse:
-    """The caller brings the search index up to date before it commits (`search_index.flush`):
+    """The caller brings the search index up to date before it commits (`sqlite_index.flush`):
     once for a group of batches, FTS5 writes one segment instead of a small one per batch (the
     next batch's savepoint would push its pending terms out), and the group's indexing costs half.
 
@@ -90,7 +90,7 @@ def import_batch(
         for name, table in _CONTENT_BY_NAME.items()
     }
     rows = {name: p.by_session for name, p in partitions.items()}
-    search_index.note_sessions(conn, rows, batch.unspaced)
+    sqlite_index.note_sessions(conn, rows, batch.unspaced)
     now = now_iso()
     items = Items(conn, sql, batch, partitions, socket.gethostname(), now, deleted)
     # Each item must fail alone, but a savepoint per item cost the writer 11% of a backfill:

@@ -1,5 +1,5 @@
 -- The full-text columns of 0003 stop being generated: the writer prepares their words
--- (ASCII punctuation made spaces, `store/postgres/search_words.py`) and the row's own INSERT
+-- (ASCII punctuation made spaces, `search/postgres_words.py`) and the row's own INSERT
 -- computes `to_tsvector('simple', words)`. The server's `regexp_replace` was a fifth of its
 -- CPU in a backfill. DROP EXPRESSION keeps every stored tsvector and rewrites no row.
 ALTER TABLE messages ALTER COLUMN content_tsv DROP EXPRESSION;

@@ -1,4 +1,4 @@
-"""A first load's two large search indexes built beside the writer (`index_builders`) and adopted
+"""A first load's two large search indexes built beside the writer (`sqlite_builders`) and adopted
 when the run finishes.
 
 The oracle is the same load written with the writer indexing as it goes: every index must then
@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.store.factory import batch, item
 from tracehouse.model.contract import ImportBatch
+from tracehouse.search import sqlite_builders, sqlite_index
 from tracehouse.search.hits import SearchFilters
 from tracehouse.store.protocol import RunTotals
-from tracehouse.store.sqlite import index_builders, search_index
 from tracehouse.store.sqlite.store import SqliteStore
 
 WORDS = ("alpha", "bravo", "charlie", "delta", "聊天记录")
@@ -71,7 +71,7 @@ def indexed(path: Path | str, *, by_key: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if not by_key:
             out["marks"] = conn.execute("SELECT * FROM search_marks ORDER BY 1").fetchall()
-        for index in search_index.INDEXES:
+        for index in sqlite_index.INDEXES:
             name = index.name
             conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('integrity-check', 0)")
             conn.execute(
@@ -220,7 +220,7 @@ def test_a_builder_that_dies_is_let_go_and_the_index_is_whole_at_the_end(tmp_pat
 KILLED = textwrap.dedent(
     """
     import os, signal, sys
-    from tests.store.test_index_builders import session
+    from tests.search.test_index_builders import session
     from tests.store.factory import batch
     from tracehouse.store.sqlite.store import SqliteStore
 
@@ -244,10 +244,10 @@ def test_a_run_killed_before_it_adopted_its_indexes_leaves_a_ledger_the_next_run
     assert list(tmp_path.glob("tracehouse-scratch-*"))  # its builders' databases, left behind
     store = SqliteStore(path)
     try:
-        assert search_index.unindexed(store.conn)  # rows the ledger's own index does not hold
+        assert sqlite_index.unindexed(store.conn)  # rows the ledger's own index does not hold
         assert store.search_lag() > 0 and store.search("alpha", SearchFilters()) == []
         store.start_run("next", "backfill")
-        assert search_index.unindexed(store.conn) == store.search_lag() == 0
+        assert sqlite_index.unindexed(store.conn) == store.search_lag() == 0
         assert {h.label for h in store.search("alpha", SearchFilters())} == {"cc-s1"}
         assert not list(tmp_path.glob("tracehouse-scratch-*"))
         assert store.timings["adopt"] > 0  # booked apart from any import's writing
@@ -266,7 +266,7 @@ def test_a_ledger_that_holds_rows_is_never_built_beside_the_writer(tmp_path: Pat
     load(path, [[batch([session("s1", "alpha")])]], builders=False)
     store = SqliteStore(path)
     try:
-        assert not index_builders.buildable(store.conn, search_index.BY_NAME["messages_fts"])
+        assert not sqlite_builders.buildable(store.conn, sqlite_index.BY_NAME["messages_fts"])
         store.start_run("run", "backfill")
         with store.import_group(builders=True) as write:
             write(batch([session("s2", "bravo")]))
@@ -292,7 +292,7 @@ def test_builders_that_cannot_start_leave_the_writer_to_index_as_it_goes(tmp_pat
 SPAWNED = textwrap.dedent(
     """
     import sys, threading
-    from tests.store.test_index_builders import batch, indexed, load, session
+    from tests.search.test_index_builders import batch, indexed, load, session
     from tracehouse.processes import start_method
 
     if __name__ == "__main__":

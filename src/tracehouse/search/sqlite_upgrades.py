@@ -1,7 +1,7 @@
 """How the search indexes came to be in a ledger made before they were kept as they are now:
 filled from the rows already there (schema 3), made writer-kept instead of trigger-kept (schema
 6), and indexed again with unspaced scripts split into characters (schema 15). Only the
-migrations call these; the writer keeps the indexes through `search_index`."""
+migrations call these; the writer keeps the indexes through `search/sqlite_index.py`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 
 from tracehouse.search import scripts
-from tracehouse.store.sqlite.search_index import (
+from tracehouse.search.sqlite_index import (
     FILL_STEP,
     INDEXES,
     MARKS,

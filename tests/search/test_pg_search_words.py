@@ -1,4 +1,4 @@
-"""The words PostgreSQL's writer prepares for `to_tsvector` (`store/postgres/search_words.py`):
+"""The words PostgreSQL's writer prepares for `to_tsvector` (`search/postgres_words.py`):
 they are the words a query looks for (`words_of`), whatever the text holds, and migration 0012
 keeps every tsvector an older ledger stored."""
 
@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.store.factory import batch, item
+from tracehouse.search.postgres_words import LIMIT, search_text
 from tracehouse.search.query import words_of
 from tracehouse.store.postgres.migrations import RECORD_TABLE, known_migrations
-from tracehouse.store.postgres.search_words import LIMIT, search_text
 from tracehouse.store.postgres.store import PostgresStore
 
 # Letters with and without accents, decomposed accents, Thai and Devanagari marks, ligatures,

@@ -1,5 +1,5 @@
 """The SQLite writer indexes the rows of sessions free of unspaced scripts as they are, and every
-other row through the segmenting SQL function (`search_index.note_sessions`)."""
+other row through the segmenting SQL function (`sqlite_index.note_sessions`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from tests.store.factory import batch, item
 from tracehouse.pipeline import workers
 from tracehouse.pipeline.ingest import Ready
 from tracehouse.pipeline.sync import SyncReport
-from tracehouse.search import scripts
+from tracehouse.search import scripts, sqlite_index
 from tracehouse.search.hits import SearchFilters
-from tracehouse.store.sqlite import search_index
 from tracehouse.store.sqlite.store import SqliteStore
 
 EVERYTHING = SearchFilters(limit=1000)
@@ -30,7 +29,7 @@ def ledger(tmp_path: Path):
             segmented.append(text)
         return scripts.sql_segmented(text)
 
-    store.conn.create_function(search_index.SEGMENTED, 1, counting, deterministic=True)
+    store.conn.create_function(sqlite_index.SEGMENTED, 1, counting, deterministic=True)
     yield store, segmented
     store.close()
 
@@ -70,7 +69,7 @@ def test_rows_written_outside_an_import_go_through_the_function(ledger):
         " SELECT 'by-hand', session_id, 99, 'user', 'text', 'これは日本語のテキストです'"
         " FROM sessions LIMIT 1"
     )
-    search_index.flush(conn)
+    sqlite_index.flush(conn)
     conn.execute("COMMIT")
     assert "これは日本語のテキストです" in segmented
     assert store.search("テキスト", EVERYTHING)

@@ -1,4 +1,4 @@
-"""Search on SQLite: the FTS5 indexes of `store/sqlite/search_index.py`, ranked by BM25.
+"""Search on SQLite: the FTS5 indexes of `search/sqlite_index.py`, ranked by BM25.
 
 Each source of hits (message text, thinking, tool calls, session titles) is ranked in two
 phases. BM25 over the index alone is cheap; joining every match to its ledger row (a page read

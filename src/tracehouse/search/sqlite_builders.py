@@ -12,7 +12,7 @@ same columns, tokenizer and tuning in a scratch database, fed by the writer:
 - at each flush the writer reads the new rows' indexed values back (in its own transaction, in
   C) and queues them to the builder;
 - a row it rewrites or deletes is queued as a 'delete' command with the values it was indexed
-  with (`search_index.open_built`);
+  with (`sqlite_index.open_built`);
 - a builder commits when the ledger commits and rolls back when it rolls back.
 
 When the run ends, each finished index is copied whole into the ledger's own empty index, with
@@ -41,8 +41,7 @@ from typing import Any
 
 from tracehouse.processes import exit_with_parent, start_method
 from tracehouse.search import scripts
-from tracehouse.store.sqlite.binds import bind_directly
-from tracehouse.store.sqlite.search_index import (
+from tracehouse.search.sqlite_index import (
     BUILT,
     BUILT_PENDING,
     BUILT_RETIRED,
@@ -56,6 +55,7 @@ from tracehouse.store.sqlite.search_index import (
     retired_columns,
     tuning,
 )
+from tracehouse.sqlite_binding import bind_directly
 from tracehouse.state import scratch
 
 # The indexes worth a process: on the bench corpus messages_fts and tool_calls_fts took 1.1 and

@@ -1,12 +1,12 @@
 """The SQLite search indexes merge their segments in steps as writes come, never a whole level at
-once in the write that adds its sixteenth segment (`search_index.TUNING`, migration m021)."""
+once in the write that adds its sixteenth segment (`sqlite_index.TUNING`, migration m021)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests.store.factory import batch, item
-from tracehouse.store.sqlite import search_index
+from tracehouse.search import sqlite_index
 from tracehouse.store.sqlite.migrations import RECORD_TABLE
 from tracehouse.store.sqlite.store import SqliteStore
 
@@ -27,18 +27,18 @@ def _segments_after_each_import(store: SqliteStore, n: int) -> list[int]:
 
 def test_a_new_ledger_and_an_upgraded_one_keep_the_tuning(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "ledger.db")
-    for index in search_index.INDEXES:
+    for index in sqlite_index.INDEXES:
         assert _config(store, index.name)["crisismerge"] == 64
     # A ledger of schema 20: the default crisis merge, and m021 not applied.
-    for index in search_index.INDEXES:
+    for index in sqlite_index.INDEXES:
         store.conn.execute(f"DELETE FROM {index.name}_config WHERE k = 'crisismerge'")
     store.conn.execute(f"DELETE FROM {RECORD_TABLE} WHERE name = 'm021_search_merges_by_steps'")
     store.conn.commit()
     store.close()
     store = SqliteStore(tmp_path / "ledger.db")
     try:
-        for index in search_index.INDEXES:
-            assert _config(store, index.name) == dict(search_index.TUNING) | {"version": 4}
+        for index in sqlite_index.INDEXES:
+            assert _config(store, index.name) == dict(sqlite_index.TUNING) | {"version": 4}
     finally:
         store.close()
 

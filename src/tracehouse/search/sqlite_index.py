@@ -9,7 +9,7 @@ rowid), so the text is stored once, in the ledger:
 
 The index is kept in the same transaction as the rows it indexes, by the writer and without
 triggers (except a first load's two large indexes on a machine of many cores, built beside the
-writer and adopted whole when its run finishes: `index_builders`). A trigger on a table, even
+writer and adopted whole when its run finishes: `sqlite_builders`). A trigger on a table, even
 one that never fires, makes SQLite keep a statement journal for every row written to it; with
 the earlier insert/update/delete triggers, writing the rows cost twice what it costs bare, as
 much again as the indexing itself. Instead:
@@ -76,7 +76,7 @@ PENDING = "search_pending"
 # of them ASCII, where the check is a flag. A row of a session not noted goes through the
 # function, as before, so a writer that does not note (none today) stays correct.
 NOTED = "temp.search_sessions"
-# An index built beside the writer (`index_builders`: a first load on a machine of many cores)
+# An index built beside the writer (`sqlite_builders`: a first load on a machine of many cores)
 # keeps its state in TEMP tables of the writer's connection for the length of each import
 # transaction (`open_built`): how far its builder has been handed rows, the rows to hand it
 # again, and the 'delete' commands it is owed, each with the values the row was indexed with.
