@@ -232,7 +232,7 @@ def main() -> None:
     measure_start(str(ledger), args.starts)
     measure_calls("sqlite", str(ledger), calls, args.passes)
     if args.pg:
-        from tracehouse.store.copy import copy_store
+        from tracehouse.upkeep.copy import copy_store
 
         try:
             team = open_store(args.pg)

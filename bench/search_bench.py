@@ -240,7 +240,7 @@ def run_queries(ledger: Path, n: int, pg: str | None) -> None:
     store = open_store(ledger)
     measure_queries("sqlite", store, queries, target_ms=50)
     if pg:
-        from tracehouse.store.copy import copy_store
+        from tracehouse.upkeep.copy import copy_store
 
         try:
             team = open_store(pg)

@@ -40,8 +40,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.backfill_bench import Run, build_corpus, files_of, raw_read, spread  # noqa: E402
-from tests.secrets.plant_home import Planter, files_under, plant_tree, written_bytes  # noqa: E402
-from tests.secrets.planted import KINDS, PLACEMENTS, place  # noqa: E402
+from tests.redaction.plant_home import Planter, files_under, plant_tree, written_bytes  # noqa: E402
+from tests.redaction.planted import KINDS, PLACEMENTS, place  # noqa: E402
 from tracehouse.redaction.detect import MARKER, SEPARATOR, Detector  # noqa: E402
 
 FORMATS = ("parquet", "markdown", "html", "jsonl", "otel", "sessions-import")
@@ -101,7 +101,7 @@ def recall(fixtures: Path, every: int, work: Path) -> None:
 
 
 def prose(samples: int) -> None:
-    """Every kind in every place a person pastes one (`tests/secrets/planted.PLACEMENTS`), each
+    """Every kind in every place a person pastes one (`tests/redaction/planted.PLACEMENTS`), each
     text scanned alone so no other text of a batch gives its secret away; recall per kind and
     per placement."""
     import random

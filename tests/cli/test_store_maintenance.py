@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from tests.pipeline.helpers import make_home
 from tracehouse.cli.app import app
 from tracehouse.store import open_store
-from tracehouse.store.copy import copy_store
 from tracehouse.store.sqlite.migrations import known_migrations
+from tracehouse.upkeep.copy import copy_store
 
 runner = CliRunner()
 LATEST = len(known_migrations())

@@ -12,8 +12,8 @@ from tests.pipeline.helpers import snapshot as ledger_snapshot
 from tests.store.factory import CONTENT, snapshot
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.store import open_store
-from tracehouse.store.copy import copy_store
 from tracehouse.store.protocol import BOOKKEEPING
+from tracehouse.upkeep.copy import copy_store
 
 pytestmark = pytest.mark.corpus
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from tests.sources.contract import parse_all_items
+from tests.sources.suite import parse_all_items
 from tracehouse.parsers.base import Unit
 
 

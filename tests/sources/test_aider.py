@@ -1,4 +1,4 @@
-"""Aider: the source contract on tests/data (a project's chat history with its input history),
+"""Aider: the source suite on tests/data (a project's chat history with its input history),
 then its rules: one session per launch, prompts of several lines, token lines with their cost,
 edits and commits as calls, prompt times from the input history, found under project roots."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.agents import sessions
-from tests.sources.contract import SourceContract, parse_all_items
+from tests.sources.suite import SourceSuite, parse_all_items
 from tracehouse.config import Settings
 from tracehouse.parsers import aider
 from tracehouse.pipeline.sources import resolve_sources
@@ -41,7 +41,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestAiderContract(SourceContract):
+class TestAiderContract(SourceSuite):
     def test_unknown_record_types_are_kept_not_fatal(self, parser, bad_unit):
         # Aider writes no record types: a line it printed that is not understood is kept as
         # the host's words.

@@ -1,4 +1,4 @@
-"""Claude Code parser: the source contract on tests/data fixtures, then its own rules."""
+"""Claude Code parser: the source suite on tests/data fixtures, then its own rules."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, parse_all
+from tests.sources.suite import SourceSuite, parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions
@@ -49,7 +49,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestClaudeCodeContract(SourceContract):
+class TestClaudeCodeContract(SourceSuite):
     pass
 
 

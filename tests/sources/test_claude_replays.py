@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from tests.pipeline.helpers import backfill, snapshot
-from tests.sources.contract import parse_all
+from tests.sources.suite import parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.store.sqlite.store import SqliteStore

@@ -1,4 +1,4 @@
-"""Cline: the source contract on tests/data (a task's `ui_messages.json`), then its rules: the
+"""Cline: the source suite on tests/data (a task's `ui_messages.json`), then its rules: the
 task's prompt and the user's feedback open turns, usage per request with its cost, a cancelled
 request as a notice, commands as calls, the working directory from the request."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.agents import sessions
-from tests.sources.contract import SourceContract
+from tests.sources.suite import SourceSuite
 from tracehouse.parsers import cline
 
 STORAGE = DATA / "cline" / "home" / ".config" / "Code" / "User" / "globalStorage"
@@ -39,7 +39,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestClineContract(SourceContract):
+class TestClineContract(SourceSuite):
     reject_locations = ("[",)
 
 

@@ -1,4 +1,4 @@
-"""Codex parser: the source contract on tests/data fixtures of every generation, then its rules."""
+"""Codex parser: the source suite on tests/data fixtures of every generation, then its rules."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, parse_all
+from tests.sources.suite import SourceSuite, parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import codex
 from tracehouse.parsers.base import Unit
@@ -54,7 +54,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestCodexContract(SourceContract):
+class TestCodexContract(SourceSuite):
     pass
 
 

@@ -1,4 +1,4 @@
-"""GitHub Copilot CLI: the source contract on tests/data (a 1.0 session folder, a flat event
+"""GitHub Copilot CLI: the source suite on tests/data (a 1.0 session folder, a flat event
 log, legacy documents), then its rules: prompts open turns, tool requests pair with their
 executions, the shutdown's totals complete the replies' output counts, workspace.yaml titles."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.agents import sessions, spoiled_copy
-from tests.sources.contract import SourceContract
+from tests.sources.suite import SourceSuite
 from tracehouse.parsers import copilot_cli
 
 ROOT = DATA / "copilot" / "home" / ".copilot"
@@ -37,7 +37,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestCopilotContract(SourceContract):
+class TestCopilotContract(SourceSuite):
     pass
 
 

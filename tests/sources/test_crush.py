@@ -1,4 +1,4 @@
-"""Crush: the source contract on a database made here in WAL mode (its rows only in the
+"""Crush: the source suite on a database made here in WAL mode (its rows only in the
 `-wal`, as on a running machine), then its rules: results from `tool` messages, inline
 `<think>`, times in seconds, an agent's task session linked to the call that spawned it, the
 placeholder title replaced by the first prompt, and only changed sessions read again."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.sources.agents import sessions
-from tests.sources.contract import SourceContract, parse_all_items
+from tests.sources.suite import SourceSuite, parse_all_items
 from tracehouse.model import ids
 from tracehouse.parsers import crush
 from tracehouse.parsers.base import ParseOptions
@@ -176,7 +176,7 @@ def bad_unit(tmp_path):
     conn.close()
 
 
-class TestCrushContract(SourceContract):
+class TestCrushContract(SourceSuite):
     reject_locations = ("session ",)
 
 

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from tests.pipeline.helpers import tree_state
-from tests.sources.contract import SourceContract, parse_all_items
 from tests.sources.cursor_dbs import bad_global, bubble, make_user_dir, put
+from tests.sources.suite import SourceSuite, parse_all_items
 from tracehouse.model import ids
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions, Unit
@@ -40,7 +40,7 @@ def bad_unit(tmp_path):
     return cursor.discover([path.parent.parent])[0]
 
 
-class TestCursorContract(SourceContract):
+class TestCursorContract(SourceSuite):
     reject_locations = ("composerData:", "bubbleId:")
 
 

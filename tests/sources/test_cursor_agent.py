@@ -1,4 +1,4 @@
-"""Cursor agent parser: the source contract on tests/data transcripts of every variant and a
+"""Cursor agent parser: the source suite on tests/data transcripts of every variant and a
 `store.db` made here, then its rules: twins are one session, subagents pair with spawning calls,
 the store is walked from its root, the workspace comes back from the slug or the md5."""
 
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, backfill_twice, parse_all_items
+from tests.sources.suite import SourceSuite, backfill_twice, parse_all_items
 from tracehouse.parsers import cursor_agent
 from tracehouse.parsers.cursor_agent.builder import _absolute_paths
 
@@ -108,7 +108,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestCursorAgentContract(SourceContract):
+class TestCursorAgentContract(SourceSuite):
     reject_locations = (f"{B}.jsonl line ",)
 
 

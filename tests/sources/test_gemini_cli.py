@@ -1,4 +1,4 @@
-"""Gemini CLI parser: the source contract on tests/data fixtures of both file forms, then its
+"""Gemini CLI parser: the source suite on tests/data fixtures of both file forms, then its
 rules: replies re-written by id, `$set` and `$rewindTo`, a resumed session's second file, a
 migration's duplicate, subagents, tokens, and files still being written."""
 
@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, parse_all, parse_all_items
+from tests.sources.suite import SourceSuite, parse_all, parse_all_items
 from tracehouse.model import ids
 from tracehouse.model.tables import MESSAGES
 from tracehouse.parsers import gemini_cli
@@ -53,7 +53,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestGeminiContract(SourceContract):
+class TestGeminiContract(SourceSuite):
     pass
 
 

@@ -1,4 +1,4 @@
-"""Kimi CLI: the source contract on tests/data (a wire log, and a 1.17 subagent's context file),
+"""Kimi CLI: the source suite on tests/data (a wire log, and a 1.17 subagent's context file),
 then its rules: streamed content parts make one reply, usage from `StatusUpdate`, the work dir
 from `kimi.json`, subagents linked to their session."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.agents import sessions, spoiled_copy
-from tests.sources.contract import SourceContract
+from tests.sources.suite import SourceSuite
 from tracehouse.model import ids
 from tracehouse.parsers import kimi_cli
 
@@ -36,7 +36,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestKimiContract(SourceContract):
+class TestKimiContract(SourceSuite):
     pass
 
 

@@ -1,4 +1,4 @@
-"""OpenCode parser: the source contract on tests/data fixtures of every generation (the Gen 2
+"""OpenCode parser: the source suite on tests/data fixtures of every generation (the Gen 2
 database is made here, in WAL mode, its rows still only in the `-wal`), then its rules: turns by
 `parentID`, tokens per step, `task` children, errors as notices, the per-session watermark."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import SourceContract, backfill_twice, parse_all_items
+from tests.sources.suite import SourceSuite, backfill_twice, parse_all_items
 from tracehouse.model import ids
 from tracehouse.parsers import opencode
 from tracehouse.parsers.base import ParseOptions
@@ -111,7 +111,7 @@ def bad_unit(tmp_path):
     conn.close()
 
 
-class TestOpenCodeContract(SourceContract):
+class TestOpenCodeContract(SourceSuite):
     reject_locations = ("part ", "message ", "session ")
 
 

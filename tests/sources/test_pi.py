@@ -1,4 +1,4 @@
-"""Pi coding agent: the source contract on tests/data, then its rules: usage with cost per reply
+"""Pi coding agent: the source suite on tests/data, then its rules: usage with cost per reply
 (input without the cache, in the ledger's convention), models as they change, `session_info`
 titles, errors as turn status."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.agents import sessions, spoiled_copy
-from tests.sources.contract import SourceContract
+from tests.sources.suite import SourceSuite
 from tracehouse.parsers import pi
 
 ROOT = DATA / "pi" / "home" / ".pi" / "agent"
@@ -34,7 +34,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestPiContract(SourceContract):
+class TestPiContract(SourceSuite):
     pass
 
 

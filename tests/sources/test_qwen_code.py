@@ -1,4 +1,4 @@
-"""Qwen Code: the source contract on tests/data, then its rules: the telemetry events are the
+"""Qwen Code: the source suite on tests/data, then its rules: the telemetry events are the
 token truth (a subagent's calls included, the assistant's twin counts not added again), slash
 commands and API errors, and the prompt log bringing back a session with no chat file."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.agents import sessions, spoiled_copy
-from tests.sources.contract import SourceContract
+from tests.sources.suite import SourceSuite
 from tracehouse.parsers import qwen_code
 
 ROOT = DATA / "qwen" / "home" / ".qwen"
@@ -34,7 +34,7 @@ def bad_unit(tmp_path):
     return unit
 
 
-class TestQwenContract(SourceContract):
+class TestQwenContract(SourceSuite):
     pass
 
 

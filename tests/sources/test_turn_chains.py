@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from tests.conftest import DATA
-from tests.sources.contract import parse_all
+from tests.sources.suite import parse_all
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import Unit
 

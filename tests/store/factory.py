@@ -1,4 +1,4 @@
-"""Synthetic import requests in the JSON contract, for the store contract suite."""
+"""Synthetic import requests in the JSON contract, for the import contract suite of the stores."""
 
 from __future__ import annotations
 

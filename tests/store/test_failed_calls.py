@@ -13,7 +13,7 @@ import pytest
 from tests.store.factory import batch, item
 from tracehouse.store import open_store
 from tracehouse.store.failed_calls import OUTPUT_IN_ERROR
-from tracehouse.store.verify import verify_store
+from tracehouse.upkeep.verify import verify_store
 
 WORD = "xyzzyfailure"
 

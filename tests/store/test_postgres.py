@@ -1,6 +1,6 @@
 """What only the PostgreSQL store has: its SQL schema, its merge, its locks and its DSNs.
 
-The store contract itself runs against PostgreSQL through `make_store` (test_contract.py).
+The import contract itself runs against PostgreSQL through `make_store` (test_import_contract.py).
 """
 
 from __future__ import annotations

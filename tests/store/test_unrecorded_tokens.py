@@ -16,7 +16,7 @@ from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import TOKEN_COLUMNS, TURNS
 from tracehouse.pipeline.sync import SyncOptions, sync
 from tracehouse.store import open_store
-from tracehouse.store.verify import verify_store
+from tracehouse.upkeep.verify import verify_store
 
 TOKENS = ", ".join(TOKEN_COLUMNS)
 

@@ -25,10 +25,10 @@ from tracehouse.exports.transcript import since as since_
 from tracehouse.model.stored_json import for_json
 from tracehouse.model.threads import active_view
 from tracehouse.reports.filters import count_sessions, list_sessions
-from tracehouse.store.deletion import HasSubagents, delete_sessions, restore_sessions
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import SessionNotFound, find_session, session_detail, session_history
 from tracehouse.timespec import local_time, to_utc_iso
+from tracehouse.upkeep.deletion import HasSubagents, delete_sessions, restore_sessions
 
 app = typer.Typer(help="List and show imported sessions.", no_args_is_help=True)
 

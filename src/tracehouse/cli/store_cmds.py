@@ -11,8 +11,8 @@ import typer
 from tracehouse.cli.common import Context, command
 
 if TYPE_CHECKING:
-    from tracehouse.store.copy import CopyReport
-    from tracehouse.store.verify import VerifyReport
+    from tracehouse.upkeep.copy import CopyReport
+    from tracehouse.upkeep.verify import VerifyReport
 
 app = typer.Typer(help="Create and inspect the ledger.", no_args_is_help=True)
 
@@ -108,7 +108,7 @@ def verify(
     ] = None,
 ) -> None:
     """Recompute row fingerprints, find orphans and dangling links, check session totals."""
-    from tracehouse.store.verify import verify_store
+    from tracehouse.upkeep.verify import verify_store
 
     report = ctx.read(lambda ledger: verify_store(ledger, sample))
     if ctx.json:
@@ -122,7 +122,7 @@ def verify(
 def render_verify(ctx: Context, report: VerifyReport) -> None:
     from rich.table import Table
 
-    from tracehouse.store.verify import CURSORS_NOTE
+    from tracehouse.upkeep.verify import CURSORS_NOTE
 
     ctx.out.print(f"checked {report.sampled:,} of {report.sessions:,} sessions and their rows")
     table = Table("check", "checked", "problems", box=None, pad_edge=False)
@@ -157,7 +157,7 @@ def copy(
 ) -> None:
     """Copy a ledger into another store (SQLite ↔ PostgreSQL); re-run to resume or to refresh."""
     from tracehouse.store import open_store
-    from tracehouse.store.copy import copy_store
+    from tracehouse.upkeep.copy import copy_store
 
     reader = open_store(source, create=False)
     try:

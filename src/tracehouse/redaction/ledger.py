@@ -20,9 +20,9 @@ from tracehouse.model.rows import json_text
 from tracehouse.model.tables import SESSIONS
 from tracehouse.redaction.redactor import Markers, Redactor
 from tracehouse.redaction.rows import FREE_TEXT, TABLES, redact_batch
-from tracehouse.store.copy import copy_batch
 from tracehouse.store.items import MIGRATION
 from tracehouse.store.protocol import RunTotals, SessionStore, Tx
+from tracehouse.upkeep.copy import copy_batch
 
 BATCH_SESSIONS = 50
 _ID = {name: table.primary_key[0] for name, table in TABLES.items()}

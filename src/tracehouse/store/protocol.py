@@ -46,7 +46,7 @@ SESSION_BOOKS = ("session_history", "session_aliases", "session_tombstones")
 
 class Tx(Protocol):
     """A store's open write transaction, with sqlite3-style `?` placeholders: what the
-    store-neutral writes (`store/deletion.py`, `store/labels.py`) go through."""
+    store-neutral writes (`store/tombstones.py`, `store/labels.py`) go through."""
 
     def execute(self, sql: str, params: Sequence[Any]) -> int: ...
 
@@ -129,7 +129,7 @@ class SessionStore(Protocol):
 
     def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
         """Delete the sessions with every row of theirs, cut the links to them and leave a
-        tombstone, in one transaction (`store/deletion.py`); the rows deleted per table."""
+        tombstone, in one transaction (`store/tombstones.py`); the rows deleted per table."""
         ...
 
     def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
 from tracehouse.model.tables import ALL_TABLES, CONTENT_TABLES, SESSIONS, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
-from tracehouse.store import deletion
+from tracehouse.store import tombstones
 from tracehouse.store.items import finish_sql, finish_values
 from tracehouse.store.location import masked
 from tracehouse.store.postgres import staging, tx, writer
@@ -166,11 +166,11 @@ class PostgresStore:
 
     def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
         return self._in_transaction(
-            lambda conn: deletion.delete_in(tx.PgTx(conn), session_ids, deleted_at)
+            lambda conn: tombstones.delete_in(tx.PgTx(conn), session_ids, deleted_at)
         )
 
     def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
-        return self._in_transaction(lambda conn: deletion.restore_in(tx.PgTx(conn), session_ids))
+        return self._in_transaction(lambda conn: tombstones.restore_in(tx.PgTx(conn), session_ids))
 
     def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
         def save(conn: tx.Conn) -> None:

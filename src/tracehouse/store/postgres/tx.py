@@ -1,4 +1,4 @@
-"""The open PostgreSQL transaction as the store-neutral SQL of `store/deletion.py` and
+"""The open PostgreSQL transaction as the store-neutral SQL of `store/tombstones.py` and
 `store/labels.py` writes through it, with sqlite3-style `?` placeholders."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def placeholders(sql: str) -> str:
 
 
 class PgTx:
-    """The open transaction, as `store/deletion.py` writes through it."""
+    """The open transaction, as `store/tombstones.py` writes through it."""
 
     def __init__(self, conn: Conn) -> None:
         self.conn = conn

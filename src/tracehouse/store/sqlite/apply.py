@@ -271,7 +271,7 @@ def save_watermark(conn: sqlite3.Connection, wm: WatermarkUpdate, run_id: str) -
 
 
 class SqliteTx:
-    """The open transaction, as `store/deletion.py` writes through it."""
+    """The open transaction, as `store/tombstones.py` writes through it."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn

@@ -20,7 +20,7 @@ from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.search.sqlite_builders import IndexBuilders
 from tracehouse.sqlite_binding import bind_directly
 from tracehouse.state import scratch
-from tracehouse.store import deletion
+from tracehouse.store import tombstones
 from tracehouse.store.items import finish_sql, finish_values
 from tracehouse.store.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.store.reads import unresolved_reject_units
@@ -295,12 +295,12 @@ class SqliteStore:
     def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
         self._let_go_builders()  # their index would keep what is deleted here
         with self.transaction() as conn:
-            return deletion.delete_in(apply.SqliteTx(conn), session_ids, deleted_at)
+            return tombstones.delete_in(apply.SqliteTx(conn), session_ids, deleted_at)
 
     def restore_sessions(self, session_ids: Sequence[str]) -> list[dict[str, Any]]:
         self._let_go_builders()
         with self.transaction() as conn:
-            return deletion.restore_in(apply.SqliteTx(conn), session_ids)
+            return tombstones.restore_in(apply.SqliteTx(conn), session_ids)
 
     def save_export_mark(self, target: str, format: str, exported_at: str, sessions: int) -> None:
         with self.transaction() as conn:

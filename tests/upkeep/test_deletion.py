@@ -12,10 +12,10 @@ import pytest
 from tests.store.factory import T0, batch, item
 from tracehouse.model import ids
 from tracehouse.model.tables import ALL_TABLES
-from tracehouse.store.deletion import HasSubagents, delete_sessions, restore_sessions
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import session_history
-from tracehouse.store.verify import verify_store
+from tracehouse.upkeep.deletion import HasSubagents, delete_sessions, restore_sessions
+from tracehouse.upkeep.verify import verify_store
 
 PARENT, CHILD = "parent-1", "parent-1:agent-x"
 BYSTANDER = ids.session_label("claude-code", "bystander")

@@ -10,8 +10,8 @@ import pytest
 from tests.store.factory import CONTENT, batch, item, snapshot
 from tracehouse.model.contract import Reject, WatermarkUpdate
 from tracehouse.store import open_store
-from tracehouse.store.copy import copy_store
 from tracehouse.store.protocol import BOOKKEEPING
+from tracehouse.upkeep.copy import copy_store
 
 EVERYTHING = (*CONTENT, *BOOKKEEPING)
 

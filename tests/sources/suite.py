@@ -1,6 +1,6 @@
-"""The source contract every parser passes (STYLE "Tests": one generated suite for all sources).
+"""The source suite every parser passes (STYLE "Tests": one generated suite for all sources).
 
-A parser's test module subclasses `SourceContract` and provides three fixtures:
+A parser's test module subclasses `SourceSuite` and provides three fixtures:
 `parser` (the parser module), `units` (units discovered from its small fixtures under
 tests/data), and `bad_unit` (a unit whose file holds malformed and unknown records, made in
 tmp_path). The suite checks schemas, determinism, stable fingerprints, rejects that name their
@@ -69,7 +69,7 @@ def parse_all_items(
     return list(items.values()), frames, rejects
 
 
-class SourceContract:
+class SourceSuite:
     def test_frames_match_the_table_schemas(self, parser, units):
         assert units, "the fixtures yield units"
         for unit in units:
@@ -87,7 +87,7 @@ class SourceContract:
         here = sorted(fp for unit in units for fp in _fingerprints(parse_all_items(parser, unit)))
         script = (
             "import sys, time, pickle\n"
-            "from tests.sources.contract import parse_all_items, _fingerprints\n"
+            "from tests.sources.suite import parse_all_items, _fingerprints\n"
             f"import {parser.__name__} as parser\n"
             "units = pickle.loads(sys.stdin.buffer.read())\n"
             "fps = sorted(fp for u in units for fp in _fingerprints(parse_all_items(parser, u)))\n"

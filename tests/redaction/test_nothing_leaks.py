@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.gateway.server import Gateway, make_token, push
-from tests.secrets.plant_home import files_under, leaked, planted_home, written_bytes
-from tests.secrets.planted import Planted
+from tests.redaction.plant_home import files_under, leaked, planted_home, written_bytes
+from tests.redaction.planted import Planted
 from tracehouse.cli.app import app
 from tracehouse.model.tables import PROVIDERS
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.secrets.planted import (
+from tests.redaction.planted import (
     CONTEXTS,
     KINDS,
     PLACEMENTS,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.secrets.plant_home import planted_home
+from tests.redaction.plant_home import planted_home
 from tracehouse.cli.app import app
 
 runner = CliRunner()

@@ -19,7 +19,15 @@ from typing import Any
 import orjson
 
 from tests.conftest import DATA
-from tests.secrets.planted import CONTEXTS, KINDS, PLACEMENTS, Planted, base64_wrapped, place, plant
+from tests.redaction.planted import (
+    CONTEXTS,
+    KINDS,
+    PLACEMENTS,
+    Planted,
+    base64_wrapped,
+    place,
+    plant,
+)
 from tests.sources.cursor_dbs import make_user_dir
 
 # Where people's and agents' words are kept, across the formats.

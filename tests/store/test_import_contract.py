@@ -1,4 +1,4 @@
-"""The store contract (DESIGN §4), written against the SessionStore protocol.
+"""The import contract (DESIGN §4) as every store keeps it, against the SessionStore protocol.
 
 Every backend runs this suite through the `make_store` fixture.
 """

@@ -1,4 +1,5 @@
-"""Deleting sessions from the ledger, and letting them back (both stores, one transaction each).
+"""The SQL of deleting sessions and letting them back, and the tombstones (both stores, one
+transaction each); `upkeep/deletion.py` chooses the sessions.
 
 A deleted session loses every row of it: turns, messages, tool calls, cited sources and its
 history. Links other sessions held to it are cut (a call that spawned it no longer names it).
@@ -15,11 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tracehouse.model.contract import now_iso
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import TOOL_CALLS
-from tracehouse.store.protocol import SessionStore, Tx
-from tracehouse.store.reads import find_session, labels_of, session_family
+from tracehouse.store.protocol import Tx
 
 # Children before parents: every row that names a session goes before the session row.
 SESSION_ROWS = ("message_sources", "tool_calls", "messages", "turns", "threads",
@@ -80,42 +79,3 @@ def restore_in(tx: Tx, session_ids: Sequence[str]) -> list[dict[str, Any]]:
                 [stone["source_provider"], stone["source_path"]],
             )
     return stones
-
-
-class HasSubagents(ValueError):
-    """Deleting a session would leave its subagents without it: say so, or delete them too."""
-
-
-def delete_sessions(
-    store: SessionStore, refs: Sequence[str], *, with_subagents: bool = False
-) -> list[dict[str, Any]]:
-    """Delete the sessions `refs` name (labels, ids, source ids), and with `with_subagents`
-    every subagent below them; returns the sessions deleted (label, session id, provider)."""
-    chosen = [find_session(store, ref)["session_id"] for ref in refs]
-    family = list(dict.fromkeys(sid for ref in chosen for sid in session_family(store, ref)))
-    below = [sid for sid in family if sid not in chosen]
-    if below and not with_subagents:
-        labels = ", ".join(sorted(labels_of(store, below).values()))
-        raise HasSubagents(f"{len(below)} subagent(s) below: {labels}")
-    gone = store.query(
-        "SELECT session_id, label, source_provider FROM sessions"
-        f" WHERE session_id IN ({', '.join('?' * len(family))}) ORDER BY label",
-        family,
-    )
-    store.delete_sessions(family, now_iso())
-    return gone
-
-
-def restore_sessions(store: SessionStore, refs: Sequence[str]) -> list[dict[str, Any]]:
-    """Let deleted sessions back: by label, session id or source id, as they were shown."""
-    ids: list[str] = []
-    for ref in refs:
-        rows = store.query(
-            "SELECT session_id FROM session_tombstones WHERE label = ? OR session_id = ?"
-            " OR source_session_id = ?",
-            [ref, ref, ref],
-        )
-        if not rows:
-            raise LookupError(f"{ref!r}: no deleted session by that name")
-        ids.extend(r["session_id"] for r in rows)
-    return store.restore_sessions(list(dict.fromkeys(ids)))

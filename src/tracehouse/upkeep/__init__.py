@@ -1,0 +1,1 @@
+"""Ledger upkeep over any store: verify, copy between stores, delete and restore sessions."""
