@@ -17,9 +17,10 @@ from tracehouse import __version__
 from tracehouse.config import MACHINE
 from tracehouse.errors import RequestError
 from tracehouse.gateway import openapi, ownership
-from tracehouse.gateway.app import Admin, Anyone, Ledger, Probe, Pusher, Reader
+from tracehouse.gateway.deps import Admin, Anyone, Ledger, Probe, Pusher, Reader
 from tracehouse.gateway.tokens import Grant
 from tracehouse.gateway.views import (
+    list_prices,
     session_document,
     session_filters,
     session_summaries,
@@ -321,8 +322,6 @@ def usage_report(
 ) -> Response:
     """Tokens and cost per day, week, month, session, project, model or machine: what
     `tracehouse usage PERIOD --json` prints, with the same filters."""
-    from tracehouse.gateway.pages import list_prices
-
     filters = session_filters(store, provider or [], project, since, until, subagents,
                               models=model or [], machines=machine or [])  # fmt: skip
     return _json(usage(store, period, filters, list_prices(), breakdown=breakdown).to_json())
@@ -345,7 +344,6 @@ def usage_blocks(
     `tracehouse usage blocks --json` prints, with the same filters."""
     from datetime import UTC, datetime
 
-    from tracehouse.gateway.pages import list_prices
     from tracehouse.reports.blocks import blocks
 
     filters = session_filters(store, provider or [], project, since, until, subagents,

@@ -10,15 +10,13 @@ that it answers while every other one is in use.
 
 from __future__ import annotations
 
-import asyncio
-import re
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from psycopg import DataError, OperationalError
 from starlette.requests import ClientDisconnect
@@ -35,18 +33,14 @@ from tracehouse.errors import (
 from tracehouse.gateway.access_log import AccessLog
 from tracehouse.gateway.pool import GatewayBusy, StorePool
 from tracehouse.gateway.security import Admission, Failures, SecurityHeaders
-from tracehouse.gateway.tokens import Grant, grant_for
 from tracehouse.search.query import QueryError
 from tracehouse.store import open_store
-from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import SessionNotFound
 
 if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor
 
 MAX_REQUEST_BYTES = 32 * 2**20  # a sync batch is 8 MiB of source; its JSON is ~1.5× that
-COOKIE = "tracehouse_token"  # the web view's copy of a read token (HttpOnly, SameSite=Strict)
-_BEARER = re.compile(r"^Bearer\s+(\S+)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -173,74 +167,3 @@ def _answer(status: int) -> Any:
         return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
 
     return handle
-
-
-async def ledger(request: Request) -> AsyncIterator[SessionStore]:
-    """A store from the pool for the length of the request, waited for on the event loop."""
-    async with request.app.state.pool.store() as store:
-        yield store
-
-
-async def probe(request: Request) -> AsyncIterator[SessionStore]:
-    """The health check's own store."""
-    async with request.app.state.probe.store() as store:
-        yield store
-
-
-Ledger = Annotated[SessionStore, Depends(ledger)]
-Probe = Annotated[SessionStore, Depends(probe)]
-
-
-def presented_token(request: Request) -> str | None:
-    """The bearer token of the request, or the web view's cookie. Never a query parameter:
-    URLs end up in access logs."""
-    header = request.headers.get("authorization")
-    if header:
-        found = _BEARER.match(header)
-        return found.group(1) if found else None
-    return request.cookies.get(COOKIE)
-
-
-def grant(request: Request, store: SessionStore, scope: str | None) -> Grant:
-    """The request's grant, of `scope` (None: any)."""
-    token = presented_token(request)
-    found = grant_for(store, token) if token else None
-    if found is None:
-        raise HTTPException(
-            401,
-            "a valid bearer token is needed (tracehouse serve tokens add NAME --scope …)",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    if scope is not None and found.scope != scope:
-        raise HTTPException(403, f"token {found.name!r} has scope {found.scope}, not {scope}")
-    return found
-
-
-async def _granted(request: Request, scope: str | None) -> Grant:
-    """The token's grant, looked up with a store taken for that alone: a route then takes its
-    own only once its request is read (a slow upload holds no store)."""
-    async with request.app.state.pool.store() as store:
-        found: Grant = await asyncio.to_thread(grant, request, store, scope)
-    return found
-
-
-async def push_grant(request: Request) -> Grant:
-    return await _granted(request, "push")
-
-
-async def read_grant(request: Request) -> Grant:
-    return await _granted(request, "read")
-
-
-async def admin_grant(request: Request) -> Grant:
-    return await _granted(request, "admin")
-
-
-async def any_grant(request: Request) -> Grant:
-    return await _granted(request, None)
-
-
-Pusher = Annotated[Grant, Depends(push_grant)]
-Reader = Annotated[Grant, Depends(read_grant)]
-Admin = Annotated[Grant, Depends(admin_grant)]
-Anyone = Annotated[Grant, Depends(any_grant)]

@@ -23,12 +23,11 @@ from tracehouse.exports.html import Pages
 from tracehouse.exports.rendering import shown_text
 from tracehouse.exports.timeline import session_title
 from tracehouse.gateway import security
-from tracehouse.gateway.app import COOKIE, Ledger, grant
+from tracehouse.gateway.deps import COOKIE, Ledger, grant
 from tracehouse.gateway.tokens import grant_for
-from tracehouse.gateway.views import session_filters
+from tracehouse.gateway.views import list_prices, session_filters
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports.filters import ORDERS, SessionFilters, count_sessions, list_sessions
-from tracehouse.reports.pricing import load_prices, own_prices_file
 from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK
 from tracehouse.search.options import build_filters
@@ -207,11 +206,6 @@ def _costs(store: Any, session_ids: list[str]) -> dict[str, Any]:
         return {}
     report = usage(store, "session", SessionFilters(session_ids=tuple(session_ids)), list_prices())
     return {line.key: line.known_cost for line in report.lines if line.model is None}
-
-
-@lru_cache(maxsize=1)
-def list_prices() -> Any:
-    return load_prices(own_prices_file())
 
 
 def filter_values(store: Any, column: str) -> list[str]:

@@ -12,8 +12,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from tracehouse.errors import TracehouseError
-from tracehouse.gateway.app import Ledger
-from tracehouse.gateway.pages import Filters, filter_values, list_prices, render_page, signed_in
+from tracehouse.gateway.deps import Ledger
+from tracehouse.gateway.pages import Filters, filter_values, render_page, signed_in
+from tracehouse.gateway.views import list_prices
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports import charts
 from tracehouse.reports.blocks import Block, blocks

@@ -4,10 +4,12 @@ with its lineage, so what a client reads back is what it could have sent."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from tracehouse.model.item_json import EncodeError, encode_item
 from tracehouse.reports.filters import build_session_filters, list_sessions
+from tracehouse.reports.pricing import load_prices, own_prices_file
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import find_session, labels_of, session_detail
 
@@ -125,3 +127,10 @@ def sessions_holding(store: SessionStore, target: str, ids: list[str]) -> dict[s
         sql = f"SELECT {column} AS id, session_id FROM {table} WHERE {column} IN ({marks})"
         found.update((r["id"], r["session_id"]) for r in store.query(sql, chunk))
     return found
+
+
+@lru_cache(maxsize=1)
+def list_prices() -> Any:
+    """The prices a gateway's reports cost at: the price table with the operator's own file,
+    read once per process."""
+    return load_prices(own_prices_file())
