@@ -19,6 +19,7 @@ from typing import Any
 
 import platformdirs
 
+from tracehouse import validate
 from tracehouse.errors import ConfigError
 from tracehouse.model.tables import PROVIDERS
 
@@ -69,7 +70,7 @@ class Settings:
     redact_key_file: str = ""  # "": redaction.key in the data directory
     # What the user allows their agents to spend (`reports/limits.py`): `usage limits` and the
     # syncs say when one is crossed.
-    limits: tuple[Any, ...] = ()
+    limits: tuple[Limit, ...] = ()
 
     def with_flags(self, **flags: Any) -> Settings:
         """Flags win over everything; a flag left at None changes nothing."""
@@ -191,16 +192,12 @@ def _patterns(value: Any) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         raise ValueError('expected a table of kind = "regular expression"')
-    from tracehouse.redaction.detect import compile_patterns
-
-    compile_patterns(value)  # a bad expression is refused here, naming its kind
+    for kind, pattern in value.items():  # a bad expression is refused here, naming its kind
+        try:
+            re.compile(pattern.encode("utf-8"))
+        except re.error as exc:
+            raise ValueError(f"pattern {kind!r} is not a regular expression: {exc}") from None
     return dict(value)
-
-
-def _limits(value: Any) -> tuple[Any, ...]:
-    from tracehouse.reports.limits import parse_limits  # the reports load only when limits are set
-
-    return parse_limits(value)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -209,6 +206,79 @@ def _strings(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
         raise ValueError("expected a list of non-empty strings")
     return tuple(value)
+
+
+# Spending limits (`[[limits]]`): what the user set; `reports/limits.py` says what was spent
+# against each.
+LIMIT_PERIODS = ("day", "week", "month")
+LIMIT_KEYS = {"cost", "tokens", "per", "provider", "model", "project"}
+
+
+@dataclass(frozen=True)
+class Limit:
+    per: str
+    cost: float | None = None
+    tokens: int | None = None
+    provider: str | None = None
+    model: str | None = None
+    project: str | None = None
+
+    @property
+    def scope(self) -> str:
+        parts = [p for p in (self.provider, self.model, self.project) if p]
+        return " · ".join(parts) or "everything"
+
+
+def parse_limits(value: Any) -> tuple[Limit, ...]:
+    """The config's `limits`: a list of tables (a JSON list in the environment); limits read
+    before (settings validated again with a command's flags) as they are."""
+    if isinstance(value, tuple) and all(isinstance(v, Limit) for v in value):
+        return value
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("expected a JSON list of limits") from None
+    if not isinstance(value, list):
+        raise ValueError("expected a list of [[limits]] tables")
+    return tuple(_limit(n, entry) for n, entry in enumerate(value, 1))
+
+
+def _limit(n: int, entry: Any) -> Limit:
+    where = f"limit {n}"
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: expected a table")
+    unknown = sorted(set(entry) - LIMIT_KEYS)
+    if unknown:
+        known = ", ".join(sorted(LIMIT_KEYS))
+        raise ValueError(f"{where}: unknown key {unknown[0]!r} (known: {known})")
+    per = entry.get("per", "day")
+    if per not in LIMIT_PERIODS:
+        raise ValueError(f"{where}: per {per!r}: one of {', '.join(LIMIT_PERIODS)}")
+    cost, tokens = entry.get("cost"), entry.get("tokens")
+    if (cost is None) == (tokens is None):
+        raise ValueError(f"{where}: give cost (US dollars) or tokens, one of them")
+    if cost is not None and not _positive(cost, float):
+        raise ValueError(f"{where}: cost {cost!r}: a number of dollars above 0")
+    if tokens is not None and not _positive(tokens, int):
+        raise ValueError(f"{where}: tokens {tokens!r}: a whole number above 0")
+    names = {k: entry.get(k) for k in ("provider", "model", "project")}
+    for key, name in names.items():
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ValueError(f"{where}: {key} {name!r}: a non-empty name")
+    if names["provider"]:
+        try:
+            validate.provider(names["provider"])
+        except ConfigError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    return Limit(per, None if cost is None else float(cost), tokens, **names)
+
+
+def _positive(value: Any, kind: type) -> bool:
+    allowed = (int, float) if kind is float else (int,)
+    return isinstance(value, allowed) and not isinstance(value, bool) and value > 0
 
 
 CONVERT: dict[str, Callable[[Any], Any]] = {
@@ -231,7 +301,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "redact_patterns": _patterns,
     "redact_allow": _strings,
     "redact_key_file": lambda value: "" if value == "" else _str(value),
-    "limits": _limits,
+    "limits": parse_limits,
 }
 
 

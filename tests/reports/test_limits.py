@@ -16,10 +16,10 @@ from tests.conftest import DATA
 from tests.reports.test_usage import PRICES, turn
 from tests.store.factory import batch, item
 from tracehouse.cli.app import app
-from tracehouse.config import load_settings
+from tracehouse.config import Limit, load_settings, parse_limits
 from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import build_session_filters
-from tracehouse.reports.limits import Limit, parse_limits, period_start, standings
+from tracehouse.reports.limits import period_start, standings
 from tracehouse.reports.usage import usage
 
 SONNET = "claude-sonnet-4-5-20250929"

@@ -20,30 +20,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracehouse import validate
+from tracehouse.config import Limit
 from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import usage
 from tracehouse.store.protocol import SessionStore
-
-PERIODS = ("day", "week", "month")
-KEYS = {"cost", "tokens", "per", "provider", "model", "project"}
-
-
-@dataclass(frozen=True)
-class Limit:
-    per: str
-    cost: float | None = None
-    tokens: int | None = None
-    provider: str | None = None
-    model: str | None = None
-    project: str | None = None
-
-    @property
-    def scope(self) -> str:
-        parts = [p for p in (self.provider, self.model, self.project) if p]
-        return " · ".join(parts) or "everything"
 
 
 @dataclass(frozen=True)
@@ -90,57 +72,6 @@ class Standing:
             "used": round(self.used, 4),
             "crossed": self.crossed,
         }
-
-
-def parse_limits(value: Any) -> tuple[Limit, ...]:
-    """The config's `limits`: a list of tables (a JSON list in the environment); limits read
-    before (settings validated again with a command's flags) as they are."""
-    if isinstance(value, tuple) and all(isinstance(v, Limit) for v in value):
-        return value
-    if isinstance(value, str):
-        import json
-
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise ValueError("expected a JSON list of limits") from None
-    if not isinstance(value, list):
-        raise ValueError("expected a list of [[limits]] tables")
-    return tuple(_limit(n, entry) for n, entry in enumerate(value, 1))
-
-
-def _limit(n: int, entry: Any) -> Limit:
-    where = f"limit {n}"
-    if not isinstance(entry, dict):
-        raise ValueError(f"{where}: expected a table")
-    unknown = sorted(set(entry) - KEYS)
-    if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")
-    per = entry.get("per", "day")
-    if per not in PERIODS:
-        raise ValueError(f"{where}: per {per!r}: one of {', '.join(PERIODS)}")
-    cost, tokens = entry.get("cost"), entry.get("tokens")
-    if (cost is None) == (tokens is None):
-        raise ValueError(f"{where}: give cost (US dollars) or tokens, one of them")
-    if cost is not None and not _positive(cost, float):
-        raise ValueError(f"{where}: cost {cost!r}: a number of dollars above 0")
-    if tokens is not None and not _positive(tokens, int):
-        raise ValueError(f"{where}: tokens {tokens!r}: a whole number above 0")
-    names = {k: entry.get(k) for k in ("provider", "model", "project")}
-    for key, name in names.items():
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise ValueError(f"{where}: {key} {name!r}: a non-empty name")
-    if names["provider"]:
-        try:
-            validate.provider(names["provider"])
-        except ConfigError as exc:
-            raise ValueError(f"{where}: {exc}") from None
-    return Limit(per, None if cost is None else float(cost), tokens, **names)
-
-
-def _positive(value: Any, kind: type) -> bool:
-    allowed = (int, float) if kind is float else (int,)
-    return isinstance(value, allowed) and not isinstance(value, bool) and value > 0
 
 
 def standings(

@@ -12,16 +12,26 @@ request below the tier pays. Most requests of a coding agent are; a session that
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
-from tracehouse.reports.pricing import Price
-
 PACKAGE = "genai-prices"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float | None = None  # None: cached input is billed as input
+    cache_write: float | None = None  # None: written input is billed as input
+
 
 
 def dataset_name() -> str:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import orjson
 
-from tracehouse.reports.pricing import Price, PriceTable, Tokens, priced
+from tracehouse.reports.price_data import Price
+from tracehouse.reports.pricing import PriceTable, Tokens, priced
 
 
 class PriceMemo:

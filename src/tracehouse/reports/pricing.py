@@ -10,25 +10,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from tracehouse.errors import ConfigError
-
-if TYPE_CHECKING:
-    from tracehouse.reports.price_data import Dataset
+from tracehouse.reports.price_data import Dataset, Price, dataset_name
 
 FIELDS = ("input", "cache_read", "cache_write", "output")
 _DATED = re.compile(r"-\d{8}$")  # claude-sonnet-4-5-20250929 is priced as claude-sonnet-4-5
-
-
-@dataclass(frozen=True)
-class Price:
-    """US dollars per million tokens."""
-
-    input: float
-    output: float
-    cache_read: float | None = None  # None: cached input is billed as input
-    cache_write: float | None = None  # None: written input is billed as input
 
 
 @dataclass(frozen=True)
@@ -120,8 +108,6 @@ def own_prices_file() -> Path:
 
 def load_prices(user_file: Path | None = None) -> PriceTable:
     """The dataset's prices with `user_file`'s models on top (a missing default file is fine)."""
-    from tracehouse.reports.price_data import Dataset, dataset_name
-
     found, source = Dataset(), dataset_name()
     if user_file is None or not user_file.exists():
         return PriceTable({}, source, found)

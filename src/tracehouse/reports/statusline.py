@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tracehouse.config import Limit
 from tracehouse.reports.blocks import blocks
 from tracehouse.reports.filters import build_session_filters
-from tracehouse.reports.limits import Limit, standings
+from tracehouse.reports.limits import standings
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import usage
 from tracehouse.store.protocol import SessionStore
