@@ -29,7 +29,8 @@ import orjson
 
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 SCHEMA = "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)"

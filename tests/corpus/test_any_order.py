@@ -18,7 +18,8 @@ import pytest
 from bench.corpus import build
 from tests.store.factory import WHEN
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.sync import SyncOptions, Targets, sync
+from tracehouse.pipeline.options import SyncOptions, Targets
+from tracehouse.pipeline.sync import sync
 from tracehouse.store import open_store
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]

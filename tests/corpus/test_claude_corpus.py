@@ -14,7 +14,8 @@ import pytest
 from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions, Unit
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus

@@ -15,7 +15,8 @@ from tracehouse.model import ids
 from tracehouse.parsers import codex
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.discover import rollout_unit
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store import open_store
 
 pytestmark = pytest.mark.corpus

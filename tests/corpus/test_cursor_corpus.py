@@ -16,7 +16,8 @@ import pytest
 from tests.pipeline.helpers import tree_state
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus

@@ -13,8 +13,9 @@ from tests.corpus.test_codex_corpus import codex_homes
 from tests.corpus.test_cursor_corpus import user_dirs
 from tests.exports.checks import markdown_structure_holds, parse_otlp_line, same_rows
 from tracehouse.exports.documents import DocumentOptions, export_documents
+from tracehouse.pipeline.options import SyncOptions
 from tracehouse.pipeline.requests import apply_item_lines
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.sync import sync
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.store.sqlite.store import SqliteStore
 

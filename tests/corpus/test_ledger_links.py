@@ -11,7 +11,8 @@ import orjson
 import pytest
 
 from tests.pipeline.helpers import snapshot
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.corpus

@@ -12,8 +12,9 @@ import pytest
 
 from tests.exports.checks import CONTENT, _plain
 from tracehouse.exports.documents import DocumentOptions, export_documents
+from tracehouse.pipeline.options import SyncOptions
 from tracehouse.pipeline.requests import apply_request_lines
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.sync import sync
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.store import open_store
 from tracehouse.store.protocol import SessionStore

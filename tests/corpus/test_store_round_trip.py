@@ -10,7 +10,8 @@ import pytest
 
 from tests.pipeline.helpers import snapshot as ledger_snapshot
 from tests.store.factory import CONTENT, snapshot
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store import open_store
 from tracehouse.store.protocol import BOOKKEEPING
 from tracehouse.upkeep.copy import copy_store

@@ -12,7 +12,8 @@ from tests.corpus.test_claude_corpus import claude_homes
 from tests.corpus.test_claude_corpus import expected_tokens as claude_tokens
 from tests.corpus.test_codex_corpus import codex_homes
 from tests.corpus.test_codex_corpus import expected_tokens as codex_tokens
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.pricing import load_prices
 from tracehouse.reports.usage import usage

@@ -14,8 +14,9 @@ from tests.exports.checks import markdown_structure_holds, parse_otlp_line, same
 from tests.store.factory import batch, item
 from tracehouse.errors import ConfigError
 from tracehouse.exports.documents import DocumentOptions, export_documents
+from tracehouse.pipeline.options import SyncOptions
 from tracehouse.pipeline.requests import apply_item_lines
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.sync import sync
 from tracehouse.reports.filters import SessionFilters, build_session_filters
 from tracehouse.store.sqlite.store import SqliteStore
 

@@ -14,7 +14,8 @@ from tests.browser import chromium, needs_chromium
 from tests.conftest import DATA
 from tests.store.factory import batch, item
 from tracehouse.exports.documents import DocumentOptions, export_documents
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.store.sqlite.store import SqliteStore
 

@@ -12,7 +12,8 @@ import pytest
 from tests.corpus.test_sessions_import_corpus import home_sources, tables
 from tests.gateway.server import Gateway, make_token, push
 from tracehouse.config import load_settings
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.redaction import redactor_for
 from tracehouse.store import open_store
 

@@ -17,7 +17,8 @@ from tests.gateway.server import Gateway, make_token, push
 from tracehouse.config import load_settings
 from tracehouse.errors import RequestError
 from tracehouse.model import push_wire
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.redaction import redactor_for
 from tracehouse.store import open_store
 

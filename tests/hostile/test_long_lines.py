@@ -13,7 +13,8 @@ from pathlib import Path
 from tests.hostile.test_hostile_input import CLAUDE_HOME
 from tracehouse.parsers.jsonl import TAIL, read_chunk
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
+from tracehouse.pipeline.options import SyncOptions, SyncReport
+from tracehouse.pipeline.sync import sync
 from tracehouse.store import open_store
 
 LIMIT = 64 * 1024

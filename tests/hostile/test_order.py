@@ -11,7 +11,8 @@ from typing import Any
 from tests.conftest import DATA
 from tests.store.factory import WHEN
 from tracehouse.parsers.codex.discover import discover
-from tracehouse.pipeline.sync import SyncOptions, Targets, sync
+from tracehouse.pipeline.options import SyncOptions, Targets
+from tracehouse.pipeline.sync import sync
 
 CODEX_HOME = DATA / "codex" / "home"
 COPIED_HOME = DATA / "codex" / "copied"

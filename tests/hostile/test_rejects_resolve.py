@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import DATA
 from tests.sources.cursor_dbs import bubble, new_db, put, split
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 
 CLAUDE_HOME = DATA / "claude" / "home"
 BAD = b'{"type":"user","n":NaN}'

@@ -28,7 +28,8 @@ from tests.hostile.damage import (
 )
 from tests.hostile.mutations import LINE_MUTATIONS, Mutation, mutate_file, mutate_line
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.redaction.detect import Detector
 from tracehouse.redaction.redactor import Redactor
 from tracehouse.store import open_store

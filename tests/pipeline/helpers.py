@@ -9,7 +9,8 @@ from typing import Any
 
 from tests.conftest import DATA
 from tests.store.factory import WHEN
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, sync
+from tracehouse.pipeline.options import SyncOptions, SyncReport
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.protocol import SessionStore
 
 HOME = DATA / "claude" / "home"

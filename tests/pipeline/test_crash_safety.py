@@ -60,7 +60,8 @@ def test_killed_between_batches_then_rerun_equals_a_clean_run(tmp_path, kill_aft
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        from tracehouse.pipeline.sync import SyncOptions, sync
+        from tracehouse.pipeline.options import SyncOptions
+        from tracehouse.pipeline.sync import sync
         from tracehouse.store.sqlite.store import SqliteStore
 
         def hook(n):
@@ -138,7 +139,7 @@ def test_a_ctrl_c_while_the_workers_start_is_held_back_until_they_have():
     """A Ctrl-C that cut a worker's start-up data short left it a truncated pickle and printed
     its traceback: while they start, SIGINT is noted (whichever thread takes it) and raised
     once they have."""
-    from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
+    from tracehouse.pipeline.ctrl_c import hold_ctrl_c, release_ctrl_c
 
     held = hold_ctrl_c()
     try:

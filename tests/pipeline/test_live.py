@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import REPO
 from tests.pipeline.helpers import backfill, main_file, make_home, snapshot
 from tracehouse.pipeline.live import LiveOptions, LiveStatus, run_live
-from tracehouse.pipeline.sync import SyncOptions
+from tracehouse.pipeline.options import SyncOptions
 from tracehouse.store.sqlite.store import SqliteStore
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from tests.pipeline.test_live import wait_for
 from tracehouse.model.contract import ImportBatch, ImportItem, ImportResponse, ItemResult
 from tracehouse.model.tables import TABLES_BY_NAME
 from tracehouse.pipeline.live import LiveOptions, run_live
-from tracehouse.pipeline.sync import SyncOptions
+from tracehouse.pipeline.options import SyncOptions
 from tracehouse.pipeline.turn_events import TurnEvent, TurnEvents, printer
 from tracehouse.store.sqlite.store import SqliteStore
 

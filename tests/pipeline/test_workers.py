@@ -15,7 +15,8 @@ from tests.pipeline.helpers import backfill, make_home, snapshot
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline import sync as sync_module
 from tracehouse.pipeline import workers
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, plan
+from tracehouse.pipeline.options import PHASES, SyncOptions, SyncReport
+from tracehouse.pipeline.sync import plan
 from tracehouse.pipeline.workers import TaskBoard
 from tracehouse.store.sqlite.store import SqliteStore
 
@@ -156,7 +157,7 @@ def test_a_backfill_reports_where_its_time_went(tmp_path):
     assert not {"parse", "write", "index", "commit"} & set(again), again
     assert "plan" in again and all(seconds >= 0 for seconds in again.values()), again
     phases = report.to_json()["phases"]
-    assert set(phases) <= set(sync_module.PHASES)
+    assert set(phases) <= set(PHASES)
     for phase in ("plan", "launch", "start", "parse", "write", "index", "commit"):
         assert phase in phases, (phase, phases)  # reported: time was spent (ms rounding aside)
     assert all(seconds >= 0 for seconds in phases.values()), phases

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, REPO
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.redaction import detect
 from tracehouse.redaction.detect import Detector
 from tracehouse.redaction.redactor import Redactor

@@ -11,7 +11,7 @@ import pytest
 from tests.store.factory import batch, item
 from tracehouse.pipeline import workers
 from tracehouse.pipeline.ingest import Ready
-from tracehouse.pipeline.sync import SyncReport
+from tracehouse.pipeline.options import SyncReport
 from tracehouse.search import scripts, sqlite_index
 from tracehouse.search.hits import SearchFilters
 from tracehouse.store.sqlite.store import SqliteStore

@@ -12,7 +12,8 @@ import pytest
 from tests.conftest import DATA
 from tests.sources.cursor_dbs import make_user_dir
 from tests.store.factory import batch, item
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.search import sqlite_index
 from tracehouse.search.hits import MARK, SearchFilters
 from tracehouse.search.options import build_filters

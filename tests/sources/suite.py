@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from tracehouse.model.tables import CONTENT_TABLES
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 TABLES = {t.name: t for t in CONTENT_TABLES.values()}

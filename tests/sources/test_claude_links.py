@@ -17,7 +17,8 @@ from tests.sources.suite import parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import claude_code
 from tracehouse.parsers.base import ParseOptions
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
+from tracehouse.pipeline.ingest import run_tasks
+from tracehouse.pipeline.options import SyncOptions, SyncReport
 from tracehouse.store.sqlite.store import SqliteStore
 
 HOME = DATA / "claude" / "mirror-home"

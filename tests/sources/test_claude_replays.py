@@ -58,7 +58,8 @@ def test_totals_over_the_home_count_every_response_once(tmp_path):
 
 def test_the_ledger_does_not_depend_on_import_order(tmp_path):
     """The resumed session and the side question imported before the session they copy."""
-    from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
+    from tracehouse.pipeline.ingest import run_tasks
+    from tracehouse.pipeline.options import SyncOptions, SyncReport
 
     in_order = SqliteStore(tmp_path / "a.db")
     backfill(in_order, HOME)

@@ -15,7 +15,8 @@ from tests.sources.suite import SourceSuite, parse_all
 from tracehouse.model import ids
 from tracehouse.parsers import codex
 from tracehouse.parsers.base import Unit
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 HOME = DATA / "codex" / "home" / ".codex"

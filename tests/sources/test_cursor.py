@@ -15,7 +15,8 @@ from tests.sources.suite import SourceSuite, parse_all_items
 from tracehouse.model import ids
 from tracehouse.parsers import cursor
 from tracehouse.parsers.base import ParseOptions, Unit
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 

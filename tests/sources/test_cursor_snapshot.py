@@ -174,7 +174,8 @@ def test_any_run_removes_the_copies_a_killed_run_left(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    from tracehouse.pipeline.sync import SyncOptions, sync
+    from tracehouse.pipeline.options import SyncOptions
+    from tracehouse.pipeline.sync import sync
     from tracehouse.store import open_store
 
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))

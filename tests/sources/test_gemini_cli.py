@@ -18,7 +18,8 @@ from tracehouse.model import ids
 from tracehouse.model.tables import MESSAGES
 from tracehouse.parsers import gemini_cli
 from tracehouse.parsers.base import ParseOptions
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.state.watermark import Action
 from tracehouse.store.sqlite.store import SqliteStore
 

@@ -16,7 +16,8 @@ from tests.pipeline.helpers import make_home
 from tracehouse import retrying
 from tracehouse.cli.app import app
 from tracehouse.errors import StoreLockedError
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite import store as sqlite_store
 from tracehouse.store.sqlite.store import SqliteStore
 

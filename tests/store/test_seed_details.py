@@ -11,7 +11,8 @@ import orjson
 
 from tests.conftest import DATA
 from tests.store.factory import T0, batch, item
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store.sqlite.store import SqliteStore
 
 

@@ -19,7 +19,8 @@ from tests.conftest import DATA
 from tests.data_ledger import HOMES
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import TOKEN_COLUMNS, TURNS
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store import open_store
 from tracehouse.upkeep.verify import verify_store
 

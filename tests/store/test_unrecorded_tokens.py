@@ -14,7 +14,8 @@ import orjson
 from tests.conftest import DATA
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import TOKEN_COLUMNS, TURNS
-from tracehouse.pipeline.sync import SyncOptions, sync
+from tracehouse.pipeline.options import SyncOptions
+from tracehouse.pipeline.sync import sync
 from tracehouse.store import open_store
 from tracehouse.upkeep.verify import verify_store
 

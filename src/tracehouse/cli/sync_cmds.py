@@ -12,9 +12,10 @@ from tracehouse.cli.common import Context, HomeOpt, NoRedactOpt, SourceOpt, Toke
 from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
 from tracehouse.humanize import size
+from tracehouse.pipeline.options import SyncReport
 from tracehouse.pipeline.progress import progress_for
 from tracehouse.pipeline.sources import sync_options
-from tracehouse.pipeline.sync import SyncReport, sync
+from tracehouse.pipeline.sync import sync
 
 app = typer.Typer(help="Import agent logs into the ledger.", no_args_is_help=True)
 app.command("live")(command(live))

@@ -16,11 +16,13 @@ from tracehouse.model.contract import ImportBatch, ImportResponse, Reject
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, dangling
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.batcher import PendingBatch
+from tracehouse.pipeline.options import SyncOptions, SyncReport
 from tracehouse.redaction.rows import redact_result
 from tracehouse.state.watermark import Action
+from tracehouse.store.protocol import SessionStore
 
 if TYPE_CHECKING:  # sync imports this module
-    from tracehouse.pipeline.sync import SyncOptions, SyncReport
+    from tracehouse.pipeline.options import SyncOptions, SyncReport
 
 # A unit to parse, its cursor (None: from the start) and the bytes it may read.
 Task = tuple[Unit, Mapping[str, Any] | None, int]
@@ -147,3 +149,19 @@ def committed(
     report.lags_ms.extend(int((now - mtime) / 1e6) for mtime in written if mtime)
     if on_batch is not None:
         on_batch(report.batches)
+
+
+def run_tasks(
+    store: SessionStore,
+    options: SyncOptions,
+    tasks: Iterable[Task],
+    report: SyncReport,
+    advance: Callable[[int], None],
+) -> None:
+    """The inline ingest: each batch committed as soon as it is parsed."""
+    for ready in parse_batches(options, tasks, report.run_id, report, advance):
+        response = commit(store.import_batch, ready, report)
+        if ready.batch is not None:
+            committed(ready.written, report, options.on_batch)
+            if response is not None and options.on_commit is not None:
+                options.on_commit(ready.batch, response)

@@ -27,7 +27,8 @@ from tracehouse import retrying, validate
 from tracehouse.errors import StoreLockedError
 from tracehouse.parsers.base import Unit
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, Targets, sync
+from tracehouse.pipeline.options import SyncOptions, SyncReport, Targets
+from tracehouse.pipeline.sync import sync
 from tracehouse.state import scratch as scratch_space
 from tracehouse.store.protocol import SessionStore
 

@@ -12,7 +12,7 @@ import xxhash
 from tracehouse.config import Settings, state_dir
 from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.sync import SyncOptions
+from tracehouse.pipeline.options import SyncOptions
 from tracehouse.redaction import redactor_for
 
 

@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model.contract import (
     Clear,
     ImportBatch,
-    ImportResponse,
-    Reject,
     new_run_id,
     now_iso,
 )
@@ -29,182 +25,21 @@ from tracehouse.parsers.base import Unit, dangling
 from tracehouse.parsers.kit.folders import Folders
 from tracehouse.parsers.kit.layout import discover_together
 from tracehouse.parsers.registry import PARSERS
-from tracehouse.pipeline.ingest import Task, commit, committed, parse_batches
+from tracehouse.pipeline.ingest import Task, run_tasks
+from tracehouse.pipeline.options import SyncOptions, SyncReport, Targets
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
 from tracehouse.state import scratch as scratch_space
 from tracehouse.state.watermark import Action, quick_plan
 from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
-    from tracehouse.redaction.redactor import Redactor
+    pass
 
-POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
 # Parsers beside SQLite's one writer. On a 16-core machine (880 MB bench corpus) 3 parsers left
 # the writer no gap (they waited 20 s between them to hand a batch over) and 15 were 8% slower
 # than 3, at 1.7 GB instead of 0.65 GB: each parser holds ~80 MB, half of it the compiled
 # secret-scanning rules. One more than 3 for a writer that is faster than that one.
 SQLITE_PARSERS = 4
-# A run's time by phase, each summed over the processes that spent it (so with workers they add
-# up to more than the wall time): finding and planning the units; launching the worker processes
-# (the parent's time), and each worker's time from its launch to its first unit; parsing;
-# a worker blocked handing a batch over (the writer is behind); the writer waiting for a batch
-# (the parsers are behind); writing rows; bringing the search index up to date; committing;
-# beside the writer, copying the SQLite WAL into the ledger (`checkpointer`) and building a first
-# load's search indexes (`sqlite_builders`); and the writer adopting those indexes at the end.
-PHASES = (
-    "plan",
-    "launch",
-    "start",
-    "parse",
-    "send",
-    "wait",
-    "write",
-    "index",
-    "commit",
-    "checkpoint",
-    "build",
-    "adopt",
-)
-
-
-@dataclass(frozen=True)
-class SyncOptions:
-    sources: Mapping[str, list[Path]]  # provider → roots to scan
-    mode: str = "backfill"
-    full: bool = False
-    dry_run: bool = False
-    workers: int = 1
-    batch_bytes: int = 8 * 1024 * 1024
-    batch_sessions: int = 500
-    chunk_bytes: int = 8 * 1024 * 1024
-    max_field: int = 1024 * 1024
-    max_line: int = 64 * 1024 * 1024
-    quiet_seconds: float = 2.0
-    pool_min_bytes: int = POOL_MIN_BYTES  # less to parse than this: no worker processes
-    # SQLite's first load builds its large search indexes beside the writer from this many
-    # cores on (`search/sqlite_builders.py`); 0: never.
-    builders_min_cores: int = 4
-    scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
-    redactor: Redactor | None = None  # ParseOptions.redactor
-    # Where discovery keeps the listings of the folders under project roots between runs
-    # (`kit.folders`); None: each run lists them.
-    folders_file: Path | None = None
-    # Called after each committed batch with its number (inline runs only: it does not travel
-    # to worker processes). The crash-safety tests stop here.
-    on_batch: Callable[[int], None] | None = None
-    # Called with each batch written and the store's answer (inline runs only): `sync live
-    # --events` tells the turns that came in.
-    on_commit: Callable[[ImportBatch, ImportResponse], None] | None = None
-    # Asked after each committed batch: True stops the run there (SIGTERM in live mode).
-    stop: Callable[[], bool] | None = None
-
-
-@dataclass(frozen=True)
-class Targets:
-    """What a live flush syncs instead of discovering everything: the units whose files changed
-    and the paths that vanished, per provider."""
-
-    units: Mapping[str, list[Unit]]
-    gone: Mapping[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
-class SyncReport:
-    run_id: str
-    units: int = 0
-    unchanged: int = 0
-    parsed: int = 0
-    waiting: int = 0
-    missing: int = 0
-    statuses: Counter[str] = field(default_factory=Counter)
-    rows_written: int = 0
-    bytes_read: int = 0
-    rejects: list[Reject] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    accounting: Counter[str] = field(default_factory=Counter)
-    batches: int = 0
-    seconds: float = 0.0
-    dry_run: bool = False
-    # Commit time minus the last write of each committed unit, in ms (`tail_lag`).
-    lags_ms: list[int] = field(default_factory=list)
-    # Retries the worker processes' stores made, by reason (the main store keeps its own).
-    retry_reasons: Counter[str] = field(default_factory=Counter)
-    redactions: Counter[str] = field(default_factory=Counter)  # kind → secrets replaced
-    # Seconds by phase, summed over the processes (see PHASES): where a run's time went.
-    phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
-
-    def tail_lag(self) -> tuple[int | None, int | None]:
-        """The median and the largest lag from a unit's last write to its commit."""
-        if not self.lags_ms:
-            return None, None
-        ordered = sorted(self.lags_ms)
-        return ordered[(len(ordered) - 1) // 2], ordered[-1]
-
-    @property
-    def ok(self) -> bool:
-        return not self.rejects and not self.failures
-
-    def merge(self, other: SyncReport) -> None:
-        """Add a worker's share of the run."""
-        self.parsed += other.parsed
-        self.waiting += other.waiting
-        self.statuses.update(other.statuses)
-        self.rows_written += other.rows_written
-        self.bytes_read += other.bytes_read
-        self.rejects.extend(other.rejects)
-        self.failures.extend(other.failures)
-        self.accounting.update(other.accounting)
-        self.batches += other.batches
-        self.lags_ms.extend(other.lags_ms)
-        self.retry_reasons.update(other.retry_reasons)
-        self.redactions.update(other.redactions)
-        for phase, spent in other.phases.items():
-            self.phases[phase] += spent
-
-    def book_store_timings(self, store: SessionStore) -> None:
-        """Move what a store measured of its own work (SQLite: its search-index flushes and
-        commits, `timings`) out of the "write" phase that enclosed it, into phases of their own;
-        checkpoints and index builders ran beside the writer."""
-        timings = getattr(store, "timings", None)
-        if not timings:
-            return
-        for phase in ("index", "commit", "checkpoint", "build", "adopt"):
-            spent = timings.pop(phase, 0.0)
-            if spent:
-                self.phases[phase] += spent
-                if phase in ("index", "commit"):
-                    self.phases["write"] -= spent
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "runId": self.run_id,
-            "dryRun": self.dry_run,
-            "units": self.units,
-            "unchanged": self.unchanged,
-            "parsed": self.parsed,
-            "waiting": self.waiting,
-            "missing": self.missing,
-            "sessions": {
-                s: self.statuses.get(s, 0) for s in ("imported", "upserted", "skipped", "failed")
-            },
-            "rowsWritten": self.rows_written,
-            "bytesRead": self.bytes_read,
-            "rejects": [
-                {
-                    "provider": r.source_provider,
-                    "unit": r.unit_key,
-                    "location": r.location,
-                    "reason": r.reason,
-                }
-                for r in self.rejects
-            ],
-            "failures": self.failures,
-            "batches": self.batches,
-            "redacted": dict(sorted(self.redactions.items())),
-            "seconds": round(self.seconds, 3),
-            "phases": {k: round(self.phases[k], 3) for k in PHASES if k in self.phases},
-        }
-
 
 def sync(
     store: SessionStore,
@@ -395,19 +230,3 @@ def _run(
         else:
             parsers = min(workers - 1, SQLITE_PARSERS)
         run_in_workers(store, options, tasks, parsers, report, progress.advance)
-
-
-def run_tasks(
-    store: SessionStore,
-    options: SyncOptions,
-    tasks: Iterable[Task],
-    report: SyncReport,
-    advance: Callable[[int], None],
-) -> None:
-    """The inline ingest: each batch committed as soon as it is parsed."""
-    for ready in parse_batches(options, tasks, report.run_id, report, advance):
-        response = commit(store.import_batch, ready, report)
-        if ready.batch is not None:
-            committed(ready.written, report, options.on_batch)
-            if response is not None and options.on_commit is not None:
-                options.on_commit(ready.batch, response)

@@ -34,9 +34,9 @@ from typing import Any
 from tracehouse.errors import TracehouseError
 from tracehouse.parsers.registry import import_readers
 from tracehouse.pipeline import collect_less
-from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches
-from tracehouse.pipeline.processes import hold_ctrl_c, release_ctrl_c
-from tracehouse.pipeline.sync import SyncOptions, SyncReport, run_tasks
+from tracehouse.pipeline.ctrl_c import hold_ctrl_c, release_ctrl_c
+from tracehouse.pipeline.ingest import Ready, Task, commit, committed, parse_batches, run_tasks
+from tracehouse.pipeline.options import SyncOptions, SyncReport
 from tracehouse.processes import exit_with_parent, start_method
 from tracehouse.redaction.detect import settle_prefetched
 from tracehouse.state import scratch as scratch_space
