@@ -16,10 +16,11 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from tracehouse.exports.header import header_fields
 from tracehouse.exports.rendering import Renderer, code_css, edit_diff, folded, shown_text
-from tracehouse.exports.timeline import (
+from tracehouse.model.stored_json import decode_mapping
+from tracehouse.model.timeline import (
     children_by_call,
-    header_fields,
     message_notes,
     pretty_params,
     role_title,
@@ -27,7 +28,6 @@ from tracehouse.exports.timeline import (
     timeline,
     unplaced_children,
 )
-from tracehouse.model.stored_json import decode_mapping
 
 if TYPE_CHECKING:
     import jinja2

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tracehouse.exports.timeline import (
+from tracehouse.exports.header import header_fields
+from tracehouse.model.timeline import (
     Entry,
     children_by_call,
-    header_fields,
     message_notes,
     pretty_params,
     role_title,

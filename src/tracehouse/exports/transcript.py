@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tracehouse.exports.timeline import children_by_call, message_notes, role_title, timeline
+from tracehouse.model.timeline import children_by_call, message_notes, role_title, timeline
 from tracehouse.resume.plan import hint
 from tracehouse.timespec import local_time, parse_stored
 

@@ -21,12 +21,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from tracehouse.errors import TracehouseError
 from tracehouse.exports.html import Pages
 from tracehouse.exports.rendering import shown_text
-from tracehouse.exports.timeline import session_title
 from tracehouse.gateway import security
 from tracehouse.gateway.deps import COOKIE, Ledger, grant
 from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import list_prices, session_filters
 from tracehouse.model.tables import PROVIDERS
+from tracehouse.model.timeline import session_title
 from tracehouse.reports.filters import ORDERS, SessionFilters, count_sessions, list_sessions
 from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK

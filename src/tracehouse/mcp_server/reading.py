@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracehouse.errors import ConfigError
-from tracehouse.exports.timeline import (
+from tracehouse.exports.transcript import since as messages_since
+from tracehouse.model.threads import active_view
+from tracehouse.model.timeline import (
     Entry,
     children_by_call,
     message_notes,
@@ -22,8 +24,6 @@ from tracehouse.exports.timeline import (
     session_title,
     timeline,
 )
-from tracehouse.exports.transcript import since as messages_since
-from tracehouse.model.threads import active_view
 from tracehouse.resume.plan import hint
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import SessionNotFound, find_session, session_detail

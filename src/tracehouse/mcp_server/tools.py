@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tracehouse.errors import ConfigError
-from tracehouse.exports.timeline import session_title
 from tracehouse.mcp_server.files import Touch, files_touched
 from tracehouse.mcp_server.reading import read_session
+from tracehouse.model.timeline import session_title
 from tracehouse.reports.filters import SessionFilters, build_session_filters, count_sessions
 from tracehouse.reports.filters import list_sessions as listed
 from tracehouse.reports.pricing import Prices

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracehouse.exports.timeline import timeline
 from tracehouse.model.stored_json import decode_mapping
 from tracehouse.model.threads import active_view
+from tracehouse.model.timeline import timeline
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import find_session, session_detail
 
