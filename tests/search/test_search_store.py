@@ -14,9 +14,9 @@ from tests.sources.cursor_dbs import make_user_dir
 from tests.store.factory import batch, item
 from tracehouse.pipeline.options import SyncOptions
 from tracehouse.pipeline.sync import sync
+from tracehouse.reports.filters import build_search_filters
 from tracehouse.search import sqlite_index
 from tracehouse.search.hits import MARK, SearchFilters
-from tracehouse.search.options import build_filters
 from tracehouse.search.query import matches, parse
 from tracehouse.store import open_store
 from tracehouse.store.protocol import SessionStore
@@ -125,29 +125,31 @@ def test_filters_narrow_the_hits(store, home):
     everything = store.search("app", SearchFilters(limit=1000))
     providers = {h.provider for h in everything}
     assert len(providers) >= 2
-    only = build_filters(store, providers=["codex"], limit=1000)
+    only = build_search_filters(store, providers=["codex"], limit=1000)
     assert {h.provider for h in store.search("app", only)} == {"codex"}
-    users = build_filters(store, kinds=["user"], limit=1000)
+    users = build_search_filters(store, kinds=["user"], limit=1000)
     assert {h.kind for h in store.search("app", users)} == {"user"}
-    calls = build_filters(store, tool="Read", limit=1000)
+    calls = build_search_filters(store, tool="Read", limit=1000)
     tools = store.search("app", calls)
     assert tools and {h.tool_name for h in tools} == {"Read"}
-    later = build_filters(store, since="2030-01-01", limit=1000)
+    later = build_search_filters(store, since="2030-01-01", limit=1000)
     assert store.search("app", later) == []
-    earlier = build_filters(store, until="2030-01-01", limit=1000)
+    earlier = build_search_filters(store, until="2030-01-01", limit=1000)
     assert {h.id for h in store.search("app", earlier)} <= {h.id for h in everything}
-    project = build_filters(store, project="/tmp/demo", limit=1000)
+    project = build_search_filters(store, project="/tmp/demo", limit=1000)
     assert {h.project for h in store.search("app", project)} == {"demo"}
     models = {r["session_id"]: (r["model"] or "").lower() for r in store.query(
         "SELECT session_id, model FROM sessions")}  # fmt: skip
     some = sorted({m for m in models.values() if m})[0]
-    by_model = store.search("app", build_filters(store, models=[some[:5].upper()], limit=1000))
+    by_model = store.search(
+        "app", build_search_filters(store, models=[some[:5].upper()], limit=1000)
+    )
     assert by_model and all(models[h.session_id].startswith(some[:5]) for h in by_model)
 
 
 def test_a_session_filter_takes_its_subagents(store, home):
     backfill(store, home)
-    family = build_filters(store, session="cc-11111111", limit=1000)
+    family = build_search_filters(store, session="cc-11111111", limit=1000)
     labels = {h.label for h in store.search("app OR division OR fix", family)}
     assert "cc-11111111" in labels and "cc-a0fix000" in labels
     assert labels <= {"cc-11111111", "cc-a0fix000"}

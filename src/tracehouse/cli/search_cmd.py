@@ -9,8 +9,8 @@ import typer
 
 from tracehouse.cli.common import PROVIDER_NAMES, Context, command
 from tracehouse.cli.filter_opts import ModelOpt
+from tracehouse.reports.filters import build_search_filters
 from tracehouse.search.hits import MARK, Hit
-from tracehouse.search.options import build_filters
 from tracehouse.timespec import local_time
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def search(
     query = " ".join(words)  # `search rotate key` as `search "rotate key"`
     ledger = ctx.store(create=False)
     try:
-        filters = build_filters(
+        filters = build_search_filters(
             ledger, providers=provider or (), project=project, models=model or (), session=session,
             kinds=kind or (), tool=tool, since=since, until=until, limit=limit,
         )  # fmt: skip

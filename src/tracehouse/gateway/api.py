@@ -30,8 +30,8 @@ from tracehouse.model import codec, push_wire
 from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
 from tracehouse.pipeline.requests import apply_request
 from tracehouse.redaction.rows import redact_batch
+from tracehouse.reports.filters import build_search_filters
 from tracehouse.reports.usage import PERIODS, usage
-from tracehouse.search.options import build_filters
 from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
@@ -367,7 +367,7 @@ def search(
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
 ) -> Response:
     """Full-text search, ranked, each hit with its highlighted words."""
-    filters = build_filters(
+    filters = build_search_filters(
         store, providers=provider or (), project=project, session=session,
         since=since, until=until, limit=limit,
     )  # fmt: skip

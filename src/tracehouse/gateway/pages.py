@@ -27,10 +27,15 @@ from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import list_prices, session_filters
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.model.timeline import session_title
-from tracehouse.reports.filters import ORDERS, SessionFilters, count_sessions, list_sessions
+from tracehouse.reports.filters import (
+    ORDERS,
+    SessionFilters,
+    build_search_filters,
+    count_sessions,
+    list_sessions,
+)
 from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK
-from tracehouse.search.options import build_filters
 from tracehouse.store.reads import find_session, session_detail
 from tracehouse.timespec import local_time
 
@@ -162,7 +167,7 @@ def session_list(
     listing = Listing(per)
     try:
         if q.strip():
-            filters = build_filters(
+            filters = build_search_filters(
                 store, providers=[shown.provider] if shown.provider else (),
                 project=shown.project or None, since=shown.since or None,
                 until=shown.until or None, limit=200,

@@ -14,12 +14,16 @@ from tracehouse.errors import ConfigError
 from tracehouse.mcp_server.files import Touch, files_touched
 from tracehouse.mcp_server.reading import read_session
 from tracehouse.model.timeline import session_title
-from tracehouse.reports.filters import SessionFilters, build_session_filters, count_sessions
+from tracehouse.reports.filters import (
+    SessionFilters,
+    build_search_filters,
+    build_session_filters,
+    count_sessions,
+)
 from tracehouse.reports.filters import list_sessions as listed
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.usage import Line, usage
 from tracehouse.search.hits import MARK, Hit
-from tracehouse.search.options import build_filters
 from tracehouse.store.protocol import SessionStore
 
 MAX_HITS = 50
@@ -42,7 +46,7 @@ def search(
     _page(limit, 0, MAX_HITS)
     if not query.strip():
         raise ConfigError('query: give words to find, e.g. retry policy or "a phrase"')
-    filters = build_filters(
+    filters = build_search_filters(
         store, providers=providers, project=project, session=session, kinds=types, tool=tool,
         since=since, until=until, limit=limit,
     )  # fmt: skip

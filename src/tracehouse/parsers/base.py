@@ -28,8 +28,6 @@ from tracehouse.state.watermark import Action
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracehouse.redaction.redactor import Redactor
-
 
 # What a parser raises on a record of an unexpected shape (a list where a dict was, a number
 # too large, nesting too deep): the record becomes a reject naming where it is, never a crash.
@@ -145,9 +143,6 @@ class ParseOptions:
     # A private directory that outlives one parse (sync live): a parser may keep copies of what
     # it reads there between runs, as Cursor keeps its database snapshots. None: keep nothing.
     scratch: str | None = None
-    # Replaces secrets in what the parse produced before it is stored (`pipeline/ingest.py`);
-    # None: stored verbatim (`redact = false`).
-    redactor: Redactor | None = None
 
 
 @dataclass

@@ -21,8 +21,8 @@ from tracehouse.redaction.rows import redact_result
 from tracehouse.state.watermark import Action
 from tracehouse.store.protocol import SessionStore
 
-if TYPE_CHECKING:  # sync imports this module
-    from tracehouse.pipeline.options import SyncOptions, SyncReport
+if TYPE_CHECKING:
+    from tracehouse.redaction.redactor import Redactor
 
 # A unit to parse, its cursor (None: from the start) and the bytes it may read.
 Task = tuple[Unit, Mapping[str, Any] | None, int]
@@ -56,7 +56,6 @@ def parse_batches(
         quiet_seconds=options.quiet_seconds,
         now=time.time(),
         scratch=options.scratch,
-        redactor=options.redactor,
     )
     pending = PendingBatch()
     written: list[int] = []
@@ -66,7 +65,7 @@ def parse_batches(
         report.parsed += 1
         while True:
             began = time.perf_counter()
-            result = _parse(unit, cursor, parse_options)
+            result = _parse(unit, cursor, parse_options, options.redactor)
             report.phases["parse"] += time.perf_counter() - began
             if result.done:
                 written.append(result.mtime_ns)
@@ -96,7 +95,9 @@ def _ready(
     return Ready(batch, pending.rejects, len(pending.items), pending.bytes, written)
 
 
-def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+def _parse(
+    unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions, redactor: Redactor | None
+) -> UnitResult:
     unreadable = unit.info.get("unreadable")
     if unreadable:
         reject = Reject(unit.provider, unit.key, "directory", f"cannot list: {unreadable}")
@@ -107,8 +108,8 @@ def _parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) 
         return UnitResult(unit, Action.SKIP, rejects=[reject])
     try:
         result = PARSERS[unit.provider].parse(unit, cursor, options)
-        if options.redactor is not None:
-            result = redact_result(options.redactor, result)
+        if redactor is not None:  # secrets out before anything is fingerprinted or stored
+            result = redact_result(redactor, result)
     except Exception as exc:
         # Every parser turns what it reads into rejects itself; reaching here is a tracehouse
         # bug on an input nobody foresaw. The unit is a reject and keeps its old cursor, so the

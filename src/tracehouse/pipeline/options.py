@@ -58,7 +58,8 @@ class SyncOptions:
     # cores on (`search/sqlite_builders.py`); 0: never.
     builders_min_cores: int = 4
     scratch: str | None = None  # ParseOptions.scratch: a directory the caller owns and removes
-    redactor: Redactor | None = None  # ParseOptions.redactor
+    # Replaces secrets in what each parse produced before it is stored; None: stored verbatim.
+    redactor: Redactor | None = None
     # Where discovery keeps the listings of the folders under project roots between runs
     # (`kit.folders`); None: each run lists them.
     folders_file: Path | None = None

@@ -1,4 +1,4 @@
-"""The session filters every reading command shares (`sessions list`, `export`, `usage`):
+"""The filters every reading command shares (`sessions list`, `export`, `usage`, `search`):
 validated where they enter, turned into SQL once, over any store's `query` (`?` placeholders).
 
 Times: a session is in `--since/--until` when it was active then (its last activity is not
@@ -14,7 +14,7 @@ from typing import Any
 
 from tracehouse import validate
 from tracehouse.errors import ConfigError
-from tracehouse.search.hits import session_conditions
+from tracehouse.search.hits import KINDS, SearchFilters, session_conditions
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.reads import LIST_COLUMNS, MAX_LIST, session_family
 from tracehouse.timespec import to_utc_iso
@@ -137,4 +137,43 @@ def list_sessions(
         f"SELECT {LIST_COLUMNS} FROM sessions s WHERE 1 = 1{where}"
         f" ORDER BY {key} IS NULL, {key} DESC, session_id LIMIT ? OFFSET ?",
         [*params, limit, offset],
+    )
+
+
+SEARCH_LIMIT = 1000  # hits one search returns at most
+
+
+def build_search_filters(
+    store: SessionStore,
+    *,
+    providers: Sequence[str] = (),
+    project: str | None = None,
+    models: Sequence[str] = (),
+    session: str | None = None,
+    kinds: Sequence[str] = (),
+    tool: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 20,
+) -> SearchFilters:
+    """A search's filters from what a person typed; `session` takes its subagents along."""
+    for name in providers:
+        validate.provider(name)
+    wrong = [k for k in kinds if k not in KINDS]
+    if wrong:
+        raise ConfigError(f"--type {wrong[0]!r}: one of {', '.join(KINDS)}")
+    validate.count(limit, "--limit", SEARCH_LIMIT)
+    for model in models:
+        if not model.strip():
+            raise ConfigError("--model '': give a model name or its beginning, e.g. claude-opus")
+    return SearchFilters(
+        providers=tuple(providers),
+        project=project or None,
+        models=tuple(m.strip().lower() for m in models),
+        session_ids=session_family(store, session) if session else (),
+        kinds=tuple(kinds),
+        tool=tool or None,
+        since=to_utc_iso(since, option="--since") if since else None,
+        until=to_utc_iso(until, option="--until") if until else None,
+        limit=limit,
     )
