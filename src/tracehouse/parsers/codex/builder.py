@@ -68,7 +68,7 @@ class RolloutBuilder:
     def session_id(self) -> str:
         return ids.session_id(PROVIDER, self.source_session_id)
 
-    def _freeze_sid(self) -> str:
+    def freeze_sid(self) -> str:
         # Rows carry ids derived from the thread id: once one exists, the id cannot change.
         self.fixed_sid = self.source_session_id
         return self.fixed_sid
@@ -92,7 +92,7 @@ class RolloutBuilder:
             self.agg.count(f"{kind}:{p.get('type')}" if enveloped else kind)
             echo = kind == "event_msg" and events.is_prompt_echo(p)
             if self.awaiting is not None and not echo:
-                self._resolve_prompt(echoed=False)
+                self.resolve_prompt(echoed=False)
             return self._envelope(kind, p, r, offset)
         self.agg.generation = "G1" if self.agg.generation != "G0" else "G0"
         if r.get("record_type") == "state":
@@ -152,7 +152,7 @@ class RolloutBuilder:
         if kind in tools.OUTPUT_TYPES:
             return self._output(p)
         if kind == "agent_message":
-            row = self._new_message(offset, "user", "user")
+            row = self.new_message(offset, "user", "user")
             row["content"] = cap(rec.content_text(p.get("content"))[0], self.max_field)
             row["meta"] = {
                 "source": "agent",
@@ -174,7 +174,7 @@ class RolloutBuilder:
         key = p.get("tracehouse_key") if isinstance(p.get("tracehouse_key"), str) else None
         if role == "assistant":
             turn = self.turns.ensure(f"line:{offset}", self.ts)
-            row = self._new_message(offset, "assistant", "assistant", key)
+            row = self.new_message(offset, "assistant", "assistant", key)
             row["content"] = cap(text, self.max_field)
             row["thinking"] = "\n\n".join(self.thinking) or None
             self.thinking = []
@@ -184,7 +184,7 @@ class RolloutBuilder:
             turn["response_message_id"] = turn["last_assistant_id"] = row["message_id"]
             self.messages.add(row)
             return "row"
-        row = self._new_message(offset, "user" if role == "user" else "system", "system", key)
+        row = self.new_message(offset, "user" if role == "user" else "system", "system", key)
         row["content"] = cap(text, self.max_field)
         if images:
             row["metadata"]["images"] = images
@@ -199,7 +199,7 @@ class RolloutBuilder:
         self.awaiting = {"row": row, "text": text}
         return "row"
 
-    def _resolve_prompt(self, *, echoed: bool) -> None:
+    def resolve_prompt(self, *, echoed: bool) -> None:
         assert self.awaiting is not None
         row, text = self.awaiting["row"], self.awaiting["text"]
         self.awaiting = None
@@ -248,7 +248,7 @@ class RolloutBuilder:
         call = tools.new_call(
             p,
             key=key,
-            sid=self._freeze_sid(),
+            sid=self.freeze_sid(),
             session_id=self.session_id,
             turn_id=turn["turn_id"],
             message_id=turn.get("last_assistant_id"),
@@ -285,10 +285,10 @@ class RolloutBuilder:
 
     # -- pieces -----------------------------------------------------------------------------
 
-    def _new_message(
+    def new_message(
         self, offset: int, role: str, mtype: str, key: str | None = None
     ) -> dict[str, Any]:
-        sid = self._freeze_sid()
+        sid = self.freeze_sid()
         key = key or f"line:{offset}"
         turn = self.turns.current
         metadata: dict[str, Any] = {}
@@ -316,7 +316,7 @@ class RolloutBuilder:
         return row
 
     def host_message(self, offset: int, text: str) -> dict[str, Any]:
-        row = self._new_message(offset, "system", "host")
+        row = self.new_message(offset, "system", "host")
         row["content"] = cap(text, self.max_field)
         return row
 

@@ -7,7 +7,7 @@ Events carry turn boundaries, token counts, review mode, errors and tool-call ou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracehouse.model.fields import cap
 from tracehouse.parsers.codex import records as rec
@@ -15,7 +15,36 @@ from tracehouse.parsers.codex import tools
 from tracehouse.parsers.untrusted import items
 
 if TYPE_CHECKING:
-    from tracehouse.parsers.codex.builder import RolloutBuilder
+    from tracehouse.model.rows import TableBuffer
+    from tracehouse.parsers.codex.copied import CopiedHistory
+    from tracehouse.parsers.codex.session import SessionAggregate
+    from tracehouse.parsers.codex.turns import Turns
+
+
+class EventsRollout(Protocol):
+    """What the event handlers ask of the rollout being read (`builder.RolloutBuilder`)."""
+
+    ts: str | None
+    max_field: int
+    turns: Turns
+    agg: SessionAggregate
+    copied: CopiedHistory
+    pending: dict[str, dict[str, Any]]
+    awaiting: dict[str, Any] | None
+    review: dict[str, Any] | None
+    tokens_prev: list[int] | None
+    messages: TableBuffer
+    tool_calls: TableBuffer
+
+    def resolve_prompt(self, *, echoed: bool) -> None: ...
+
+    def call_for(self, key: Any) -> dict[str, Any] | None: ...
+
+    def open_call(self, p: dict[str, Any], key: str, offset: int) -> dict[str, Any]: ...
+
+    def host_message(self, offset: int, text: str) -> dict[str, Any]: ...
+
+    def add_sources(self, found: list[dict[str, Any]]) -> None: ...
 
 ECHOES = ("agent_message", "agent_reasoning", "agent_reasoning_raw_content", "context_compacted")
 CALL_EVENTS = (
@@ -54,11 +83,11 @@ def is_prompt_echo(p: dict[str, Any]) -> bool:
     return kind == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage"
 
 
-def handle(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+def handle(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
     kind = p.get("type")
     if is_prompt_echo(p):
         if b.awaiting is not None:
-            b._resolve_prompt(echoed=True)
+            b.resolve_prompt(echoed=True)
             return "echo"
         return "mirrored" if b.review else "echo"
     if kind in ECHOES:
@@ -104,7 +133,7 @@ def handle(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
     return "unknown"
 
 
-def _tokens(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+def _tokens(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
     delta, b.tokens_prev = rec.token_delta(b.tokens_prev, p.get("info"))
     if delta is None:
         return "folded"  # a re-emitted snapshot, or rate limits only
@@ -119,7 +148,7 @@ def _tokens(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
     return "tokens"
 
 
-def _review_started(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
+def _review_started(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
     """A review runs in a child thread; the parent keeps it as a `review` tool call."""
     key = f"review:{offset}"
     call = b.open_call({"type": "review_call", "name": "review"}, key, offset)
@@ -128,7 +157,7 @@ def _review_started(b: RolloutBuilder, p: dict[str, Any], offset: int) -> str:
     return "review"
 
 
-def _review_ended(b: RolloutBuilder, p: dict[str, Any]) -> str:
+def _review_ended(b: EventsRollout, p: dict[str, Any]) -> str:
     review, b.review = b.review, None
     call = b.pending.pop(review["key"], None) if review else None
     if call is None:

@@ -7,7 +7,7 @@ waiting for output fail), or when the next one opens. Token increments land in t
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer, add_tokens
@@ -15,7 +15,29 @@ from tracehouse.model.tables import TURNS
 from tracehouse.parsers.codex import records as rec
 
 if TYPE_CHECKING:
-    from tracehouse.parsers.codex.builder import RolloutBuilder
+    from tracehouse.parsers.codex.copied import CopiedHistory
+    from tracehouse.parsers.codex.session import SessionAggregate
+
+
+class TurnsRollout(Protocol):
+    """What the turns ask of the rollout being read (`builder.RolloutBuilder`)."""
+
+    ts: str | None
+    thinking: list[str]
+    pending: dict[str, dict[str, Any]]
+    agg: SessionAggregate
+    copied: CopiedHistory
+    messages: TableBuffer
+    tool_calls: TableBuffer
+
+    @property
+    def session_id(self) -> str: ...
+
+    def freeze_sid(self) -> str: ...
+
+    def new_message(
+        self, offset: int, role: str, mtype: str, key: str | None = None
+    ) -> dict[str, Any]: ...
 
 PROVIDER = rec.PROVIDER
 TOKEN_COLUMNS = (
@@ -29,10 +51,10 @@ PRIVATE = ("last_assistant_id",)  # kept in the open turn, not a column
 
 
 class Turns:
-    def __init__(self, builder: RolloutBuilder, state: dict[str, Any]) -> None:
+    def __init__(self, builder: TurnsRollout, state: dict[str, Any]) -> None:
         # A proxy: the builder owns these turns, and a reference back would keep the two, with
         # every row of the rollout, alive until the garbage collector's next full pass.
-        self.b: RolloutBuilder = weakref.proxy(builder)
+        self.b: TurnsRollout = weakref.proxy(builder)
         self.current: dict[str, Any] | None = state.get("turn")
         self.seq: int = state.get("turn_seq", 0)
         self.explicit: bool = state.get("explicit", False)  # the rollout names its turns
@@ -44,7 +66,7 @@ class Turns:
     def start(self, key: str, ts: str | None, *, implicit: bool = False) -> dict[str, Any]:
         parent = self.current["turn_id"] if self.current is not None else self.last
         self.close()
-        sid = self.b._freeze_sid()
+        sid = self.b.freeze_sid()
         turn: dict[str, Any] = {
             "turn_id": ids.turn_id(PROVIDER, sid, key),
             "session_id": self.b.session_id,
@@ -140,7 +162,7 @@ class Turns:
             return
         if self.b.thinking:  # reasoning that no assistant message followed
             key = f"thinking:{self.current['source_turn_id']}"
-            row = self.b._new_message(0, "assistant", "assistant", key)
+            row = self.b.new_message(0, "assistant", "assistant", key)
             row["thinking"] = "\n\n".join(self.b.thinking)
             self.b.thinking = []
             self.b.messages.add(row)
