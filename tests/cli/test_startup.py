@@ -48,11 +48,13 @@ def test_the_help_lists_every_command():
 
 
 def _readers_loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """`tracehouse ARGS`, and which parsers' reading side (`<package>.reader`) it imported."""
+    """`tracehouse ARGS`, and which parsers' reading side (`<package>.reader`) it imported;
+    sqlite-utils, which applies a ledger's pending migrations, is listed when it was loaded."""
     script = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('readers:', sorted(m for m in sys.modules"
-        " if m.startswith('tracehouse.parsers.') and m.endswith('.reader')), file=sys.stderr))\n"
+        " if m == 'sqlite_utils'"
+        " or m.startswith('tracehouse.parsers.') and m.endswith('.reader')), file=sys.stderr))\n"
         "from tracehouse.cli.app import main\n"
         f"sys.argv = ['tracehouse', *{list(args)!r}]\n"
         "main()\n"
@@ -64,13 +66,14 @@ def _readers_loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[
 
 def test_a_sync_with_nothing_new_imports_no_reader(tmp_path):
     """A cron run that finds nothing new plans from discovery alone; one that finds something
-    imports only the reading side of the sources that changed (`parsers/base.reading_side`)."""
+    imports only the reading side of the sources that changed (`parsers/base.reading_side`).
+    Only a new ledger's first run loads sqlite-utils, to apply its migrations."""
     home = make_home(tmp_path)
     ledger = str(tmp_path / "ledger.db")
     sync = ("sync", "backfill", "--home", str(home), "--store", ledger, "-q")
     first, readers = _readers_loaded(*sync)
     assert first.returncode == 0, first.stderr
-    assert readers == ["tracehouse.parsers.claude_code.reader"]
+    assert readers == ["sqlite_utils", "tracehouse.parsers.claude_code.reader"]
     again, readers = _readers_loaded(*sync)
     assert again.returncode == 0, again.stderr
     assert readers == []
@@ -93,7 +96,8 @@ def test_sources_that_plan_from_several_files_plan_without_their_reader(tmp_path
     first, readers = _readers_loaded(*sync)
     assert first.returncode == 0, first.stderr
     assert readers == [
-        f"tracehouse.parsers.{name}.reader" for name in ("cursor", "cursor_agent", "opencode")
+        "sqlite_utils",
+        *(f"tracehouse.parsers.{name}.reader" for name in ("cursor", "cursor_agent", "opencode")),
     ]
     again, readers = _readers_loaded(*sync)
     assert again.returncode == 0, again.stderr
