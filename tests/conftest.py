@@ -15,15 +15,24 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
 
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache directory for a test process: the secret-scanning rules are compiled into it
+    once (seconds) and loaded from it after (a quarter second), as on a user's machine, instead
+    of compiled again for every test that runs a sync in a home of its own."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's config or writes to their data directory."""
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared_cache: Path) -> None:
+    """No test reads the developer's config or writes to their data or cache directories."""
     for name in list(os.environ):
         if name.startswith("TRACEHOUSE_") and name not in KEPT_ENV:
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache))
 
 
 STORE_BACKENDS = ["sqlite", "postgresql"]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conformance.servers.anthropic import Anthropic
@@ -18,6 +19,8 @@ from conformance.servers.base import Answer, Call, Request, ScriptedModel
 from tests.agents.installed import claude_code, offline_env
 from tracehouse.cli.app import app
 from tracehouse.store import open_store
+
+pytestmark = pytest.mark.slow
 
 SEARCH = "mcp__tracehouse__search"
 PHRASE = "ZeroDivisionError"  # said in cc-11111111 of tests/data/claude/home

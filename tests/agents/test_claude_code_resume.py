@@ -23,6 +23,8 @@ from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.store import open_store
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 NEXT = "one more question, please"
 ANSWER = "Here is one more answer."

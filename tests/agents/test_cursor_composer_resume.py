@@ -20,6 +20,8 @@ from tracehouse.cli.app import app
 from tracehouse.resume.conversation import conversation
 from tracehouse.store import open_store
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 HOME = "Aleksey0x-CursorSync"  # composers with tool calls, in Cursor's current storage
 NEXT = "one more question, please"

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tracehouse.store.sqlite.store import SqliteStore
+
+pytestmark = pytest.mark.corpus
 
 
 def test_every_turn_and_session_follows_the_token_convention(all_homes_ledger: Path) -> None:

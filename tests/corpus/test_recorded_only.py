@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from typer.testing import CliRunner
 
 from tracehouse.cli.app import app
 from tracehouse.model.tables import TOKEN_COLUMNS
 from tracehouse.store.sqlite.store import SqliteStore
+
+pytestmark = pytest.mark.corpus
 
 
 def test_no_count_or_time_is_made_up(all_homes_ledger: Path) -> None:

@@ -19,6 +19,8 @@ from tracehouse.resume.conversation import conversation
 from tracehouse.resume.plan import carry_out, plan
 from tracehouse.store import open_store
 
+pytestmark = pytest.mark.corpus
+
 runner = CliRunner()
 
 

@@ -19,6 +19,8 @@ from tracehouse.reports.pricing import load_prices
 from tracehouse.reports.usage import usage
 from tracehouse.store.sqlite.store import SqliteStore
 
+pytestmark = pytest.mark.corpus
+
 
 @pytest.fixture(scope="module")
 def ledger(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]

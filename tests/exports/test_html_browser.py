@@ -19,7 +19,7 @@ from tracehouse.pipeline.sync import sync
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.store.sqlite.store import SqliteStore
 
-pytestmark = needs_chromium
+pytestmark = [needs_chromium, pytest.mark.slow]  # a browser per module
 
 
 @pytest.fixture(scope="module")

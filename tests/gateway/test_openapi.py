@@ -27,6 +27,8 @@ from tracehouse.gateway.app import GatewayConfig, create_app
 from tracehouse.gateway.tokens import add_token
 from tracehouse.store import open_store
 
+pytestmark = pytest.mark.slow
+
 
 def serve_for_tests() -> tuple[Any, dict[str, str]]:
     """A gateway over a fresh ledger holding the draft's example (so reads find a session).

@@ -16,7 +16,7 @@ from tests.conftest import DATA
 from tests.gateway.appends import claude_line, main_file
 from tests.gateway.server import push, pushed_gateway
 
-pytestmark = needs_chromium
+pytestmark = [needs_chromium, pytest.mark.slow]  # a browser per module
 
 
 @pytest.fixture

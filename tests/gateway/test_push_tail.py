@@ -23,6 +23,7 @@ from tracehouse.redaction import redactor_for
 from tracehouse.store import open_store
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_an_appended_tail_pushes_like_a_local_sync(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest

@@ -20,7 +20,7 @@ from tests.conftest import DATA, REPO
 from tests.gateway.server import pushed_gateway
 
 AXE = REPO / "conformance" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
-pytestmark = needs_chromium
+pytestmark = [needs_chromium, pytest.mark.slow]  # a browser per module
 SID = "99999999-9999-4999-8999-999999999999"
 ATTACK = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 URL = "https://example.com/a/long/url/" + "x" * 60 + "?and=a&query=string&that=goes&on=and&on"

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import DATA
 from tests.store.factory import WHEN
 from tracehouse.parsers.codex.discover import discover
@@ -106,6 +108,7 @@ def _push(
         store.close()
 
 
+@pytest.mark.slow
 def test_parents_and_children_pushed_at_once_still_link(pg_schemas, tmp_path):
     """Four writers commit interleaved parents and children at the same moment, ten rounds:
     every link is resolved as a sequential run resolves it (PostgreSQL, READ COMMITTED)."""

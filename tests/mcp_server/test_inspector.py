@@ -14,6 +14,8 @@ import pytest
 from tests.agents.installed import NODE_MODULES, required
 from tests.mcp_server.protocol import INVALID, TOOLS, VALID, stdio
 
+pytestmark = pytest.mark.slow
+
 INSPECTOR = NODE_MODULES / ".bin" / "inspector"
 
 

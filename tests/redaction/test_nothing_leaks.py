@@ -123,6 +123,7 @@ def test_secrets_redact_cleans_a_ledger_stored_before(planted, store_at) -> None
     assert report["sessions"]["imported"] == report["sessions"]["upserted"] == 0
 
 
+@pytest.mark.slow
 def test_a_gateway_stores_no_planted_secret_whoever_pushes(planted, tmp_path) -> None:
     home, secrets = planted
     gateway_store = tmp_path / "gateway.db"

@@ -131,6 +131,7 @@ def test_hashes_uuids_paths_and_images_are_not_secrets(redactor, values) -> None
     assert redactor.texts([text]) == [text]
 
 
+@pytest.mark.slow
 def test_a_cache_directory_that_cannot_be_made_costs_time_not_the_sync(tmp_path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("a file where the cache directory would go")

@@ -58,6 +58,7 @@ def test_a_run_with_work_loads_the_rules_beside_its_plan(tmp_path: Path, monkeyp
         store.close()
 
 
+@pytest.mark.slow
 def test_settle_waits_for_the_load_and_leaves_no_thread(tmp_path: Path) -> None:
     detector = Detector(cache_dir=str(tmp_path / "rules"))
     detector.load_in_background()

@@ -284,6 +284,7 @@ def test_a_child_naming_its_spawning_call_is_linked_both_ways(make_store, order)
 POOL = [item(f"p{i}", 1 + i % 4) for i in range(6)] + lineage_items() + review_items()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
