@@ -359,7 +359,8 @@ def _apply(conn: sqlite3.Connection) -> None:
     steps = Migrations(SET_NAME)
     for name, step in STEPS:
         steps(name=name)(_on_connection(step))
-    steps.apply(Database(conn))
+    # No plugins loaded, and the connection left as the store set it (no recursive triggers).
+    steps.apply(Database(conn, recursive_triggers=False, execute_plugins=False))
 
 
 def _on_connection(step: Callable[[sqlite3.Connection], None]) -> Callable[[Database], None]:
