@@ -120,3 +120,52 @@ def test_a_damaged_kept_price_is_asked_of_the_table_again(tmp_path: Path) -> Non
         == expected
         == table.cost(model, tokens, "2026-03-01")
     )
+
+
+def test_the_program_answers_without_typer_and_says_the_same(ledger: Path) -> None:
+    """What the agent runs, `tracehouse statusline --store …`, is answered before typer loads
+    (`cli/entry.py`), with the line the typer command prints; anything else goes to typer."""
+    import subprocess
+    import sys
+
+    stdin = json.dumps({"session_id": SID})
+    code = (
+        "import sys\n"
+        "from tracehouse.cli.entry import main\n"
+        "try:\n    main()\n"
+        "finally:\n    print('typer' in sys.modules, file=sys.stderr)\n"
+    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, *args], input=stdin,
+                              capture_output=True, text=True)  # fmt: skip
+
+    fast = run("statusline", f"--store={ledger}", "--agent", "claude-code")
+    assert fast.returncode == 0, fast.stderr
+    assert fast.stderr.strip().endswith("False")
+    assert fast.stdout.strip() == _line(ledger, stdin)
+    wrong = run("statusline", "--store", str(ledger), "--agent", "nobody")
+    assert wrong.returncode == 2 and "--agent 'nobody'" in wrong.stderr
+    helped = run("statusline", "--help")
+    assert helped.returncode == 0 and "--agent" in helped.stdout
+    assert helped.stderr.strip().endswith("True")
+
+
+def test_a_recent_window_reads_the_turns_of_the_window(ledger: Path) -> None:
+    """Today's and the block's turns are found through the index on their start, not by
+    reading every turn (the status line's budget is a few milliseconds for its queries)."""
+    from tracehouse.reports.filters import build_session_filters
+    from tracehouse.reports.usage import turn_sql
+    from tracehouse.store import open_store
+
+    where, params = turn_sql(build_session_filters(since="2026-12-01", until="2026-12-02"))
+    store = open_store(ledger, create=False)
+    try:
+        plan = store.query(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM turns t JOIN sessions s"
+            f" ON s.session_id = t.session_id WHERE 1 = 1{where}",
+            params,
+        )
+    finally:
+        store.close()
+    assert any("idx_turns_started" in step["detail"] for step in plan), plan

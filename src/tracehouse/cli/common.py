@@ -17,8 +17,7 @@ import typer
 from tracehouse.config import Settings, load_settings
 from tracehouse.errors import TracehouseError
 from tracehouse.model.tables import PROVIDERS
-from tracehouse.store import SessionStore, open_store
-from tracehouse.store.location import GATEWAY_SCHEMES
+from tracehouse.store import SessionStore, open_configured_store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -111,14 +110,7 @@ class Context:
             self.settings = self.settings.with_flags(redact=False)
 
     def store(self, *, create: bool = True, migrate: bool = True) -> SessionStore:
-        location = self.settings.store
-        if location.startswith(GATEWAY_SCHEMES):
-            from tracehouse.store.remote.store import gateway_address, unredacted
-
-            location = gateway_address(location, self.settings.token_file, self.settings.machine)
-            if not self.settings.redact:
-                location = unredacted(location)
-        return open_store(location, create=create, migrate=migrate)
+        return open_configured_store(self.settings, create=create, migrate=migrate)
 
     def read(self, query: Callable[[SessionStore], T]) -> T:
         """Run a read against the existing ledger (never created by a read), then close it."""

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
-from importlib import metadata
 from typing import Any
 
 PACKAGE = "genai-prices"
@@ -35,6 +34,8 @@ class Price:
 
 
 def dataset_name() -> str:
+    from importlib import metadata  # 9 ms of a status line's start otherwise
+
     try:
         return f"{PACKAGE} {metadata.version(PACKAGE)}"
     except metadata.PackageNotFoundError:

@@ -13,11 +13,13 @@ before it back to a pause of five hours, and two days without one is a run no pe
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracehouse.config import Limit
+from tracehouse.config import Limit, Settings
+from tracehouse.errors import TracehouseError
 from tracehouse.reports.blocks import blocks
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.limits import standings
@@ -28,6 +30,40 @@ from tracehouse.store.protocol import SessionStore
 LOOK_BACK = timedelta(days=2)
 # The agents whose status line hook passes a session id, and the provider it is stored under.
 AGENTS = {"claude-code": "claude-code"}
+
+
+def answer(settings: Settings, agent: str, document: str) -> str:
+    """The line for `agent`'s status line hook, given the JSON document it passed: from the
+    ledger the settings name, priced through the memo of prices. A ledger that cannot be read
+    is said in the line, since an agent shows nothing of a command that fails."""
+    from tracehouse.reports.price_memo import remembered_prices
+    from tracehouse.reports.pricing import own_prices_file
+    from tracehouse.shown import escaped_line
+    from tracehouse.store import open_configured_store
+
+    if agent not in AGENTS:
+        raise TracehouseError(f"--agent {agent!r}: one of {', '.join(AGENTS)}")
+    prices = remembered_prices(own_prices_file())
+    try:
+        ledger = open_configured_store(settings, create=False)
+        try:
+            line = status_line(ledger, _payload(document), prices, provider=AGENTS[agent],
+                               limits=settings.limits)  # fmt: skip
+        finally:
+            ledger.close()
+    except TracehouseError as exc:
+        line = f"tracehouse: {exc}"
+    prices.save()
+    return escaped_line(line)
+
+
+def _payload(text: str) -> dict[str, Any]:
+    """The agent's document; anything else is an empty one (the line then has no session)."""
+    try:
+        found = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def status_line(

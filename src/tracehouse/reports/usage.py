@@ -162,12 +162,14 @@ def turn_sql(filters: SessionFilters) -> tuple[str, list[Any]]:
     """The filters as SQL over turns `t` of sessions `s`: a turn counts in a time window when it
     began in it (a session's window would take all its turns)."""
     where, params = session_sql(filters, times=False, model=MODEL)
+    # `WHEN` spelled out, so that the window is a range of the index on turns.started_at (a
+    # turn without a time of its own, rare, is looked up by its session's).
     if filters.since:
-        where += f" AND {WHEN} >= ?"
-        params.append(filters.since)
+        where += " AND (t.started_at >= ? OR t.started_at IS NULL AND s.created_at >= ?)"
+        params += [filters.since, filters.since]
     if filters.until:
-        where += f" AND {WHEN} < ?"
-        params.append(filters.until)
+        where += " AND (t.started_at < ? OR t.started_at IS NULL AND s.created_at < ?)"
+        params += [filters.until, filters.until]
     return where, params
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tracehouse.store.location import parse_store
+from tracehouse.store.location import GATEWAY_SCHEMES, parse_store
 from tracehouse.store.protocol import RunTotals, SessionStore, StoreInfo
 
-__all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_store"]
+if TYPE_CHECKING:
+    from tracehouse.config import Settings
+
+__all__ = ["RunTotals", "SessionStore", "StoreInfo", "open_configured_store", "open_store"]
 
 
 def open_store(location: str | Path, *, create: bool = True, migrate: bool = True) -> SessionStore:
@@ -27,3 +31,18 @@ def open_store(location: str | Path, *, create: bool = True, migrate: bool = Tru
     from tracehouse.store.sqlite.store import SqliteStore
 
     return SqliteStore(Path(where.target), create=create, migrate=migrate)
+
+
+def open_configured_store(
+    settings: Settings, *, create: bool = True, migrate: bool = True
+) -> SessionStore:
+    """The store the settings name; a gateway's with the push token of `token_file`, saying
+    so when this machine's history is not redacted."""
+    location = settings.store
+    if location.startswith(GATEWAY_SCHEMES):
+        from tracehouse.store.remote.store import gateway_address, unredacted
+
+        location = gateway_address(location, settings.token_file, settings.machine)
+        if not settings.redact:
+            location = unredacted(location)
+    return open_store(location, create=create, migrate=migrate)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from tracehouse.model.contract import ImportBatch, ImportResponse
-from tracehouse.retrying import RetryLog
-from tracehouse.search.hits import Hit, SearchFilters
+# Types alone: a command that only reads (the status line, every report) never loads the
+# import contract's classes.
+if TYPE_CHECKING:
+    from tracehouse.model.contract import ImportBatch, ImportResponse
+    from tracehouse.retrying import RetryLog
+    from tracehouse.search.hits import Hit, SearchFilters
 
 T = TypeVar("T")
 

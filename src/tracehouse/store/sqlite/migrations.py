@@ -247,6 +247,12 @@ def m022_failed_call_results(conn: sqlite3.Connection) -> None:
     sqlite_index.flush(conn)
 
 
+def m023_turns_by_time(conn: sqlite3.Connection) -> None:
+    # The reports of a recent window (the status line's today and its block, `usage --since`)
+    # read the turns that began in it, not every turn (`reports/usage.turn_sql`).
+    conn.execute("CREATE INDEX IF NOT EXISTS idx_turns_started ON turns (started_at)")
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -302,6 +308,7 @@ STEPS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m020_prompt_titles", m020_prompt_titles),
     ("m021_search_merges_by_steps", m021_search_merges_by_steps),
     ("m022_failed_call_results", m022_failed_call_results),
+    ("m023_turns_by_time", m023_turns_by_time),
 ]
 
 

@@ -1,0 +1,61 @@
+"""The `tracehouse` program's first step. An agent's status line hook runs `tracehouse
+statusline` after every message, so that command, given only the options it takes, is answered
+here without loading typer and the command line's modules (100 ms of a 50 ms budget); every
+other command line goes to the typer app (`cli/app.py`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+STATUSLINE_OPTIONS = ("--agent", "--store", "--config")
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["statusline"]:
+        options = _statusline_options(args[1:])
+        if options is not None:
+            sys.exit(_statusline(**options))
+    from tracehouse.cli.app import main as full
+
+    full()
+
+
+def _statusline_options(args: list[str]) -> dict[str, str] | None:
+    """`--agent A --store S --config C` (each as `--name value` or `--name=value`, each at
+    most once); None for anything else, which the typer command answers (`--help` too)."""
+    found: dict[str, str] = {}
+    rest = list(args)
+    while rest:
+        name, _, value = rest.pop(0).partition("=")
+        if name not in STATUSLINE_OPTIONS or name in found:
+            return None
+        if not _:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        found[name] = value
+    return {name.removeprefix("--"): value for name, value in found.items()}
+
+
+def _statusline(agent: str = "claude-code", store: str | None = None,
+                config: str | None = None) -> int:  # fmt: skip
+    from tracehouse.config import load_settings
+    from tracehouse.errors import TracehouseError
+    from tracehouse.reports.statusline import answer
+
+    try:
+        settings = load_settings(Path(config) if config is not None else None)
+        line = answer(settings.with_flags(store=store), agent, _document())
+    except TracehouseError as exc:  # a bad option or config: said as any command says it
+        from tracehouse.shown import escaped
+
+        print(f"tracehouse: {escaped(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    print(line)
+    return 0
+
+
+def _document() -> str:
+    return sys.stdin.read() if not sys.stdin.isatty() else ""
