@@ -35,3 +35,43 @@ def test_the_gateway_gives_the_blocks_the_cli_gives(tmp_path: Path) -> None:
     assert served.status_code == 200
     assert served.json() == json.loads(printed.stdout) and served.json()["blocks"]
     assert '<table id="blocks"' in page and page.count("<td>claude-code</td>") >= 1
+
+
+def test_the_gateway_gives_the_teams_limits_the_cli_gives(tmp_path: Path) -> None:
+    """`[[limits]]` in the gateway's config: `GET /v1/usage/limits` says what `tracehouse usage
+    limits --json` says with the same config, and the usage page lists them, a crossed one so."""
+    from tracehouse.config import parse_limits
+    from tracehouse.gateway.serve import ServeOptions
+
+    from datetime import UTC, datetime, timedelta
+
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "claude" / "home", home)
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:")
+    for path in (home / ".claude").rglob("*.jsonl"):  # its turns spent this month
+        text = path.read_text().replace("2026-03-01T10:", hour_ago)
+        path.write_text(text.replace("2026-02-01T09:", hour_ago))
+    ledger = str(tmp_path / "ledger.db")
+    synced = CliRunner().invoke(app, ["sync", "backfill", "--home", str(home), "--store", ledger])
+    assert synced.exit_code == 0, synced.output
+    tables = [{"tokens": 1, "per": "month"}, {"cost": 1000.0, "per": "day", "provider": "codex"}]
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[[limits]]\ntokens = 1\nper = \"month\"\n\n"
+        "[[limits]]\ncost = 1000.0\nper = \"day\"\nprovider = \"codex\"\n"
+    )
+    printed = CliRunner().invoke(app, ["usage", "limits", "--json", "--store", ledger,
+                                       "--config", str(config)])  # fmt: skip
+    assert printed.exit_code == 0, printed.output
+    tokens = ledger_with_tokens(ledger, {"read": ("viewer", "read")})
+    options = ServeOptions(store=ledger, limits=tables)  # as `serve` hands them to its workers
+    assert options.config().limits == parse_limits(tables)
+    with TestClient(create_app(options.config())) as client:
+        headers = {"Authorization": f"Bearer {tokens['read']}"}
+        served = client.get("/v1/usage/limits", headers=headers)
+        page = client.get("/usage", headers=headers).text
+        bare = client.get("/v1/usage/limits", headers={"Authorization": "Bearer nope"})
+    assert served.status_code == 200 and bare.status_code == 401
+    assert served.json() == json.loads(printed.stdout)
+    assert [s["scope"] for s in served.json()["limits"]] == ["everything", "codex"]
+    assert '<table id="limits"' in page and "<strong>crossed</strong>" in page

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -97,6 +98,10 @@ def serve(
             redact_patterns=dict(ctx.settings.redact_patterns),
             redact_allow=ctx.settings.redact_allow,
             forwarded_allow_ips=forwarded_allow_ips,
+            limits=[
+                {k: v for k, v in asdict(limit).items() if v is not None}
+                for limit in ctx.settings.limits
+            ],
         ),
         say=ctx.err.print,
     )

@@ -354,6 +354,18 @@ def usage_blocks(
                   "blocks": [b.to_json(now) for b in blocks(store, filters, prices)]})  # fmt: skip
 
 
+@router.get("/usage/limits", responses=openapi.responses("UsageLimits", 401, 403),
+            tags=["read"])  # fmt: skip
+def usage_limits(request: Request, grant: Reader, store: Ledger) -> Response:
+    """The team's spending limits (`[[limits]]` in the gateway's config) with what the current
+    day, week or month spent against each: what `tracehouse usage limits --json` prints."""
+    from tracehouse.reports.limits import standings
+
+    prices = list_prices()
+    found = standings(store, request.app.state.config.limits, prices)
+    return _json({"prices": prices.source, "limits": [s.to_json() for s in found]})
+
+
 @router.get("/search", responses=openapi.responses("SearchHits", 400, 401, 403, 404), tags=["read"])
 def search(
     grant: Reader,

@@ -22,6 +22,7 @@ from psycopg import DataError, OperationalError
 from starlette.requests import ClientDisconnect
 
 from tracehouse import __version__
+from tracehouse.config import Limit
 from tracehouse.errors import (
     ConfigError,
     IdempotencyConflict,
@@ -59,6 +60,9 @@ class GatewayConfig:
     redact_key_file: str = ""
     redact_patterns: Mapping[str, str] = field(default_factory=dict)
     redact_allow: tuple[str, ...] = ()
+    # The team's spending limits (`[[limits]]` of the operator's config): `GET /v1/usage/limits`
+    # and the usage page show what each period spent against them.
+    limits: tuple[Limit, ...] = ()
 
     def redactor(self) -> Redactor | None:
         if not self.redact:

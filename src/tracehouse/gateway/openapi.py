@@ -142,6 +142,10 @@ RESPONSES: dict[str, dict[str, Any]] = {
         {"prices": _STR, "blocks": {"type": "array", "items": {"type": "object"}}},
         ["prices", "blocks"],
     ),
+    "UsageLimits": _object(
+        {"prices": _STR, "limits": {"type": "array", "items": {"type": "object"}}},
+        ["prices", "limits"],
+    ),
     "SearchHits": _object(
         {"query": _STR, "hits": {"type": "array", "items": {"type": "object"}}},
         ["query", "hits"],

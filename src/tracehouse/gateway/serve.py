@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tracehouse.config import parse_limits
 from tracehouse.gateway.access_log import log_config
 from tracehouse.gateway.app import MAX_REQUEST_BYTES, GatewayConfig, create_app
 from tracehouse.store.location import parse_store
@@ -39,6 +40,8 @@ class ServeOptions:
     # The proxies whose X-Forwarded-For names the real client (uvicorn's own default): the
     # sign-in brake counts failures per real client, not per proxy.
     forwarded_allow_ips: str = "127.0.0.1"
+    # `[[limits]]` tables as the config holds them (JSON, for the worker processes).
+    limits: list[dict[str, Any]] = field(default_factory=list)
 
     def config(self) -> GatewayConfig:
         return GatewayConfig(
@@ -50,6 +53,7 @@ class ServeOptions:
             redact_key_file=self.redact_key_file,
             redact_patterns=self.redact_patterns,
             redact_allow=tuple(self.redact_allow),
+            limits=parse_limits(self.limits),
         )
 
 

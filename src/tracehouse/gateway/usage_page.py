@@ -18,6 +18,7 @@ from tracehouse.gateway.views import list_prices
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports import charts
 from tracehouse.reports.blocks import Block, blocks
+from tracehouse.reports.limits import Standing, standings
 from tracehouse.reports.usage import usage
 from tracehouse.timespec import local_time
 
@@ -33,6 +34,7 @@ def usage_page(request: Request, store: Ledger, shown: Filters) -> HTMLResponse 
         return RedirectResponse("/login", status_code=303)
     sections: list[dict[str, Any]] = []
     block_rows: list[dict[str, Any]] = []
+    limit_rows: list[dict[str, Any]] = []
     total = unpriced = None
     error = None
     try:
@@ -50,13 +52,16 @@ def usage_page(request: Request, store: Ledger, shown: Filters) -> HTMLResponse 
                        "turns": b.turns, "tokens": b.tokens.total,
                        "cost": None if b.unpriced and not b.cost else b.cost,
                        "left": _left(b, now)} for b in reversed(recent)]  # fmt: skip
+        limit_rows = [_limit_row(s) for s in standings(
+            store, request.app.state.config.limits, list_prices())]  # fmt: skip
         for period, title in GROUPS:
             found = charts.bars(usage(store, period, filters, list_prices()).lines)
             sections.append({"title": title, "chart": charts.rows(found, title), "bars": found,
                              "key": period})  # fmt: skip
     except TracehouseError as exc:
         error = str(exc)
-    return render_page("usage.html.j2", sections=sections, blocks=block_rows, total=total,
+    return render_page("usage.html.j2", sections=sections, blocks=block_rows,
+                       limits=limit_rows, total=total,
                        unpriced=unpriced,
                        prices=list_prices().source, error=error, providers=PROVIDERS,
                        machines=filter_values(store, "host"), **asdict(shown))  # fmt: skip
@@ -67,3 +72,11 @@ def _left(block: Block, now: datetime) -> str:
         return ""
     minutes = int((block.end - now).total_seconds() // 60)
     return f"active, {minutes // 60}h{minutes % 60:02d}m left"
+
+
+def _limit_row(standing: Standing) -> dict[str, Any]:
+    """A team limit as the page shows it: the whole team's spend, whatever the page's filters."""
+    spent, cap = standing.amounts()
+    return {"scope": standing.limit.scope, "per": standing.limit.per,
+            "since": standing.since.strftime("%Y-%m-%d"), "spent": spent, "cap": cap,
+            "used": f"{standing.used:.0%}", "crossed": standing.crossed}  # fmt: skip
