@@ -40,10 +40,10 @@ def test_the_gateway_gives_the_blocks_the_cli_gives(tmp_path: Path) -> None:
 def test_the_gateway_gives_the_teams_limits_the_cli_gives(tmp_path: Path) -> None:
     """`[[limits]]` in the gateway's config: `GET /v1/usage/limits` says what `tracehouse usage
     limits --json` says with the same config, and the usage page lists them, a crossed one so."""
+    from datetime import UTC, datetime, timedelta
+
     from tracehouse.config import parse_limits
     from tracehouse.gateway.serve import ServeOptions
-
-    from datetime import UTC, datetime, timedelta
 
     home = tmp_path / "home"
     shutil.copytree(DATA / "claude" / "home", home)
