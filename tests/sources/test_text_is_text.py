@@ -45,17 +45,20 @@ def _spiced(value: Any, mark: str) -> Any:
     return value
 
 
-def _spice_home(home: Path, mark: str) -> None:
+def _spice_home(home: Path, mark: str, escaped: bool = False) -> None:
+    """`escaped`: the JSON written with `\\uXXXX` escapes, as some writers do, which is how a
+    lone surrogate reaches a file."""
     for path in sorted(home.rglob("*")):
         if path.suffix == ".json":
             data = json.loads(path.read_text(encoding="utf-8"))
-            path.write_text(json.dumps(_spiced(data, mark), ensure_ascii=False), encoding="utf-8")
+            path.write_text(json.dumps(_spiced(data, mark), ensure_ascii=escaped),
+                            encoding="utf-8")  # fmt: skip
         elif path.suffix == ".jsonl":
             lines = path.read_text(encoding="utf-8").split("\n")
             path.write_text("\n".join(
-                json.dumps(_spiced(json.loads(line), mark), ensure_ascii=False) if line.strip()
+                json.dumps(_spiced(json.loads(line), mark), ensure_ascii=escaped) if line.strip()
                 else line for line in lines), encoding="utf-8")  # fmt: skip
-        elif path.name.endswith(".md"):  # Aider's history: prose a line at a time
+        elif path.name.endswith(".md") and not escaped:  # Aider's history: prose a line at a time
             lines = path.read_text(encoding="utf-8").split("\n")
             path.write_text("\n".join(line + mark if line.startswith("#### ") else line
                                       for line in lines), encoding="utf-8")  # fmt: skip
@@ -95,3 +98,26 @@ def test_text_in_any_script_reads_as_plain_text_does(
     assert {t: len(r) for t, r in after.items()} == {t: len(r) for t, r in before.items()}
     assert any(mark.strip() in text for text in _texts(work / "spiced.db")), "stored as written"
     assert _ledger(spiced, work / "again.db") == after  # another run, another ledger: the same
+
+
+JSON_HOMES = [h for h in HOMES if any((DATA / h / "home").rglob("*.json*"))]
+
+
+@pytest.mark.parametrize("source", JSON_HOMES)
+def test_a_lone_surrogate_escape_is_kept_as_a_replacement_character(
+    source: str, tmp_path: Path
+) -> None:
+    """Half of an emoji's surrogate pair, escaped alone (`\\ud83d`), is what a tool that cut a
+    string by UTF-16 units leaves: the text around it is kept, the half becomes U+FFFD (no
+    store can hold a lone surrogate), and the home gives the sessions and rows it gives
+    without it."""
+    mark = " cut here \ud83d and on"
+    plain, spiced = tmp_path / "plain", tmp_path / "spiced"
+    shutil.copytree(DATA / source / "home", plain)
+    shutil.copytree(plain, spiced)
+    _spice_home(spiced, mark, escaped=True)
+    before = _ledger(plain, tmp_path / "plain.db")
+    after = _ledger(spiced, tmp_path / "spiced.db")
+    assert {t: len(r) for t, r in after.items()} == {t: len(r) for t, r in before.items()}
+    assert any("cut here \ufffd and on" in text for text in _texts(tmp_path / "spiced.db"))
+    assert _ledger(spiced, tmp_path / "again.db") == after

@@ -15,8 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from tracehouse.parsers.jsonl import LineError, decode_line
 from tracehouse.parsers.untrusted import decode_json, items, mapping, place
 
 HEADER = re.compile(r"^(user|assistant|A|User|Assistant|Human):\s*$")
@@ -65,8 +64,8 @@ def read_jsonl(data: bytes, form: str) -> Transcript:
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
-        try:
-            record = orjson.loads(line)
+        try:  # invalid UTF-8 and a lone surrogate's escape are read as any JSONL line's are
+            record = decode_line(line)
             role = record.get("role")
             if role is None and record.get("type"):  # `turn_ended` and other markers
                 out.accounting[f"marker.{record['type']}"] += 1
@@ -81,7 +80,7 @@ def read_jsonl(data: bytes, form: str) -> Transcript:
                     reply.tools.append(Tool(str(block.get("name") or "tool"), block.get("input")))
             out.add(reply)
             out.accounting[f"line.{role}"] += 1
-        except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError) as exc:
+        except (LineError, TypeError, KeyError, AttributeError) as exc:
             out.problems.append((f"line {number}", f"not a transcript record ({exc})"))
     return out
 

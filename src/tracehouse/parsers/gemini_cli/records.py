@@ -18,9 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from tracehouse.parsers.jsonl import blank
+from tracehouse.parsers.jsonl import LineError, blank, decode_line
 from tracehouse.parsers.untrusted import decode_json, not_json, place
 
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
@@ -74,9 +72,9 @@ def load_lines(data: bytes) -> Conversation:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
+        try:  # invalid UTF-8 and a lone surrogate's escape are read as any JSONL line's are
+            record = decode_line(line)
+        except LineError as exc:
             if number == len(lines):  # no newline after it yet: still being written
                 conv.incomplete = True
             else:
