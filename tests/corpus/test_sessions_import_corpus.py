@@ -1,5 +1,6 @@
 """`export --format sessions-import | import` on every fixture home, into an empty store of
-either backend: the same tables, fingerprints and links included, only the import stamps aside.
+either backend: the same tables, fingerprints, links, labels and aliases included, only the
+import stamps aside.
 Each home alone, so a parent and its subagents travel together or a link stays dangling on both
 sides, as it is in the home."""
 
@@ -39,10 +40,17 @@ def home_sources(home: Path) -> dict[str, list[Path]]:
 
 
 def tables(store: SessionStore) -> dict[str, list[dict]]:
-    return {
+    """The content tables, and the labels a session was shown under before (the store
+    lengthens a label apart from others: an import lengthens it as a backfill did)."""
+    found = {
         t: [{k: _plain(v) for k, v in r.items() if k not in STAMPS} for r in store.rows(t)]
         for t in CONTENT
     }
+    found["session_aliases"] = sorted(
+        (r["alias"], r["session_id"])
+        for r in store.query("SELECT alias, session_id FROM session_aliases")
+    )
+    return found
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

@@ -50,7 +50,11 @@ def encode_item(
         "session": _row(
             TABLES_BY_NAME["sessions"],
             wire.SESSION,
-            session,
+            # The label as the producer hinted it, before the store lengthened it apart from
+            # others (`store/labels.py`): an importing ledger lengthens it among its own
+            # sessions, so an export imported gives the labels, bases and aliases a backfill
+            # gives.
+            {**session, "label": session.get("label_base") or session["label"]},
             sources,
             "session",
             ledger_links=False,
