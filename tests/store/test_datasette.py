@@ -162,8 +162,12 @@ def test_the_metadata_hides_the_bookkeeping(datasette: dict[str, str], page: Any
     listed = page.locator("h3 a").all_inner_texts()
     assert {"sessions", "messages", "tool_calls", "turns"} <= set(listed)
     assert not set(HIDDEN) & set(listed), listed
+    assert not {"sessions_fts", "messages_fts", "tool_calls_fts"} & set(listed), listed
     page.goto(datasette["plain"] + "/ledger")
     assert "search_marks" in page.locator("h3 a").all_inner_texts()
+    meta = json.loads(urllib.request.urlopen(datasette["metadata"] + "/-/metadata.json").read())
+    described = meta["databases"]["ledger"]["tables"]
+    assert described["messages"]["fts_table"] == "messages_fts"  # the box needs no guess
 
 
 def test_an_older_ledger_migrates_to_the_schema_a_new_one_has(ledger: Path, tmp_path: Path) -> None:

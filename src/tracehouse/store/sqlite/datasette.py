@@ -3,8 +3,10 @@
 Datasette finds the links and the search indexes in the schema itself (schema 16): a plain
 `datasette ledger.db` links a message to its session and turn and has a search box on sessions,
 messages and tool calls. What only metadata can say is which tables are tracehouse's
-bookkeeping (migration records, search marks, idempotency keys, token hashes), hidden here so
-the first page lists the conversation tables, and how each table reads best.
+bookkeeping (migration records, search marks, idempotency keys, token hashes) and which are the
+search indexes, hidden here so the first page lists the conversation tables, and how each table
+reads best. sqlite-utils reads which of them the ledger holds and which index searches each
+table (named here, so the search box does not rest on Datasette's own guess).
 """
 
 from __future__ import annotations
@@ -61,9 +63,29 @@ TABLES: dict[str, dict[str, Any]] = {
 
 def metadata(ledger: Path) -> dict[str, Any]:
     """Datasette metadata for the ledger at `ledger` (Datasette names a database by its file's
-    stem)."""
-    tables: dict[str, dict[str, Any]] = {name: {"hidden": True} for name in HIDDEN}
-    tables.update(TABLES)
+    stem), read without writing to it."""
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    conn = sqlite3.connect(f"{ledger.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        db = Database(conn, recursive_triggers=False, execute_plugins=False)
+        present = set(db.table_names())
+        indexes = {name: db.table(name).detect_fts() for name in TABLES if name in present}
+        searched = set(db.table_names(fts5=True))
+    finally:
+        conn.close()
+    # Bookkeeping, and each search index: a table's search box reaches its index.
+    tables: dict[str, dict[str, Any]] = {
+        name: {"hidden": True} for name in sorted({*HIDDEN, *searched} & present)
+    }
+    for name, shown in TABLES.items():
+        if name not in present:
+            continue
+        tables[name] = dict(shown)
+        if indexes.get(name):
+            tables[name].update(fts_table=indexes[name], fts_pk="rowid")
     return {
         "title": "tracehouse ledger",
         "description": "Every agent session tracehouse imported.",
