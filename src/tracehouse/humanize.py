@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 DAY = 86400.0
 
 
@@ -23,3 +25,9 @@ def size(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.0f} B"
+
+
+def hours_minutes(span: timedelta) -> str:
+    """A span of a 5-hour block as its reports show it: 3h07m (nothing below 0)."""
+    minutes = max(int(span.total_seconds() // 60), 0)
+    return f"{minutes // 60}h{minutes % 60:02d}m"

@@ -28,10 +28,10 @@ def _statusline_options(args: list[str]) -> dict[str, str] | None:
     found: dict[str, str] = {}
     rest = list(args)
     while rest:
-        name, _, value = rest.pop(0).partition("=")
+        name, equals, value = rest.pop(0).partition("=")
         if name not in STATUSLINE_OPTIONS or name in found:
             return None
-        if not _:
+        if not equals:
             if not rest:
                 return None
             value = rest.pop(0)
@@ -47,7 +47,7 @@ def _statusline(agent: str = "claude-code", store: str | None = None,
 
     try:
         settings = load_settings(Path(config) if config is not None else None)
-        line = answer(settings.with_flags(store=store), agent, _document())
+        line = answer(settings.with_flags(store=store), agent, agent_document())
     except TracehouseError as exc:  # a bad option or config: said as any command says it
         from tracehouse.shown import escaped
 
@@ -57,5 +57,6 @@ def _statusline(agent: str = "claude-code", store: str | None = None,
     return 0
 
 
-def _document() -> str:
+def agent_document() -> str:
+    """What the agent's hook passed on standard input (nothing at a terminal)."""
     return sys.stdin.read() if not sys.stdin.isatty() else ""

@@ -7,7 +7,6 @@ these starts without typer (`cli/entry.py`); this command is what `--help` and t
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -28,6 +27,7 @@ AgentOpt = Annotated[
 def statusline(ctx: Context, agent: AgentOpt = "claude-code") -> None:
     """One line for an agent's status line: today's cost across every agent, the active 5-hour
     block and this session's tokens (docs/usage.md shows the setting)."""
+    from tracehouse.cli.entry import agent_document
     from tracehouse.reports.statusline import answer
 
-    typer.echo(answer(ctx.settings, agent, sys.stdin.read() if not sys.stdin.isatty() else ""))
+    typer.echo(answer(ctx.settings, agent, agent_document()))

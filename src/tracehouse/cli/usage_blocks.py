@@ -4,11 +4,12 @@ rate and projection; `--live` redraws it from the ledger while `sync live` fills
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.cli.common import Context
 from tracehouse.cli.filter_opts import session_filters
+from tracehouse.humanize import hours_minutes
 from tracehouse.reports.blocks import Block, blocks
 from tracehouse.reports.pricing import Prices
 from tracehouse.store.protocol import SessionStore
@@ -70,7 +71,7 @@ def _view(found: list[Block], prices: Prices, utc: bool, now: datetime) -> Group
         tokens, cost = block.projected(now)
         notes.append(Text(
             f"active {block.provider} block since {_local(block.start, utc)[11:]}:"
-            f" {_duration(now - block.start)} in, {_duration(block.end - now)} left ·"
+            f" {hours_minutes(now - block.start)} in, {hours_minutes(block.end - now)} left ·"
             f" {block.burn_rate():,.0f} tokens/min · projected {tokens:,} tokens, ${cost:,.2f}"
         ))  # fmt: skip
     if not found:
@@ -80,8 +81,8 @@ def _view(found: list[Block], prices: Prices, utc: bool, now: datetime) -> Group
 
 def _span(block: Block, now: datetime) -> str:
     if block.active(now):
-        return f"active, {_duration(block.end - now)} left"
-    return _duration(block.last - block.first)
+        return f"active, {hours_minutes(block.end - now)} left"
+    return hours_minutes(block.last - block.first)
 
 
 def _cost(block: Block) -> str:
@@ -94,7 +95,3 @@ def _local(at: datetime, utc: bool) -> str:
     moment = parse_stored(at.isoformat(), utc=utc)
     return moment.strftime("%Y-%m-%d %H:%M") if moment else ""
 
-
-def _duration(span: timedelta) -> str:
-    minutes = max(int(span.total_seconds() // 60), 0)
-    return f"{minutes // 60}h{minutes % 60:02d}m"

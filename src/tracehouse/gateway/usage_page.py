@@ -15,6 +15,7 @@ from tracehouse.errors import TracehouseError
 from tracehouse.gateway.deps import Ledger
 from tracehouse.gateway.pages import Filters, filter_values, render_page, signed_in
 from tracehouse.gateway.views import list_prices
+from tracehouse.humanize import hours_minutes
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.reports import charts
 from tracehouse.reports.blocks import Block, blocks
@@ -60,18 +61,16 @@ def usage_page(request: Request, store: Ledger, shown: Filters) -> HTMLResponse 
                              "key": period})  # fmt: skip
     except TracehouseError as exc:
         error = str(exc)
-    return render_page("usage.html.j2", sections=sections, blocks=block_rows,
-                       limits=limit_rows, total=total,
-                       unpriced=unpriced,
-                       prices=list_prices().source, error=error, providers=PROVIDERS,
-                       machines=filter_values(store, "host"), **asdict(shown))  # fmt: skip
+    return render_page("usage.html.j2", sections=sections, blocks=block_rows, limits=limit_rows,
+                       total=total, unpriced=unpriced, prices=list_prices().source, error=error,
+                       providers=PROVIDERS, machines=filter_values(store, "host"),
+                       **asdict(shown))  # fmt: skip
 
 
 def _left(block: Block, now: datetime) -> str:
     if not block.active(now):
         return ""
-    minutes = int((block.end - now).total_seconds() // 60)
-    return f"active, {minutes // 60}h{minutes % 60:02d}m left"
+    return f"active, {hours_minutes(block.end - now)} left"
 
 
 def _limit_row(standing: Standing) -> dict[str, Any]:

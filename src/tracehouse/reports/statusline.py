@@ -20,6 +20,7 @@ from typing import Any
 
 from tracehouse.config import Limit, Settings
 from tracehouse.errors import TracehouseError
+from tracehouse.humanize import hours_minutes
 from tracehouse.reports.blocks import blocks
 from tracehouse.reports.filters import build_session_filters
 from tracehouse.reports.limits import standings
@@ -85,9 +86,8 @@ def status_line(
     active = [b for b in mine if b.active(now)]
     if active:
         block = active[-1]
-        left = int((block.end - now).total_seconds() // 60)
-        parts.append(f"block {_money(block.cost, block.unpriced)}, {left // 60}h{left % 60:02d}m"
-                     " left")  # fmt: skip
+        left = hours_minutes(block.end - now)
+        parts.append(f"block {_money(block.cost, block.unpriced)}, {left} left")
     parts.append(_session(store, provider, str(payload.get("session_id") or "")))
     crossed = [s for s in standings(store, limits, prices, local) if s.crossed] if limits else []
     if crossed:
