@@ -71,6 +71,8 @@ class Settings:
     # What the user allows their agents to spend (`reports/limits.py`): `usage limits` and the
     # syncs say when one is crossed.
     limits: tuple[Limit, ...] = ()
+    # The model that makes the vectors of search by meaning (`search/embedders.py`).
+    embeddings: str = "wordllama"
 
     def with_flags(self, **flags: Any) -> Settings:
         """Flags win over everything; a flag left at None changes nothing."""
@@ -114,6 +116,10 @@ DOCS: dict[str, str] = {
     "limits": (
         "Spending limits, [[limits]] tables: cost (dollars) or tokens, per day, week or month,"
         " on one provider, model or project or on everything (docs/usage.md)."
+    ),
+    "embeddings": (
+        "The model of search by meaning: wordllama (offline, the default), model2vec:FOLDER or"
+        " model2vec:OWNER/NAME, openai:MODEL@URL, or none (docs/search.md)."
     ),
 }
 
@@ -281,6 +287,46 @@ def _positive(value: Any, kind: type) -> bool:
     return isinstance(value, allowed) and not isinstance(value, bool) and value > 0
 
 
+# The model of search by meaning (`search/embedders.py` loads it), as the setting names it.
+_ENDPOINT = re.compile(r"openai:(?P<model>[^@\s]+)@(?P<url>https?://\S+)")
+WORDLLAMA = "wordllama:l2_supercat_256"  # the packaged model and its dimensions
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    kind: str  # wordllama, model2vec, openai, none
+    target: str = ""  # the folder or hub id (model2vec), the model (openai)
+    url: str = ""  # openai: the endpoint's base URL
+
+    @property
+    def name(self) -> str:
+        """What a ledger records with the vectors this model made."""
+        if self.kind == "wordllama":
+            return WORDLLAMA
+        if self.kind == "openai":
+            return f"openai:{self.target}@{self.url}"
+        return f"{self.kind}:{self.target}" if self.target else self.kind
+
+
+def parse_model(text: str) -> ModelSpec:
+    """A model setting as written (`wordllama`, `model2vec:…`, `openai:MODEL@URL`, `none`)."""
+    text = text.strip()
+    if text in ("wordllama", WORDLLAMA, "none"):
+        return ModelSpec(text.split(":")[0])
+    if text.startswith("model2vec:") and len(text) > len("model2vec:"):
+        return ModelSpec("model2vec", text.removeprefix("model2vec:"))
+    found = _ENDPOINT.fullmatch(text)
+    if found:
+        return ModelSpec("openai", found["model"], found["url"].rstrip("/"))
+    raise ValueError(
+        "expected wordllama, model2vec:FOLDER_OR_HUB_ID, openai:MODEL@http(s)://HOST/… or none"
+    )
+
+
+def _embeddings(value: Any) -> str:
+    return parse_model(_str(value)).name
+
+
 CONVERT: dict[str, Callable[[Any], Any]] = {
     "store": _str,
     "home": _str,
@@ -302,6 +348,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
     "redact_allow": _strings,
     "redact_key_file": lambda value: "" if value == "" else _str(value),
     "limits": parse_limits,
+    "embeddings": _embeddings,
 }
 
 

@@ -26,7 +26,7 @@ def ledger(tmp_path):
 
 
 def test_a_search_prints_blocks_with_the_command_that_opens_each_hit(ledger):
-    result = run("search", "division", "--store", ledger)
+    result = run("search", "division", "--mode", "lexical", "--store", ledger)
     assert result.exit_code == 0, result.output
     blocks = [b for b in result.stdout.strip().split("\n\n") if b]
     assert blocks
@@ -113,7 +113,7 @@ def test_a_search_says_how_many_rows_its_index_does_not_hold_yet(ledger):
         # what a fresh index holds: nothing
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
         rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-    result = run("search", "division", "--store", ledger)
+    result = run("search", "division", "--mode", "lexical", "--store", ledger)
     assert result.exit_code == 0
     assert f"note: {rows:,} rows are not in the search index yet" in result.stderr
     assert (
@@ -132,7 +132,7 @@ def test_the_printed_command_works_as_it_stands(ledger):
     where without `--store` it answered `no session matches`."""
     import shlex
 
-    result = run("search", "division", "--store", ledger)
+    result = run("search", "division", "--mode", "lexical", "--store", ledger)
     opener = next(line for line in result.stdout.splitlines() if "→" in line)
     argv = shlex.split(opener.split("→", 1)[1])
     assert argv[:3] == ["tracehouse", "sessions", "show"] and argv[-2:] == ["--store", str(ledger)]

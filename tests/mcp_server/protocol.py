@@ -13,7 +13,8 @@ from mcp.client.stdio import StdioServerParameters
 
 TOOLS = {"search", "list_sessions", "read_session", "files_touched", "usage"}
 VALID: list[tuple[str, dict[str, Any], str]] = [  # (tool, arguments, text the answer holds)
-    ("search", {"query": "ZeroDivisionError", "limit": 3}, "hit for 'ZeroDivisionError'"),
+    ("search", {"query": "ZeroDivisionError", "limit": 3, "mode": "lexical"},
+     "hit for 'ZeroDivisionError'"),
     ("list_sessions", {"limit": 2, "providers": ["claude-code"]}, "| cc-"),
     ("read_session", {"session": "cc-11111111", "budget": 600}, "next page: read_session"),
     ("files_touched", {"path": "app.py"}, "/tmp/demo/app.py"),
@@ -22,6 +23,7 @@ VALID: list[tuple[str, dict[str, Any], str]] = [  # (tool, arguments, text the a
 INVALID: list[tuple[str, dict[str, Any], str]] = [  # (tool, arguments, what the error says)
     ("search", {"query": "x", "limit": 0}, "limit 0: from 1 to 50"),
     ("search", {"limit": 3}, "query"),  # missing: the SDK's validation names it
+    ("search", {"query": "x", "mode": "fuzzy"}, "mode: expected one of lexical"),
     ("list_sessions", {"since": "someday"}, "--since 'someday'"),
     # said to a model: which tool to call next, not a command for a person (issue #70)
     ("read_session", {"session": "zz-nothing"}, "no session matches 'zz-nothing': call"

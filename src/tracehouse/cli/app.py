@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "secrets": ("secrets_cmd", "app", True),
     "import": ("import_cmd", "import_request", False),
     "search": ("search_cmd", "search", False),
+    "index": ("index_cmd", "app", True),
     "rejects": ("rejects_cmd", "rejects", False),
     "runs": ("runs_cmd", "runs", False),
     "doctor": ("doctor_cmd", "doctor", False),

@@ -20,7 +20,7 @@ def doctor(ctx: Context, home: HomeOpt = None, source: SourceOpt = None) -> None
 
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     roots = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)
-    findings = diagnose(settings.store, roots)
+    findings = diagnose(settings.store, roots, embeddings=settings.embeddings)
     failed = any(f.status == "fail" for f in findings)
     if ctx.json:
         ctx.print_json({"ok": not failed, "checks": [f.to_json() for f in findings]})

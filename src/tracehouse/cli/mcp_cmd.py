@@ -58,11 +58,13 @@ def mcp(
             " setup"
         )
     from tracehouse.mcp_server.server import OneStore, build_server, call_once, local_dispatch
+    from tracehouse.search.embedders import Lazy
 
     given = _arguments(arguments) if call is not None else {}
     store = ctx.store(create=False)
     try:
-        server = build_server(local_dispatch(OneStore(store)))
+        embeddings = Lazy(ctx.settings.embeddings)
+        server = build_server(local_dispatch(OneStore(store), embeddings=embeddings))
         if call is None:
             server.run("stdio")
             return

@@ -22,6 +22,15 @@ SYNTAX = (
 )
 
 
+def _mode(value: str | None) -> str | None:
+    from tracehouse.search.semantic import check_mode
+
+    try:
+        return None if value is None else check_mode(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
 @command
 def search(
     ctx: Context,
@@ -63,8 +72,17 @@ def search(
                      show_default=False),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many hits.")] = 20,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", help="lexical (the words), semantic (the meaning) or hybrid"
+                     " (both). Default: hybrid where the ledger has vectors, else lexical.",
+                     callback=_mode, show_default=False),
+    ] = None,
 ) -> None:  # fmt: skip
     """Find anything said, run or read: ranked hits with the matched words highlighted."""
+    from tracehouse.reports import searching
+    from tracehouse.search.embedders import Lazy
+
     query = " ".join(words)  # `search rotate key` as `search "rotate key"`
     ledger = ctx.store(create=False)
     try:
@@ -72,13 +90,19 @@ def search(
             ledger, providers=provider or (), project=project, models=model or (), session=session,
             kinds=kind or (), tool=tool, since=since, until=until, limit=limit,
         )  # fmt: skip
-        hits = ledger.search(query, filters)
+        answer = searching.search(
+            ledger, query, filters, mode=mode, embeddings=Lazy(ctx.settings.embeddings)
+        )
+        hits = answer.hits
         lag = ledger.search_lag()
     finally:
         ledger.close()
     if ctx.json:
-        ctx.print_json({"query": query, "hits": [h.to_json() for h in hits], "unindexedRows": lag})
+        ctx.print_json({"query": query, "mode": answer.mode, "hits": [h.to_json() for h in hits],
+                        "unindexedRows": lag})  # fmt: skip
         return
+    if answer.note:
+        ctx.err.print(f"note: searched by words only: {answer.note}", markup=False)
     if lag:
         ctx.err.print(
             f"note: {lag:,} rows are not in the search index yet (a backfill under way, or one"

@@ -102,6 +102,7 @@ def serve(
                 {k: v for k, v in asdict(limit).items() if v is not None}
                 for limit in ctx.settings.limits
             ],
+            embeddings=ctx.settings.embeddings,
         ),
         say=ctx.err.print,
     )

@@ -105,6 +105,13 @@ def render_report(ctx: Context, report: SyncReport) -> None:
         f"rows      {report.rows_written:,} written · {size(report.bytes_read)} read"
         f" · {len(report.rejects)} rejects · {report.seconds:.2f} s"
     )
+    if report.embedded:
+        ctx.out.print(f"vectors   {report.embedded:,} rows embedded for search by meaning")
+    if report.embed_error:
+        ctx.err.print(
+            f"search by meaning: {report.embed_error}; the next sync embeds the rows left",
+            markup=False,
+        )
     if report.redactions:
         kinds = ", ".join(f"{kind} {n}" for kind, n in report.redactions.most_common())
         ctx.out.print(f"secrets   {report.redactions.total()} redacted: {kinds}", markup=False)

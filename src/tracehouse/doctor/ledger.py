@@ -111,6 +111,26 @@ def live_lag(store: SessionStore) -> Finding:
     return Finding("live lag", "ok", detail)
 
 
+def vectors(store: SessionStore, wanted: str) -> Finding:
+    """The model of the ledger's vectors against the settings', their count and the rows that
+    wait for them."""
+    name = "search by meaning"
+    if wanted == "none":
+        return Finding(name, "ok", 'off (embeddings = "none"): search is lexical')
+    held = store.embedding_status()
+    detail = (
+        f"{held.model or 'no vectors yet'} · {held.vectors:,} vectors for {held.passages:,}"
+        f" passages · {held.backlog:,} rows waiting"
+    )
+    if held.model is not None and held.model != wanted:
+        return Finding(
+            name, "warn", detail, f"the settings name {wanted}: `tracehouse index embeddings`"
+        )
+    if held.backlog:
+        return Finding(name, "warn", detail, "`tracehouse sync` or `tracehouse index embeddings`")
+    return Finding(name, "ok", detail)
+
+
 def last_success(store: SessionStore) -> str | None:
     """When the last run that read the sources finished without an error (ISO time)."""
     rows: list[dict[str, Any]] = store.query(

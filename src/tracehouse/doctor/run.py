@@ -12,8 +12,12 @@ from tracehouse.store.protocol import SessionStore
 
 
 def diagnose(
-    location: str, roots: dict[str, list[Path]], host: Host | None = None
+    location: str,
+    roots: dict[str, list[Path]],
+    host: Host | None = None,
+    embeddings: str = "none",
 ) -> list[Finding]:
+    """Every finding; `embeddings`: the model the settings name for search by meaning."""
     host = host or Host()
     store, findings = ledger.open_ledger(location)
     units = {provider: PARSERS[provider].discover(paths) for provider, paths in roots.items()}
@@ -32,6 +36,9 @@ def diagnose(
         if store is not None:
             findings.append(guarded("rejects", ledger.rejects, store))
             findings.append(guarded("live lag", ledger.live_lag, store))
+            findings.append(
+                guarded("search by meaning", lambda s: ledger.vectors(s, embeddings), store)
+            )
     finally:
         if store is not None:
             store.close()

@@ -32,6 +32,7 @@ from tracehouse.pipeline.requests import apply_request
 from tracehouse.redaction.rows import redact_batch
 from tracehouse.reports.filters import build_search_filters
 from tracehouse.reports.usage import PERIODS, usage
+from tracehouse.search.semantic import MODES
 from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ async def sessions_import(
         stamped = tuple(replace(i, session={**i.session, "host": own}) for i in batch.items)
         batch = replace(batch, items=stamped, run_id=ownership.scoped_run(own, batch.run_id))
         response = await run_in_threadpool(_apply_plain, store, batch, len(data), own, redactor)
+        request.app.state.embedding.after_write()
     else:  # a sync's run spans many requests: it starts and finishes the run itself
         response = await run_in_threadpool(
             _apply_push, store, data, own, idempotency_key, grant, redactor
@@ -266,7 +268,9 @@ def start_run(body: openapi.RunStart, grant: Pusher, store: Ledger) -> Response:
 @router.post(
     "/runs/{run_id}/finish", responses=openapi.responses("Done", 400, 401, 403), tags=["push"]
 )
-def finish_run(run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledger) -> Response:
+def finish_run(
+    request: Request, run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledger
+) -> Response:
     """Close a sync's run with the totals its pusher counted (only its own machine's)."""
     totals = RunTotals(
         bytes_read=body.bytesRead,
@@ -279,6 +283,7 @@ def finish_run(run_id: str, body: openapi.RunFinish, grant: Pusher, store: Ledge
         redactions=body.redactions,
     )
     store.finish_run(ownership.scoped_run(ownership.machine_of(grant, None), run_id), totals)
+    request.app.state.embedding.after_write()  # the run's rows, once it is whole
     return _json({"ok": True})
 
 
@@ -368,6 +373,7 @@ def usage_limits(request: Request, grant: Reader, store: Ledger) -> Response:
 
 @router.get("/search", responses=openapi.responses("SearchHits", 400, 401, 403, 404), tags=["read"])
 def search(
+    request: Request,
     grant: Reader,
     store: Ledger,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
@@ -377,10 +383,17 @@ def search(
     since: str | None = None,
     until: str | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
+    mode: Annotated[str | None, Query(pattern=f"^({'|'.join(MODES)})$")] = None,
 ) -> Response:
-    """Full-text search, ranked, each hit with its highlighted words."""
+    """Search, ranked, each hit with its snippet: by the query's words (`lexical`), by its
+    meaning (`semantic`) or both (`hybrid`, the default where the ledger holds vectors of the
+    gateway's model)."""
+    from tracehouse.reports import searching
+
     filters = build_search_filters(
         store, providers=provider or (), project=project, session=session,
         since=since, until=until, limit=limit,
     )  # fmt: skip
-    return _json({"query": q, "hits": [h.to_json() for h in store.search(q, filters)]})
+    model = request.app.state.embedding.model
+    answer = searching.search(store, q, filters, mode=mode, embeddings=model)
+    return _json({"query": q, "mode": answer.mode, "hits": [h.to_json() for h in answer.hits]})

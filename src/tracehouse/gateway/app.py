@@ -63,6 +63,9 @@ class GatewayConfig:
     # The team's spending limits (`[[limits]]` of the operator's config): `GET /v1/usage/limits`
     # and the usage page show what each period spent against them.
     limits: tuple[Limit, ...] = ()
+    # The model that embeds what is pushed and answers searches by meaning (`none`: lexical
+    # only); `serve` passes the operator's `embeddings` setting.
+    embeddings: str = "none"
 
     def redactor(self) -> Redactor | None:
         if not self.redact:
@@ -84,9 +87,11 @@ def create_app(config: GatewayConfig) -> FastAPI:
     open_store(config.store).close()
     pool = StorePool(config.store, config.connections, config.wait_seconds, config.queue_limit)
     probe = StorePool(config.store, 1, wait_seconds=1.0, queue_limit=50)
+    from tracehouse.gateway.embedding import Embedding
     from tracehouse.gateway.mcp_route import McpEndpoint, McpPath
 
-    mcp = McpEndpoint(pool)
+    embedding = Embedding(config.store, config.embeddings)
+    mcp = McpEndpoint(pool, embedding.model)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -110,6 +115,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
     app.state.redactor = config.redactor()  # the key is read (or made) at start-up
     app.state.pool = pool
     app.state.probe = probe
+    app.state.embedding = embedding
 
     for error, status in (
         (RequestError, 400),

@@ -23,6 +23,8 @@ from tracehouse.store.protocol import SessionStore
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+    from tracehouse.search.embedders import Lazy
+
 T = TypeVar("T")
 PATH = "/mcp"
 
@@ -41,13 +43,13 @@ class PooledLedger:
 class McpEndpoint:
     """The ASGI app at `/mcp`: the bearer token checked, then the SDK's transport."""
 
-    def __init__(self, pool: StorePool) -> None:
+    def __init__(self, pool: StorePool, embeddings: Lazy | None = None) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from tracehouse.mcp_server.server import build_server, local_dispatch
 
         self.pool = pool
-        self.server = build_server(local_dispatch(PooledLedger(pool)))
+        self.server = build_server(local_dispatch(PooledLedger(pool), embeddings=embeddings))
         self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.manager: StreamableHTTPSessionManager | None = None
 

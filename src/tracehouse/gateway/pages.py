@@ -27,6 +27,7 @@ from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import list_prices, session_filters
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.model.timeline import session_title
+from tracehouse.reports import searching
 from tracehouse.reports.filters import (
     ORDERS,
     SessionFilters,
@@ -36,6 +37,7 @@ from tracehouse.reports.filters import (
 )
 from tracehouse.reports.usage import usage
 from tracehouse.search.hits import MARK
+from tracehouse.search.semantic import MODES
 from tracehouse.store.reads import find_session, session_detail
 from tracehouse.timespec import local_time
 
@@ -150,6 +152,13 @@ class PageFilters:
 
 
 Filters = Annotated[PageFilters, Depends()]
+# The search box's modes, as the page names them ("": hybrid where the ledger has vectors).
+SEARCH_MODES = (
+    ("", "auto"),
+    ("lexical", "by words"),
+    ("semantic", "by meaning"),
+    ("hybrid", "both (hybrid)"),
+)
 
 
 @router.get("/", response_model=None)
@@ -158,6 +167,7 @@ def session_list(
     store: Ledger,
     shown: Filters,
     q: str = "",
+    mode: Annotated[str, Query(pattern=f"^({'|'.join(MODES)})?$")] = "",
     sort: str = "updated",
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
     per: Annotated[int, Query(ge=1, le=200)] = PAGE,
@@ -172,14 +182,16 @@ def session_list(
                 project=shown.project or None, since=shown.since or None,
                 until=shown.until or None, limit=200,
             )  # fmt: skip
-            listing.hits = [_hit(h) for h in store.search(q, filters)]
+            model = request.app.state.embedding.model
+            found = searching.search(store, q, filters, mode=mode or None, embeddings=model)
+            listing.hits = [_hit(h) for h in found.hits]
         else:
             listing.fill(store, shown.of(store), sort, page)
     except TracehouseError as exc:  # a bad filter: say so on the page, as the CLI would
         listing.error = str(exc)
     return render_page("list.html.j2", listing=listing, providers=PROVIDERS, orders=ORDERS,
-                       machines=filter_values(store, "host"), q=q, sort=sort,
-                       **asdict(shown))  # fmt: skip
+                       machines=filter_values(store, "host"), q=q, sort=sort, mode=mode,
+                       modes=SEARCH_MODES, **asdict(shown))  # fmt: skip
 
 
 class Listing:

@@ -42,6 +42,7 @@ class ServeOptions:
     forwarded_allow_ips: str = "127.0.0.1"
     # `[[limits]]` tables as the config holds them (JSON, for the worker processes).
     limits: list[dict[str, Any]] = field(default_factory=list)
+    embeddings: str = "none"  # the model of search by meaning (`search/embedders.py`)
 
     def config(self) -> GatewayConfig:
         return GatewayConfig(
@@ -54,6 +55,7 @@ class ServeOptions:
             redact_patterns=self.redact_patterns,
             redact_allow=tuple(self.redact_allow),
             limits=parse_limits(self.limits),
+            embeddings=self.embeddings,
         )
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from tracehouse.reports.pricing import PriceTable
+    from tracehouse.search.embedders import Lazy
 
 T = TypeVar("T")
 Dispatch = Callable[[str, dict[str, Any]], Awaitable[str]]
@@ -67,9 +68,14 @@ class OneStore:
         return await anyio.to_thread.run_sync(locked)
 
 
-def local_dispatch(ledger: Ledger, prices: Callable[[], PriceTable] | None = None) -> Dispatch:
+def local_dispatch(
+    ledger: Ledger,
+    prices: Callable[[], PriceTable] | None = None,
+    embeddings: Lazy | None = None,
+) -> Dispatch:
     """Calls answered from `ledger`. `prices` makes the usage report's price table, loaded on
-    the first `usage` call (the dataset takes a while to read)."""
+    the first `usage` call (the dataset takes a while to read); `embeddings`, the model that
+    searches by meaning, on the first search that does."""
     price_table: list[PriceTable] = []
 
     def priced(store: SessionStore, **args: Any) -> str:
@@ -79,8 +85,11 @@ def local_dispatch(ledger: Ledger, prices: Callable[[], PriceTable] | None = Non
             price_table.append(prices() if prices else load_prices())
         return tools.usage_report(store, price_table[0], **args)
 
+    def search(store: SessionStore, **args: Any) -> str:
+        return tools.search(store, embeddings=embeddings, **args)
+
     functions: dict[str, Callable[..., str]] = {
-        "search": tools.search,
+        "search": search,
         "list_sessions": tools.list_sessions,
         "read_session": tools.read,
         "files_touched": tools.touched,
@@ -160,15 +169,20 @@ def build_server(
         since: Since = None,
         until: Until = None,
         limit: Limit = 10,
+        mode: Annotated[str | None, Field(description="lexical: the words must all appear"
+                                          " (exact names, errors, paths); semantic: by meaning,"
+                                          " for a question in other words or another language;"
+                                          " hybrid: both. Default: hybrid where the ledger has"
+                                          " vectors, else lexical.")] = None,
     ) -> str:  # fmt: skip
-        """Full-text search over every past agent session: prompts, answers, thinking, tool
-        calls with their results, and titles. Use it to find where something was discussed,
-        decided, run or fixed. Returns ranked hits, each with its session label, agent,
-        project, time, a snippet with the matched words in bold, and the read_session call
-        that opens the session at that hit."""
+        """Search over every past agent session: prompts, answers, thinking, tool calls with
+        their results, and titles. Use it to find where something was discussed, decided, run
+        or fixed. Returns ranked hits, each with its session label, agent, project, time, a
+        snippet with the matched words in bold, and the read_session call that opens the
+        session at that hit."""
         return await dispatch("search", dict(
             query=query, providers=providers, project=project, session=session, types=types,
-            tool=tool, since=since, until=until, limit=limit,
+            tool=tool, since=since, until=until, limit=limit, mode=mode,
         ))  # fmt: skip
 
     @tool

@@ -8,7 +8,7 @@ a message id to open a session around). Times are UTC, as a model reasons best a
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracehouse.errors import ConfigError
 from tracehouse.mcp_server.files import Touch, files_touched
@@ -26,6 +26,9 @@ from tracehouse.reports.usage import Line, usage
 from tracehouse.search.hits import MARK, Hit
 from tracehouse.store.protocol import SessionStore
 
+if TYPE_CHECKING:
+    from tracehouse.search.embedders import Lazy
+
 MAX_HITS = 50
 MAX_PAGE = 100
 
@@ -42,15 +45,25 @@ def search(
     since: str | None = None,
     until: str | None = None,
     limit: int = 10,
+    mode: str | None = None,
+    embeddings: Lazy | None = None,
 ) -> str:
+    from tracehouse.reports import searching
+    from tracehouse.search.semantic import check_mode
+
     _page(limit, 0, MAX_HITS)
     if not query.strip():
         raise ConfigError('query: give words to find, e.g. retry policy or "a phrase"')
+    if mode is not None:
+        try:
+            check_mode(mode)
+        except ValueError as error:
+            raise ConfigError(f"mode: {error}") from None
     filters = build_search_filters(
         store, providers=providers, project=project, session=session, kinds=types, tool=tool,
         since=since, until=until, limit=limit,
     )  # fmt: skip
-    hits = store.search(query, filters)
+    hits = searching.search(store, query, filters, mode=mode, embeddings=embeddings).hits
     if not hits:
         return f"No hits for {query!r}. Try fewer words, a prefix (migrat*) or no filters."
     lines = [f"{len(hits)} {'hit' if len(hits) == 1 else 'hits'} for {query!r}, best first:"]

@@ -15,6 +15,7 @@ from tracehouse.store.protocol import SessionStore
 
 if TYPE_CHECKING:
     from tracehouse.redaction.redactor import Redactor
+    from tracehouse.search.embedders import Lazy
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than it saves
 # A run's time by phase, each summed over the processes that spent it (so with workers they add
@@ -23,7 +24,8 @@ POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, worker start-up costs more than
 # a worker blocked handing a batch over (the writer is behind); the writer waiting for a batch
 # (the parsers are behind); writing rows; bringing the search index up to date; committing;
 # beside the writer, copying the SQLite WAL into the ledger (`checkpointer`) and building a first
-# load's search indexes (`sqlite_builders`); and the writer adopting those indexes at the end.
+# load's search indexes (`sqlite_builders`); the writer adopting those indexes at the end; and
+# embedding the new rows for search by meaning, once they are committed.
 PHASES = (
     "plan",
     "launch",
@@ -37,6 +39,7 @@ PHASES = (
     "checkpoint",
     "build",
     "adopt",
+    "embed",
 )
 
 
@@ -71,6 +74,8 @@ class SyncOptions:
     on_commit: Callable[[ImportBatch, ImportResponse], None] | None = None
     # Asked after each committed batch: True stops the run there (SIGTERM in live mode).
     stop: Callable[[], bool] | None = None
+    # The model that embeds the run's new rows once they are committed; None: none is made.
+    embeddings: Lazy | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,10 @@ class SyncReport:
     redactions: Counter[str] = field(default_factory=Counter)  # kind → secrets replaced
     # Seconds by phase, summed over the processes (see PHASES): where a run's time went.
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    embedded: int = 0  # rows embedded for search by meaning after the import
+    # Why rows were left unembedded (the model would not load, the endpoint failed): the
+    # import stands, and the next sync embeds them.
+    embed_error: str | None = None
 
     def tail_lag(self) -> tuple[int | None, int | None]:
         """The median and the largest lag from a unit's last write to its commit."""
@@ -175,6 +184,8 @@ class SyncReport:
             "failures": self.failures,
             "batches": self.batches,
             "redacted": dict(sorted(self.redactions.items())),
+            "embedded": self.embedded,
+            "embedError": self.embed_error,
             "seconds": round(self.seconds, 3),
             "phases": {k: round(self.phases[k], 3) for k in PHASES if k in self.phases},
         }

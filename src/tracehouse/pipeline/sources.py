@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 
@@ -14,6 +14,9 @@ from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.options import SyncOptions
 from tracehouse.redaction import redactor_for
+
+if TYPE_CHECKING:
+    from tracehouse.search.embedders import Lazy
 
 
 def resolve_sources(
@@ -75,8 +78,17 @@ def sync_options(
         builders_min_cores=settings.index_builders_min_cores,
         redactor=redactor_for(settings),
         folders_file=folders_file(sources),
+        embeddings=embeddings_for(settings),
         **overrides,
     )
+
+
+def embeddings_for(settings: Settings) -> Lazy | None:
+    """The model a sync embeds its new rows with; None where search by meaning is off."""
+    from tracehouse.search.embedders import Lazy
+
+    found = Lazy(settings.embeddings)
+    return found if found.enabled else None
 
 
 def folders_file(sources: Mapping[str, list[Path]]) -> Path | None:

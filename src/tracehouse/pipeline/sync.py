@@ -33,7 +33,7 @@ from tracehouse.state.watermark import Action, quick_plan
 from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
-    pass
+    from tracehouse.search.embedders import Lazy
 
 # Parsers beside SQLite's one writer. On a 16-core machine (880 MB bench corpus) 3 parsers left
 # the writer no gap (they waited 20 s between them to hand a batch over) and 15 were 8% slower
@@ -119,8 +119,24 @@ def sync(
                 ),
             )
         report.book_store_timings(store)
-        report.seconds = time.monotonic() - started
+    if options.embeddings is not None and not options.dry_run:
+        _embed(store, options.embeddings, report)
+    report.seconds = time.monotonic() - started
     return report
+
+
+def _embed(store: SessionStore, embeddings: Lazy, report: SyncReport) -> None:
+    """Embed what the ledger has not embedded yet (this run's rows, and any a run stopped
+    before), after the import committed: a model that fails leaves the rows to the next sync."""
+    from tracehouse.search.embedders import EmbeddingError
+
+    began = time.monotonic()
+    try:
+        if embeddings.enabled and store.embedding_backlog(wrote=report.rows_written > 0):
+            report.embedded = store.embed_backlog(embeddings.model())
+    except EmbeddingError as error:
+        report.embed_error = str(error)
+    report.phases["embed"] += time.monotonic() - began
 
 
 def _in_projects(sources: Mapping[str, list[Path]], folders: Folders) -> dict[str, list[Unit]]:

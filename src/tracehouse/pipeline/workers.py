@@ -205,7 +205,7 @@ def run_in_workers(
         context: Any = multiprocessing.get_context(method)
         messages: Any = context.Queue(maxsize=QUEUED_PER_WORKER * workers)
         stopping = context.Event()  # set: each worker stops before its next unit
-        portable = replace(options, on_batch=None, on_commit=None, stop=None)
+        portable = replace(options, on_batch=None, on_commit=None, stop=None, embeddings=None)
         address = store.address if store.concurrent_writes else None
         board = TaskBoard(tasks, context, spill)
         launched = time.time()

@@ -50,7 +50,7 @@ from typing import Any
 import orjson
 
 from tracehouse.model.tables import TABLES_BY_NAME
-from tracehouse.search import scripts
+from tracehouse.search import scripts, sqlite_vectors
 
 TOKENIZE = "unicode61 remove_diacritics 2"
 # FTS5 writes its pending terms out as a segment every `hashsize` bytes (default 1 MiB) and
@@ -335,6 +335,7 @@ def before_update(conn: sqlite3.Connection, table: str, where: str) -> None:
 def _requeue(
     conn: sqlite3.Connection, index: Index, source: str, where: str, params: tuple[Any, ...]
 ) -> None:
+    sqlite_vectors.requeue(conn, index.table, source, where, params)
     place = _place(conn, index)
     if place is None:
         return
@@ -349,10 +350,13 @@ def _requeue(
 def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterable[Any]) -> int:
     """DELETE FROM table WHERE where, keeping its index true; returns the rows deleted."""
     params = tuple(params)
+    sqlite_vectors.forget(conn, table, where, params)
     index = BY_TABLE.get(table)
     place = None if index is None else _place(conn, index)
     if index is None or place is None:
-        return conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+        deleted = conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+        sqlite_vectors.after_delete(conn, table)
+        return int(deleted)
     aliased = f"t.rowid IN (SELECT rowid FROM {table} WHERE {where})"
     _unindex(conn, index, f"{table} AS t", aliased, params, place)
     conn.execute(
@@ -361,6 +365,7 @@ def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Iterab
         (index.name, *params),
     )
     deleted = conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+    sqlite_vectors.after_delete(conn, table)
     # Rowids above the table's new top are given out again: they must count as new.
     conn.execute(
         f"UPDATE {place.marks} SET indexed_through = (SELECT coalesce(max(rowid), 0) FROM {table})"

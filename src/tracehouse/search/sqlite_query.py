@@ -129,7 +129,7 @@ def _ranked(
             candidates = candidates[:wanted]
     # Every match left out scores below every candidate: the best `limit` candidates that pass
     # the filters are the best hits, ties broken among them alone.
-    rows = _joined(conn, source, dict(candidates), where, params)
+    rows = joined(conn, source, dict(candidates), where, params)
     if every_match or len(rows) >= limit:
         return rows[:limit]
     return conn.execute(  # one statement over every match
@@ -143,7 +143,7 @@ def _ranked(
     ).fetchall()
 
 
-def _joined(
+def joined(
     conn: sqlite3.Connection,
     source: Source,
     scores: dict[int, float],

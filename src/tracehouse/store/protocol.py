@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from tracehouse.model.contract import ImportBatch, ImportResponse
     from tracehouse.retrying import RetryLog
+    from tracehouse.search.embedders import Embedder
     from tracehouse.search.hits import Hit, SearchFilters
+    from tracehouse.search.semantic import Status
 
 T = TypeVar("T")
 
@@ -170,8 +172,41 @@ class SessionStore(Protocol):
         """A read-only query with parameters, for the read side (sessions list/show)."""
         ...
 
-    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
-        """Full-text search: the best hits, ranked, each with a highlighted snippet."""
+    def search(
+        self,
+        query: str,
+        filters: SearchFilters | None = None,
+        *,
+        mode: str = "lexical",
+        embedder: Embedder | None = None,
+    ) -> list[Hit]:
+        """The best hits, ranked, each with a snippet: by the query's words (`lexical`), by
+        its meaning with `embedder` (`semantic`), or both fused (`hybrid`). Search by meaning
+        raises `SemanticUnavailable` where the ledger holds no vectors of `embedder`'s."""
+        ...
+
+    def embedding_model(self) -> str | None:
+        """The model whose vectors the ledger holds; None when it holds none."""
+        ...
+
+    def embedding_status(self) -> Status:
+        """The model of the ledger's vectors, how many there are, and the rows waiting."""
+        ...
+
+    def embedding_backlog(self, *, wrote: bool = True) -> int:
+        """Rows not embedded yet; `wrote` False (the caller wrote nothing) lets a store whose
+        count is a scan answer 0 when its last embedding finished."""
+        ...
+
+    def embed_backlog(
+        self,
+        embedder: Embedder,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        again: bool = False,
+    ) -> int:
+        """Embed the rows not embedded yet (all of them, `again`), in short transactions
+        after the rows are committed; vectors of another model go first. Returns the rows."""
         ...
 
     def search_lag(self) -> int:

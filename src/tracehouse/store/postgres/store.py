@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 import psycopg
@@ -24,6 +25,11 @@ from tracehouse.store.postgres.connect import connect, scrub
 from tracehouse.store.postgres.migrations import applied, pending, upgrade
 from tracehouse.store.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.store.reads import unresolved_reject_units
+
+if TYPE_CHECKING:
+    from tracehouse.search.embedders import Embedder
+    from tracehouse.search.query import Query
+    from tracehouse.search.semantic import Status
 
 T = TypeVar("T")
 # Deadlocks and serialization failures roll the batch back whole; it is simply run again.
@@ -274,16 +280,91 @@ class PostgresStore:
     def search_lag(self) -> int:
         return 0  # the tsvector columns are generated with their rows
 
-    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
-        """Full-text search of the ledger (`search/query.py` for the syntax)."""
-        from tracehouse.search import postgres_query as fts
+    def search(
+        self,
+        query: str,
+        filters: SearchFilters | None = None,
+        *,
+        mode: str = "lexical",
+        embedder: Embedder | None = None,
+    ) -> list[Hit]:
+        """Search the ledger by its words (`search/query.py` for the syntax), by meaning, or
+        both (`search/semantic.py`)."""
         from tracehouse.search.query import parse
+
+        filters = filters or SearchFilters()
+        if mode == "lexical":
+            return self._lexical(parse(query), filters)
+        from tracehouse.search import postgres_semantic, postgres_vectors, semantic
+
+        with self.conn.transaction():
+            reader = tx.PgTx(self.conn)
+            wanted = None if embedder is None else embedder.name
+            reason = semantic.usable_model(postgres_vectors.held_model(reader), wanted)
+            if reason is not None or embedder is None:
+                raise semantic.SemanticUnavailable(reason or "no model")
+            if mode == "semantic":
+                return postgres_semantic.search(reader, embedder, query, filters)
+            deep = replace(filters, limit=max(filters.limit, semantic.FUSED_DEPTH))
+            found = postgres_semantic.search(reader, embedder, query, deep)
+        return semantic.fuse(self._lexical(parse(query), deep), found, filters.limit)
+
+    def _lexical(self, query: Query, filters: SearchFilters) -> list[Hit]:
+        from tracehouse.search import postgres_query as fts
 
         with self.conn.transaction():
             # The planner prices `@@` as cheap and scans the table for a common word, reading
             # every row's TOASTed tsvector; the GIN index answers without reading them.
             self.conn.execute("SET LOCAL enable_seqscan = off")
-            return fts.search(self.query, parse(query), filters or SearchFilters())
+            return fts.search(self.query, query, filters)
+
+    def embedding_model(self) -> str | None:
+        from tracehouse.search import postgres_vectors
+
+        with self.conn.transaction():
+            return postgres_vectors.held_model(tx.PgTx(self.conn))
+
+    def embedding_status(self) -> Status:
+        from tracehouse.search import postgres_vectors
+
+        with self.conn.transaction():
+            return postgres_vectors.status(tx.PgTx(self.conn))
+
+    def embedding_backlog(self, *, wrote: bool = True) -> int:
+        """Rows not embedded yet. Counting them reads every row's fingerprint: a caller that
+        wrote nothing (a sync with nothing new) is told 0, unless the last embedding stopped
+        before it finished."""
+        from tracehouse.search import postgres_vectors
+
+        with self.conn.transaction():
+            reader = tx.PgTx(self.conn)
+            if not wrote and postgres_vectors.complete(reader):
+                return 0
+            return postgres_vectors.backlog(reader)
+
+    def embed_backlog(
+        self, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
+        *, again: bool = False,
+    ) -> int:  # fmt: skip
+        from tracehouse.search import postgres_vectors
+
+        with self.conn.transaction():
+            writer = tx.PgTx(self.conn)
+            if again:
+                postgres_vectors.reset(writer)
+            postgres_vectors.prepare(writer, embedder.name, embedder.dims)
+            total = postgres_vectors.backlog(writer)
+        done = 0
+        while True:
+            with self.conn.transaction():
+                step = postgres_vectors.embed_step(tx.PgTx(self.conn), embedder)
+            if not step:
+                with self.conn.transaction():
+                    postgres_vectors.finished(tx.PgTx(self.conn))
+                return done
+            done += step
+            if progress is not None:
+                progress(done, total)
 
     def compact(self) -> None:
         """Leave no copy of rewritten text behind (`secrets redact`): the content tables

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 import orjson
@@ -34,6 +34,10 @@ from tracehouse.store.items import unit_cursors_to_save
 from tracehouse.store.location import without_token
 from tracehouse.store.protocol import RunTotals, StoreInfo, Tx
 from tracehouse.store.remote.http import Gateway
+
+if TYPE_CHECKING:
+    from tracehouse.search.embedders import Embedder
+    from tracehouse.search.semantic import Status
 
 T = TypeVar("T")
 
@@ -275,8 +279,30 @@ class GatewayStore:
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         self._elsewhere("Read the ledger")
 
-    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        filters: SearchFilters | None = None,
+        *,
+        mode: str = "lexical",
+        embedder: Embedder | None = None,
+    ) -> list[Hit]:
         self._elsewhere("Search (GET /v1/search)")
+
+    def embedding_model(self) -> str | None:
+        self._elsewhere("Search (GET /v1/search)")
+
+    def embedding_status(self) -> Status:
+        self._elsewhere("Search by meaning (`tracehouse doctor` on the gateway's machine)")
+
+    def embedding_backlog(self, *, wrote: bool = True) -> int:
+        return 0  # the gateway embeds what is pushed to it
+
+    def embed_backlog(
+        self, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
+        *, again: bool = False,
+    ) -> int:  # fmt: skip
+        self._elsewhere("Embedding (`tracehouse index embeddings` on the gateway's machine)")
 
     def search_lag(self) -> int:
         self._elsewhere("Search (GET /v1/search)")

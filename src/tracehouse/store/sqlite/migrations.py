@@ -253,6 +253,14 @@ def m023_turns_by_time(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS idx_turns_started ON turns (started_at)")
 
 
+def m024_embeddings(conn: sqlite3.Connection) -> None:
+    # Search by meaning: the vectors of the ledger's passages, made by the sync after its rows
+    # are committed (`search/sqlite_vectors.py`); empty until a model embeds them.
+    from tracehouse.search import sqlite_vectors
+
+    sqlite_vectors.create(conn)
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -309,6 +317,7 @@ STEPS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m021_search_merges_by_steps", m021_search_merges_by_steps),
     ("m022_failed_call_results", m022_failed_call_results),
     ("m023_turns_by_time", m023_turns_by_time),
+    ("m024_embeddings", m024_embeddings),
 ]
 
 

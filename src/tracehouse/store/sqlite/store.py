@@ -8,14 +8,15 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracehouse import retrying
 from tracehouse.errors import StoreError, StoreLockedError
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso
 from tracehouse.model.tables import ALL_TABLES, TABLES_BY_NAME
-from tracehouse.search import sqlite_index
+from tracehouse.search import sqlite_index, sqlite_vectors
 from tracehouse.search.hits import Hit, SearchFilters
 from tracehouse.search.sqlite_builders import IndexBuilders
 from tracehouse.sqlite_binding import bind_directly
@@ -36,6 +37,10 @@ from tracehouse.store.sqlite.connection import (
     lock_reason,
 )
 from tracehouse.store.sqlite.migrations import applied, pending, upgrade
+
+if TYPE_CHECKING:
+    from tracehouse.search.embedders import Embedder
+    from tracehouse.search.semantic import Status
 
 T = TypeVar("T")
 
@@ -363,12 +368,63 @@ class SqliteStore:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
 
-    def search(self, query: str, filters: SearchFilters | None = None) -> list[Hit]:
-        """Full-text search of the ledger (`search/query.py` for the syntax)."""
+    def search(
+        self,
+        query: str,
+        filters: SearchFilters | None = None,
+        *,
+        mode: str = "lexical",
+        embedder: Embedder | None = None,
+    ) -> list[Hit]:
+        """Search the ledger by its words (`search/query.py` for the syntax), by meaning, or
+        both (`search/semantic.py`)."""
         from tracehouse.search import sqlite_query as fts
         from tracehouse.search.query import parse
 
-        return fts.search(self._search_readers(), parse(query), filters or SearchFilters())
+        filters = filters or SearchFilters()
+        readers = self._search_readers()
+        if mode == "lexical":
+            return fts.search(readers, parse(query), filters)
+        from tracehouse.search import semantic, sqlite_semantic
+
+        wanted = None if embedder is None else embedder.name
+        reason = semantic.usable_model(sqlite_vectors.held_model(readers[0]), wanted)
+        if reason is not None or embedder is None:
+            raise semantic.SemanticUnavailable(reason or "no model")
+        if mode == "semantic":
+            return sqlite_semantic.search(readers[0], embedder, query, filters)
+        deep = replace(filters, limit=max(filters.limit, semantic.FUSED_DEPTH))
+        lexical = fts.search(readers, parse(query), deep)
+        return semantic.fuse(lexical, sqlite_semantic.search(readers[0], embedder, query, deep),
+                             filters.limit)  # fmt: skip
+
+    def embedding_model(self) -> str | None:
+        return sqlite_vectors.held_model(self._search_readers()[0])
+
+    def embedding_status(self) -> Status:
+        return sqlite_vectors.status(self.conn)
+
+    def embedding_backlog(self, *, wrote: bool = True) -> int:
+        return sqlite_vectors.backlog(self.conn)  # a few reads of marks and rowids: always
+
+    def embed_backlog(
+        self, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
+        *, again: bool = False,
+    ) -> int:  # fmt: skip
+        """Embed the rows not embedded yet (all of them `again`), in short transactions."""
+        with self.transaction() as conn:
+            if again:
+                sqlite_vectors.reset(conn)
+            sqlite_vectors.prepare(conn, embedder.name, embedder.dims)
+        total, done = sqlite_vectors.backlog(self.conn), 0
+        while True:
+            with self.transaction() as conn:
+                step = sqlite_vectors.embed_step(conn, embedder)
+            if not step:
+                return done
+            done += step
+            if progress is not None:
+                progress(done, total)
 
     def search_lag(self) -> int:
         return sqlite_index.unindexed(self.conn)

@@ -1,0 +1,91 @@
+"""Search by meaning on PostgreSQL: the nearest passages' rows, filtered and made into hits,
+through the same filters and columns as a lexical hit there (`postgres_query.SOURCES`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from tracehouse.search import postgres_vectors, semantic
+from tracehouse.search.hits import Hit, SearchFilters, conditions
+from tracehouse.search.postgres_query import SOURCES, Source
+
+if TYPE_CHECKING:
+    from tracehouse.search.embedders import Embedder
+    from tracehouse.search.postgres_vectors import Tx
+
+_SOURCE = dict(zip(("content", "thinking", "tool", "title"), SOURCES, strict=True))
+
+
+def search(tx: Tx, embedder: Embedder, text: str, filters: SearchFilters) -> list[Hit]:
+    query = embedder.embed([text])[0]
+    keys, scores = postgres_vectors.nearest(tx, query)
+
+    def hits_for(score_of: dict[int, float]) -> list[semantic.Found]:
+        return _hits(tx, score_of, filters)
+
+    found = semantic.best_hits(keys, scores, filters.limit, hits_for)
+    return [
+        replace(
+            hit,
+            snippet=semantic.why(
+                embedder, query, postgres_vectors.passage_text(tx, at[0], str(at[1]), at[2]), text
+            ),
+        )
+        for hit, at in found
+    ]
+
+
+def _hits(tx: Tx, score_of: dict[int, float], filters: SearchFilters) -> list[semantic.Found]:
+    best = semantic.best_rows(postgres_vectors.places(tx, list(score_of)), score_of)
+    out: list[semantic.Found] = []
+    for name, rows in best.items():
+        source = _SOURCE[name]
+        found = conditions(
+            filters, source.kind, table=source.table, alias=source.alias, at=source.at
+        )
+        if found is None:
+            continue
+        where, params = found
+        for row in tx.rows(_sql(source, where), [list(rows), *params]):
+            score, part = rows[row[0]]
+            out.append((_hit(source, row, score), (name, row[0], part)))
+    return out
+
+
+def _sql(source: Source, where: str) -> str:
+    a = source.alias
+    join = (
+        f" JOIN sessions s ON s.session_id = {a}.session_id" if source.table != "sessions" else ""
+    )
+    return (
+        f"SELECT {source.select}, s.session_id AS sid, s.label, s.source_provider, s.project"
+        f" FROM {source.table} {a}{join} WHERE {a}.{source.key} = ANY(?){where}"
+    )
+
+
+def _hit(source: Source, row: tuple[Any, ...], score: float) -> Hit:
+    (
+        hit_id,
+        message_id,
+        message_type,
+        created_at,
+        tool_name,
+        session_id,
+        label,
+        provider,
+        project,
+    ) = row
+    return Hit(
+        kind=source.kind or message_type,
+        id=hit_id,
+        message_id=message_id,
+        session_id=session_id,
+        label=label,
+        provider=provider,
+        project=project,
+        created_at=created_at,
+        snippet="",
+        score=round(score, 6),
+        tool_name=tool_name,
+    )
