@@ -1,18 +1,23 @@
-"""Search: query latency on the ledger of the backfill corpus, and what the index costs.
+"""Search: query latency on the ledger of the backfill corpus, and what the indexes cost.
 
     uv run python bench/search_bench.py [--copies 24] [--runs 2] [--queries 240] [--pg DSN]
 
 Builds (or reuses) backfill_bench's replicated corpus of every source (about 40 MB a copy;
 24 copies ≈ 0.9 GB), then, in one run on this machine:
 
-  backfill     `sync backfill` into a fresh SQLite ledger with the search index, and into one
-               whose index was dropped before the run (the floor), interleaved `--runs` times:
-               medians, ranges and the ratio (target ≤ 1.25×)
+  backfill     `sync backfill` into a fresh SQLite ledger with the search index, into one
+               whose index was dropped before the run (the floor), both without embeddings,
+               and with both the index and the embeddings of search by meaning (the default),
+               interleaved `--runs` times: medians, ranges and the ratios (targets: the index
+               ≤ 1.25× the floor; the embeddings ≤ 1.3× the run without them)
   re-run       the same backfill again: rows written (target 0: the index is not touched)
-  size         the index's pages against the ledger's (SQLite dbstat)
+  size         the index's and the vectors' pages against the ledger's (SQLite dbstat; the
+               vectors' target ≤ 25% of the ledger)
   queries      ≥ 200 queries of mixed shapes drawn from the ledger's own text (rare word,
                common word, phrase, identifier, path, prefix, exclusion), half of them with a
-               filter; p50 / p95 / max per shape and overall (target p95 ≤ 50 ms on SQLite)
+               filter; p50 / p95 / max per shape and overall (target p95 ≤ 50 ms on SQLite);
+               then in hybrid and semantic mode, with the relevance set's questions as well
+               (target: hybrid p95 ≤ 100 ms on SQLite)
   PostgreSQL   with --pg (or TRACEHOUSE_PG_DSN answering): the ledger copied there, and the same
                queries (target p95 ≤ 100 ms)
 """
@@ -33,7 +38,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from backfill_bench import OUT, build_corpus, files_of, run_cli  # noqa: E402
+from backfill_bench import OUT, Run, build_corpus, files_of  # noqa: E402
+from search_quality import relevance_set  # noqa: E402
 
 from tracehouse.search.hits import SearchFilters  # noqa: E402
 from tracehouse.search.sqlite_index import INDEXES, MARKS  # noqa: E402
@@ -62,25 +68,33 @@ def drop_index(path: Path) -> None:
     conn.close()
 
 
-def backfill(corpus: Path, ledger: Path) -> tuple[float, dict]:  # type: ignore[type-arg]
+def backfill(corpus: Path, ledger: Path, embeddings: str = "none") -> tuple[float, dict]:  # type: ignore[type-arg]
     config = str(corpus / "sources.toml")
-    wall, _peak, report = run_cli(
-        ["sync", "backfill", "--config", config, "--store", str(ledger), "--json", "-q"]
+    run = Run(
+        ["sync", "backfill", "--config", config, "--store", str(ledger), "--json", "-q"],
+        env={"TRACEHOUSE_EMBEDDINGS": embeddings},
     )
-    return wall, report
+    return run.wall, run.report
 
 
-def index_size(path: Path) -> tuple[int, int]:
-    """(bytes of the FTS shadow tables, bytes of the whole file)."""
+VECTOR_TABLES = ("embedded", "idx_embedded_key", "embedding_keys", "embedding_blocks",
+                 "embedding_marks", "embedding_pending", "embedding_state")  # fmt: skip
+
+
+def index_size(path: Path) -> tuple[int, int, int]:
+    """(bytes of the FTS shadow tables, of the vectors' tables, of the whole file)."""
     conn = sqlite3.connect(path)
     try:
         rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
     except sqlite3.OperationalError:
-        return -1, path.stat().st_size
+        return -1, -1, path.stat().st_size
     finally:
         conn.close()
     fts = sum(size for name, size in rows if name.split("_fts")[0] != name)
-    return fts, sum(size for _name, size in rows)
+    vectors = sum(
+        size for name, size in rows if name in VECTOR_TABLES or "autoindex_embedd" in name
+    )
+    return fts, vectors, sum(size for _name, size in rows)
 
 
 def make_queries(ledger: Path, n: int, seed: int = 7) -> list[tuple[str, str, SearchFilters]]:
@@ -148,11 +162,11 @@ def make_queries(ledger: Path, n: int, seed: int = 7) -> list[tuple[str, str, Se
     return out
 
 
-def latencies(store, queries) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+def latencies(store, queries, mode: str = "lexical", model=None) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
     by_shape: dict[str, list[float]] = {}
     for shape, text, filters in queries:
         start = time.perf_counter()
-        store.search(text, filters)
+        store.search(text, filters, mode=mode, embedder=model)
         by_shape.setdefault(shape.split(" +")[0], []).append(time.perf_counter() - start)
         by_shape.setdefault("all", []).append(time.perf_counter() - start)
     return by_shape
@@ -193,19 +207,23 @@ def main() -> None:
     mb = sum(p.stat().st_size for p in files_of(corpus)) / 1e6
     print(f"corpus: {mb:,.0f} MB in {corpus}")
     with_index, without = OUT / "search-ledger.db", OUT / "search-floor.db"
-    if not (args.queries_only and with_index.exists()):
-        measure_backfill(corpus, mb, with_index, without, args.runs)
-    run_queries(with_index, args.queries, args.pg)
+    embedded = OUT / "search-vectors.db"
+    if not (args.queries_only and embedded.exists()):
+        measure_backfill(corpus, mb, (with_index, without, embedded), args.runs)
+    run_queries(embedded, args.queries, args.pg)
 
 
-def measure_backfill(corpus: Path, mb: float, with_index: Path, without: Path, runs: int) -> None:
-    times: dict[str, list[float]] = {"with index": [], "without index": []}
+def measure_backfill(corpus: Path, mb: float, ledgers: tuple[Path, Path, Path], runs: int) -> None:
+    with_index, without, embedded = ledgers
+    times: dict[str, list[float]] = {"with index": [], "without index": [], "with vectors": []}
     for _ in range(runs):  # interleaved: the machine's load changes from run to run
         fresh(without)
         drop_index(without)
         times["without index"].append(backfill(corpus, without)[0])
         fresh(with_index)
         times["with index"].append(backfill(corpus, with_index)[0])
+        fresh(embedded)
+        times["with vectors"].append(backfill(corpus, embedded, "wordllama")[0])
     for name, values in times.items():
         mid = statistics.median(values)
         print(
@@ -214,31 +232,55 @@ def measure_backfill(corpus: Path, mb: float, with_index: Path, without: Path, r
         )
     ratio = statistics.median(times["with index"]) / statistics.median(times["without index"])
     print(f"backfill index cost          {ratio:6.2f}x the floor (target ≤ 1.25x)")
-    _wall, again = backfill(corpus, with_index)
-    print(f"re-run   no change           rows written {again['rowsWritten']} (target 0)")
-    fts, total = index_size(with_index)
+    ratio = statistics.median(times["with vectors"]) / statistics.median(times["with index"])
+    print(f"backfill vectors cost        {ratio:6.2f}x the run without (target ≤ 1.3x)")
+    for name, ledger, model in (("index", with_index, "none"), ("vectors", embedded, "wordllama")):
+        walls = []
+        for _ in range(max(3, runs)):
+            wall, again = backfill(corpus, ledger, model)
+            walls.append(wall)
+        spread = f"{min(walls):.2f}-{max(walls):.2f} s"
+        print(
+            f"re-run   no change ({name:<7}) rows written {again['rowsWritten']} (target 0),"
+            f" median {statistics.median(walls):.2f} s, range {spread}"
+        )
+    fts, vectors, total = index_size(embedded)
     print(
-        f"size     index {fts / 2**20:,.0f} MiB of a {total / 2**20:,.0f} MiB ledger"
-        f" ({fts / max(total - fts, 1):.0%} of the rest)"
+        f"size     index {fts / 2**20:,.0f} MiB and vectors {vectors / 2**20:,.0f} MiB of a"
+        f" {total / 2**20:,.0f} MiB ledger (vectors: {vectors / total:.0%} of it, target ≤ 25%)"
     )
 
 
-def measure_queries(backend: str, store, queries, target_ms: int) -> None:  # type: ignore[no-untyped-def]
-    latencies(store, queries[:20])  # warm the page cache, as a ledger in use is
-    passes = [latencies(store, queries) for _ in range(PASSES)]
+def measure_queries(backend: str, store, queries, target_ms: int, mode: str = "lexical",
+                    model=None) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+    latencies(store, queries[:20], mode, model)  # warm the page cache, as a ledger in use is
+    passes = [latencies(store, queries, mode, model) for _ in range(PASSES)]
     for by_shape in passes:
-        report_latency(backend, by_shape)
+        report_latency(f"{backend}/{mode}"[:10] if mode != "lexical" else backend, by_shape)
     p95s = sorted(percentile(p["all"], 0.95) * 1000 for p in passes)
     print(
-        f"query    {backend:<10} p95 over {PASSES} passes: median {statistics.median(p95s):.1f} ms"
-        f"  range {p95s[0]:.1f}-{p95s[-1]:.1f} ms (target ≤ {target_ms} ms)"
+        f"query    {backend} {mode}: p95 over {PASSES} passes: median"
+        f" {statistics.median(p95s):.1f} ms  range {p95s[0]:.1f}-{p95s[-1]:.1f} ms"
+        f" (target ≤ {target_ms} ms)"
     )
+
+
+def with_questions(queries):  # type: ignore[no-untyped-def]
+    """The drawn queries and the relevance set's questions, as people ask by meaning."""
+    asked = [("question", j.query, SearchFilters(limit=20)) for j in relevance_set()]
+    return list(queries) + asked
 
 
 def run_queries(ledger: Path, n: int, pg: str | None) -> None:
+    from tracehouse.config import parse_model
+    from tracehouse.search.embedders import load
+
     queries = make_queries(ledger, n)
     store = open_store(ledger)
     measure_queries("sqlite", store, queries, target_ms=50)
+    model = load(parse_model("wordllama"))
+    for mode in ("hybrid", "semantic"):
+        measure_queries("sqlite", store, with_questions(queries), 100, mode, model)
     if pg:
         from tracehouse.upkeep.copy import copy_store
 

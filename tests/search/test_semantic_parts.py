@@ -31,8 +31,8 @@ def test_parts_keep_the_words_in_order(text: str) -> None:
 
 
 def test_a_tool_result_is_embedded_on_its_call_and_a_call_as_its_line() -> None:
-    assert list(passages.of_message(1, "tool_result", "output", None)) == []
-    thinking = list(passages.of_message(2, "assistant", None, "let me think"))
+    assert passages.of_message(1, "tool_result", "output", None) == []
+    thinking = passages.of_message(2, "assistant", None, "let me think")
     assert [(p.source, p.text) for p in thinking] == [("thinking", "let me think")]
     (call,) = passages.of_tool_call(3, "Bash", '{"command": "pytest -x", "timeout": 5}')
     assert call.text == "Bash command: pytest -x timeout: 5"
@@ -99,7 +99,7 @@ def test_the_snippet_is_the_window_nearest_the_query_with_its_words_marked() -> 
     text = " ".join(["filler text about nothing in particular"] * 10)
     text += " the ratio helper divides by zero here " + " ".join(["more filler words"] * 10)
     query = model.embed(["ratio divides zero"])[0]
-    cut = semantic.why(model, query, text, "the ratio divides zero")
+    (cut,) = semantic.why(model, query, [text], "the ratio divides zero")
     assert f"{MARK[0]}ratio{MARK[1]}" in cut and f"{MARK[0]}zero{MARK[1]}" in cut
     assert f"{MARK[0]}the{MARK[1]}" not in cut  # too common to say why
     assert cut.startswith("…") and cut.endswith("…")

@@ -147,8 +147,12 @@ RESPONSES: dict[str, dict[str, Any]] = {
         ["prices", "limits"],
     ),
     "SearchHits": _object(
-        {"query": _STR, "hits": {"type": "array", "items": {"type": "object"}}},
-        ["query", "hits"],
+        {
+            "query": _STR,
+            "mode": {"type": "string", "enum": ["lexical", "semantic", "hybrid"]},
+            "hits": {"type": "array", "items": {"type": "object"}},
+        },
+        ["query", "mode", "hits"],
     ),
 }
 _STATUS = {

@@ -22,7 +22,8 @@ import re
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,6 +54,18 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit-length float32 row per text."""
         ...
+
+
+def beside(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]:
+    """Embed `texts` in a thread while the caller writes what does not wait for the vectors;
+    the tokenizer and NumPy let go of the GIL, so on two cores this hides most of the model's
+    time (the rows' own inserts take as long). Returns the call that waits for them."""
+    if not texts:
+        return lambda: embedder.embed(texts)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="embed")
+    found = pool.submit(embedder.embed, texts)
+    pool.shutdown(wait=False)
+    return found.result
 
 
 class Lazy:

@@ -3,7 +3,7 @@ through the same filters and columns as a lexical hit there (`postgres_query.SOU
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.search import postgres_vectors, semantic
@@ -17,23 +17,23 @@ if TYPE_CHECKING:
 _SOURCE = dict(zip(("content", "thinking", "tool", "title"), SOURCES, strict=True))
 
 
-def search(tx: Tx, embedder: Embedder, text: str, filters: SearchFilters) -> list[Hit]:
-    query = embedder.embed([text])[0]
-    keys, scores = postgres_vectors.nearest(tx, query)
-
-    def hits_for(score_of: dict[int, float]) -> list[semantic.Found]:
-        return _hits(tx, score_of, filters)
-
-    found = semantic.best_hits(keys, scores, filters.limit, hits_for)
-    return [
-        replace(
-            hit,
-            snippet=semantic.why(
-                embedder, query, postgres_vectors.passage_text(tx, at[0], str(at[1]), at[2]), text
-            ),
-        )
-        for hit, at in found
-    ]
+def search(
+    tx: Tx,
+    embedder: Embedder,
+    text: str,
+    filters: SearchFilters,
+    lexical: Callable[[SearchFilters], list[Hit]] | None = None,
+) -> list[Hit]:
+    """By meaning; with `lexical` (the same query's lexical search), hybrid."""
+    return semantic.answer(
+        embedder,
+        text,
+        filters,
+        lambda query: postgres_vectors.nearest(tx, query),
+        lambda score_of, wanted: _hits(tx, score_of, wanted),
+        lambda at: postgres_vectors.passage_text(tx, at[0], str(at[1]), at[2]),
+        lexical,
+    )
 
 
 def _hits(tx: Tx, score_of: dict[int, float], filters: SearchFilters) -> list[semantic.Found]:
@@ -48,8 +48,8 @@ def _hits(tx: Tx, score_of: dict[int, float], filters: SearchFilters) -> list[se
             continue
         where, params = found
         for row in tx.rows(_sql(source, where), [list(rows), *params]):
-            score, part = rows[row[0]]
-            out.append((_hit(source, row, score), (name, row[0], part)))
+            score, part, key = rows[row[0]]
+            out.append((_hit(source, row, score), (name, row[0], part), key))
     return out
 
 

@@ -13,7 +13,7 @@ for its PostgreSQL), and the blocks give the same answers on any server.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tracehouse.search import passages
@@ -31,7 +31,13 @@ TABLES = ("messages", "tool_calls", "sessions")
 SOURCES_OF = {"messages": ("content", "thinking"), "tool_calls": ("tool",), "sessions": ("title",)}
 # Each table's rows: id, the fingerprint a change shows in, and what its passages are made of.
 _ROWS = {
-    "messages": ("t.message_id", "t.fingerprint", "t.message_type, t.content, t.thinking"),
+    "messages": (
+        "t.message_id",
+        "t.fingerprint",
+        f"t.message_type, CASE WHEN t.message_type = 'tool_result' THEN NULL"
+        f" ELSE left(t.content, {passages.READ_CHARS}) END,"
+        f" left(t.thinking, {passages.READ_CHARS})",
+    ),
     "tool_calls": ("t.tool_call_id", "t.fingerprint", "t.tool_name, t.params::text"),
     # A session's row is rewritten whole by every import of it: its title is what counts.
     "sessions": (
@@ -112,7 +118,7 @@ def reset(tx: Tx) -> None:
         tx.execute(f"DELETE FROM {table}", ())
 
 
-def _passages(table: str, row: tuple[Any, ...]) -> Iterator[Passage]:
+def _passages(table: str, row: tuple[Any, ...]) -> list[Passage]:
     rid, values = str(row[0]), [v if isinstance(v, str) else None for v in row[2:]]
     if table == "messages":
         return passages.of_message(rid, values[0], values[1], values[2])
@@ -125,6 +131,7 @@ def embed_step(tx: Tx, embedder: Embedder, limit: int = STEP_ROWS) -> int:
     """Embed the next `limit` rows of the backlog in the caller's transaction: the rows done."""
     import numpy as np
 
+    from tracehouse.search.embedders import beside
     from tracehouse.search.vectors import Block
 
     # One embedding at a time over the ledger (a gateway's workers, a sync beside them): two
@@ -149,9 +156,7 @@ def embed_step(tx: Tx, embedder: Embedder, limit: int = STEP_ROWS) -> int:
             "SELECT text_key FROM embedding_keys WHERE text_key = ANY(?)", (list(texts),)
         ):
             texts.pop(int(known), None)
-    if texts:
-        keys = np.fromiter(texts, dtype=np.int64, count=len(texts))
-        _append(tx, Block.of(keys, embedder.embed(list(texts.values()))), embedder.dims)
+    made = beside(embedder, list(texts.values()))
     if found:
         tx.execute(
             "INSERT INTO embedded (source, row_id, part, text_key) SELECT * FROM"
@@ -163,6 +168,9 @@ def embed_step(tx: Tx, embedder: Embedder, limit: int = STEP_ROWS) -> int:
                 [p.key for p in found],
             ),
         )
+    if texts:
+        keys = np.fromiter(texts, dtype=np.int64, count=len(texts))
+        _append(tx, Block.of(keys, made()), embedder.dims)
     tx.execute(
         "INSERT INTO embedded_rows (source_table, row_id, fingerprint) SELECT ?, * FROM"
         " unnest(?::text[], ?::text[]) ON CONFLICT (source_table, row_id)"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tracehouse.errors import TracehouseError
-from tracehouse.search.hits import MARK, SNIPPET_WORDS, Hit, collapse
+from tracehouse.search.hits import MARK, SNIPPET_WORDS, Hit, SearchFilters, collapse
 from tracehouse.search.query import folded, words_of
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from tracehouse.search.embedders import Embedder
 
+T = TypeVar("T")
 MODES = ("lexical", "semantic", "hybrid")
 # Hits each ranking hands the fusion: a hit ranked past this by one mode still counts if the
 # other ranks it well.
@@ -128,21 +129,31 @@ def usable_model(held: str | None, wanted: str | None) -> str | None:
     return None
 
 
-def why(embedder: Embedder, query: np.ndarray, text: str, query_text: str) -> str:
-    """The window of `text` nearest `query`, the query's words in it marked."""
-    words = [m.span() for m in _WORD.finditer(text)]
-    if not words:
-        return ""
+def why(embedder: Embedder, query: np.ndarray, texts: Sequence[str], query_text: str) -> list[str]:
+    """For each text, its window nearest `query`, the query's words in it marked. Every
+    window of every text is embedded in one call: an endpoint is asked once per search."""
     size = SNIPPET_WORDS
-    starts = list(range(0, max(1, len(words) - size // 2), size // 2)) or [0]
-    windows = [(words[s][0], words[min(s + size, len(words)) - 1][1]) for s in starts]
-    best = 0
-    if len(windows) > 1:
-        scores = embedder.embed([text[a:b] for a, b in windows]) @ query
-        best = int(scores.argmax())
-    begin, end = windows[best]
-    marked = _marked(text[begin:end], set(words_of(query_text)) - _COMMON)
-    return f"{'…' if begin > 0 else ''}{marked}{'…' if end < len(text) else ''}"
+    spans: list[list[tuple[int, int]]] = []
+    for text in texts:
+        words = [m.span() for m in _WORD.finditer(text)]
+        starts = range(0, max(1, len(words) - size // 2), size // 2) if words else []
+        spans.append([(words[s][0], words[min(s + size, len(words)) - 1][1]) for s in starts])
+    asked = [text[a:b] for text, windows in zip(texts, spans, strict=True) for a, b in windows
+             if len(windows) > 1]  # fmt: skip
+    scores = iter(embedder.embed(asked) @ query if asked else [])
+    wanted = set(words_of(query_text)) - _COMMON
+    out = []
+    for text, windows in zip(texts, spans, strict=True):
+        if not windows:
+            out.append("")
+            continue
+        best = 0
+        if len(windows) > 1:
+            best = max(range(len(windows)), key=[next(scores) for _ in windows].__getitem__)
+        begin, end = windows[best]
+        marked = _marked(text[begin:end], wanted)
+        out.append(f"{'…' if begin > 0 else ''}{marked}{'…' if end < len(text) else ''}")
+    return out
 
 
 def _marked(window: str, wanted: set[str]) -> str:
@@ -157,16 +168,46 @@ def _marked(window: str, wanted: set[str]) -> str:
 
 
 def ranked(hits: Sequence[Hit], limit: int) -> list[Hit]:
-    """Semantic hits best first (ties: newest, then kind and id), repeats collapsed."""
-    out = sorted(hits, key=lambda h: (h.kind, h.id))
-    out.sort(key=lambda h: h.created_at or "", reverse=True)
-    out.sort(key=lambda h: h.score, reverse=True)
-    return collapse(out)[:limit]
+    """Hits best first (ties: newest, then kind and id), repeats collapsed."""
+    return collapse(_ordered(hits, lambda h: h))[:limit]
 
 
-# A hit and the passage it was found by: (source, row, part).
-Found = tuple[Hit, tuple[str, int | str, int]]
-FIRST_CANDIDATES = 200
+def _ordered(items: Sequence[T], hit_of: Callable[[T], Hit]) -> list[T]:
+    """As `merge` orders hits: score, the newest, then kind and id (stable sorts, last first)."""
+    out = sorted(items, key=lambda i: (hit_of(i).kind, hit_of(i).id))
+    out.sort(key=lambda i: hit_of(i).created_at or "", reverse=True)
+    out.sort(key=lambda i: hit_of(i).score, reverse=True)
+    return out
+
+
+# A hit found by meaning: the passage it was found by (source, row, part) and its text key.
+Found = tuple[Hit, tuple[str, int | str, int], int]
+FIRST_KEYS = 32
+
+
+def answer(
+    embedder: Embedder,
+    text: str,
+    filters: SearchFilters,
+    nearest: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    hits_for: Callable[[dict[int, float], SearchFilters], list[Found]],
+    passage_text: Callable[[tuple[str, int | str, int]], str],
+    lexical: Callable[[SearchFilters], list[Hit]] | None = None,
+) -> list[Hit]:
+    """A search by meaning (with `lexical`: hybrid) as a store answers it, through the store's
+    own `nearest` scan, `hits_for` rows and `passage_text`. Snippets are cut last, for the hits
+    returned alone: a hybrid search's deeper rankings cost no snippet they do not show."""
+    query = embedder.embed([text])[0]
+    keys, scores = nearest(query)
+    deep = replace(filters, limit=max(filters.limit, FUSED_DEPTH)) if lexical else filters
+    found = best_hits(keys, scores, deep.limit, lambda score_of: hits_for(score_of, deep))
+    hits = [hit for hit, _ in found]
+    if lexical is not None:
+        hits = fuse(lexical(deep), hits, filters.limit)
+    at = {(hit.kind, hit.id): passage for hit, passage in found}
+    bare = [hit for hit in hits if not hit.snippet]
+    cuts = iter(why(embedder, query, [passage_text(at[(h.kind, h.id)]) for h in bare], text))
+    return [hit if hit.snippet else replace(hit, snippet=next(cuts)) for hit in hits]
 
 
 def best_hits(
@@ -174,34 +215,51 @@ def best_hits(
     scores: np.ndarray,
     limit: int,
     hits_for: Callable[[dict[int, float]], list[Found]],
-) -> list[Found]:
+) -> list[tuple[Hit, tuple[str, int | str, int]]]:
     """The best `limit` hits of the text keys `keys` (best first, scored `scores`), as
-    `hits_for` finds the rows that pass the filters for some of them. The first candidates are
-    tried, then eight times as many after them while fewer than `limit` hits are found: every
-    key not tried scores below every key tried, so the hits found are the best ones."""
-    found: list[Found] = []
-    start, take = 0, max(limit * 10, FIRST_CANDIDATES)
-    while start < len(keys):
+    `hits_for` finds the rows that pass the filters for some of them: the first keys, then four
+    times as many after them while fewer than `limit` hits are found. Every key not tried scores
+    below every key tried, so the hits found are the best ones. A text in many rows of a session
+    (a prompt sent again) is one hit, its repeats counted."""
+    groups: dict[tuple[object, ...], _Group] = {}
+    start, take = 0, FIRST_KEYS
+    while start < len(keys) and len(groups) < limit:
         part = slice(start, start + take)
-        found.extend(hits_for(dict(zip(keys[part].tolist(), scores[part].tolist(), strict=True))))
-        if len(ranked([h for h, _ in found], limit)) >= limit:
-            break
-        start, take = start + take, take * 8
-    by_place = {(h.kind, h.id): passage for h, passage in found}
-    return [(h, by_place[(h.kind, h.id)]) for h in ranked([h for h, _ in found], limit)]
+        found = hits_for(dict(zip(keys[part].tolist(), scores[part].tolist(), strict=True)))
+        for hit, passage, key in _ordered(found, lambda f: f[0]):
+            group = (hit.session_id, hit.kind, hit.tool_name, key)
+            held = groups.get(group)
+            if held is None:
+                groups[group] = _Group(hit, passage)
+            else:
+                held.repeats += 1
+        start, take = start + take, take * 4
+    best = _ordered(list(groups.values()), lambda g: g.hit)[:limit]
+    return [
+        (replace(g.hit, repeats=g.repeats) if g.repeats > 1 else g.hit, g.passage) for g in best
+    ]
+
+
+@dataclass
+class _Group:
+    """The first hit of a text in a session, and how many rows of it the session holds."""
+
+    hit: Hit
+    passage: tuple[str, int | str, int]
+    repeats: int = 1
 
 
 def best_rows(
     places: Sequence[tuple[str, int | str, int, int]], score_of: dict[int, float]
-) -> dict[str, dict[int | str, tuple[float, int]]]:
+) -> dict[str, dict[int | str, tuple[float, int, int]]]:
     """Per source, each row's best passage among `places` (source, row, part, text key): its
-    score and part."""
-    best: dict[str, dict[int | str, tuple[float, int]]] = {}
+    score, part and text key."""
+    best: dict[str, dict[int | str, tuple[float, int, int]]] = {}
     for source, rid, part, key in places:
         score = score_of[key]
         held = best.setdefault(source, {}).get(rid)
         if held is None or score > held[0]:
-            best[source][rid] = (score, part)
+            best[source][rid] = (score, part, key)
     return best
 
 

@@ -8,7 +8,7 @@ as a lexical hit (`sqlite_query.joined`), as many at a time as `semantic.best_hi
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import replace
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tracehouse.search import semantic, sqlite_vectors
@@ -23,24 +23,22 @@ _SOURCE = dict(zip(("content", "tool", "thinking", "title"), SOURCES, strict=Tru
 
 
 def search(
-    conn: sqlite3.Connection, embedder: Embedder, text: str, filters: SearchFilters
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    text: str,
+    filters: SearchFilters,
+    lexical: Callable[[SearchFilters], list[Hit]] | None = None,
 ) -> list[Hit]:
-    query = embedder.embed([text])[0]
-    keys, scores = sqlite_vectors.nearest(conn, query)
-
-    def hits_for(score_of: dict[int, float]) -> list[semantic.Found]:
-        return _hits(conn, score_of, filters)
-
-    found = semantic.best_hits(keys, scores, filters.limit, hits_for)
-    return [
-        replace(
-            hit,
-            snippet=semantic.why(
-                embedder, query, sqlite_vectors.passage_text(conn, at[0], int(at[1]), at[2]), text
-            ),
-        )
-        for hit, at in found
-    ]
+    """By meaning; with `lexical` (the same query's lexical search), hybrid."""
+    return semantic.answer(
+        embedder,
+        text,
+        filters,
+        lambda query: sqlite_vectors.nearest(conn, query),
+        lambda score_of, wanted: _hits(conn, score_of, wanted),
+        lambda at: sqlite_vectors.passage_text(conn, at[0], int(at[1]), at[2]),
+        lexical,
+    )
 
 
 def _hits(
@@ -56,9 +54,10 @@ def _hits(
         if found is None:
             continue
         where, params = found
-        scores = {int(rid): score for rid, (score, _) in rows.items()}
+        scores = {int(rid): score for rid, (score, _, _) in rows.items()}
         for row in joined(conn, source, scores, where, params):
-            out.append((_hit(source, row), (name, row[0], rows[row[0]][1])))
+            _, part, key = rows[row[0]]
+            out.append((_hit(source, row), (name, row[0], part), key))
     return out
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -305,9 +304,10 @@ class PostgresStore:
                 raise semantic.SemanticUnavailable(reason or "no model")
             if mode == "semantic":
                 return postgres_semantic.search(reader, embedder, query, filters)
-            deep = replace(filters, limit=max(filters.limit, semantic.FUSED_DEPTH))
-            found = postgres_semantic.search(reader, embedder, query, deep)
-        return semantic.fuse(self._lexical(parse(query), deep), found, filters.limit)
+            words = parse(query)
+            return postgres_semantic.search(
+                reader, embedder, query, filters, lambda deep: self._lexical(words, deep)
+            )
 
     def _lexical(self, query: Query, filters: SearchFilters) -> list[Hit]:
         from tracehouse.search import postgres_query as fts

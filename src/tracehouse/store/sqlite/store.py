@@ -8,7 +8,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -393,10 +392,10 @@ class SqliteStore:
             raise semantic.SemanticUnavailable(reason or "no model")
         if mode == "semantic":
             return sqlite_semantic.search(readers[0], embedder, query, filters)
-        deep = replace(filters, limit=max(filters.limit, semantic.FUSED_DEPTH))
-        lexical = fts.search(readers, parse(query), deep)
-        return semantic.fuse(lexical, sqlite_semantic.search(readers[0], embedder, query, deep),
-                             filters.limit)  # fmt: skip
+        words = parse(query)
+        return sqlite_semantic.search(
+            readers[0], embedder, query, filters, lambda deep: fts.search(readers, words, deep)
+        )
 
     def embedding_model(self) -> str | None:
         return sqlite_vectors.held_model(self._search_readers()[0])
