@@ -95,6 +95,8 @@ def test_a_rewritten_row_is_embedded_again(store: SessionStore) -> None:
     imported(store)
     model = WordsModel()
     store.embed_backlog(model)
+    before = semantic(store, model, "tenacity backoff plain loop")  # a store reads its blocks
+    assert all("tenacity" not in h.snippet for h in before)
     imported(store, {"s-retry": "tenacity backoff replaced by a plain loop"})
     assert store.embedding_backlog() > 0
     store.embed_backlog(model)

@@ -12,7 +12,7 @@ from tracehouse.search.postgres_query import SOURCES, Source
 
 if TYPE_CHECKING:
     from tracehouse.search.embedders import Embedder
-    from tracehouse.search.postgres_vectors import Tx
+    from tracehouse.search.postgres_vectors import BlockCache, Tx
 
 _SOURCE = dict(zip(("content", "thinking", "tool", "title"), SOURCES, strict=True))
 
@@ -22,6 +22,7 @@ def search(
     embedder: Embedder,
     text: str,
     filters: SearchFilters,
+    cache: BlockCache,
     lexical: Callable[[SearchFilters], list[Hit]] | None = None,
 ) -> list[Hit]:
     """By meaning; with `lexical` (the same query's lexical search), hybrid."""
@@ -29,7 +30,7 @@ def search(
         embedder,
         text,
         filters,
-        lambda query: postgres_vectors.nearest(tx, query),
+        lambda query: postgres_vectors.nearest(tx, query, cache),
         lambda score_of, wanted: _hits(tx, score_of, wanted),
         lambda at: postgres_vectors.passage_text(tx, at[0], str(at[1]), at[2]),
         lexical,

@@ -210,13 +210,39 @@ def _append(tx: Tx, block: Block, dims: int) -> None:
     )
 
 
-def nearest(tx: Tx, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class BlockCache:
+    """The blocks a long-lived store (a gateway's, an MCP server's) read before, by number and
+    length: a block only grows (vectors are appended to the last one) until the vectors are
+    made again, so a search asks the server for the new and grown blocks alone instead of
+    every vector over the wire each time."""
+
+    def __init__(self) -> None:
+        self.model: tuple[str, int] | None = None
+        self.blocks: dict[int, tuple[int, bytes, bytes]] = {}
+
+    def current(self, tx: Tx, held: tuple[str, int]) -> list[tuple[bytes, bytes]]:
+        if held != self.model:
+            self.model, self.blocks = held, {}
+        sizes = dict(tx.rows("SELECT block, length(keys) FROM embedding_blocks", ()))
+        stale = [b for b, size in sizes.items() if self.blocks.get(b, (None,))[0] != size]
+        for block in set(self.blocks) - set(sizes):
+            del self.blocks[block]
+        if stale:
+            for block, keys, vectors in tx.rows(
+                "SELECT block, keys, vectors FROM embedding_blocks WHERE block = ANY(?)", (stale,)
+            ):
+                self.blocks[int(block)] = (len(keys), bytes(keys), bytes(vectors))
+        return [(keys, vectors) for _, keys, vectors in self.blocks.values()]
+
+
+def nearest(tx: Tx, query: np.ndarray, cache: BlockCache) -> tuple[np.ndarray, np.ndarray]:
     """Every text key held and its cosine with `query`, best first."""
     from tracehouse.search.vectors import nearest as scan
 
     held = state(tx)
-    blocks = tx.rows("SELECT keys, vectors FROM embedding_blocks", ()) if held else []
-    return scan(query, ((bytes(k), bytes(v)) for k, v in blocks), held[1] if held else 0)
+    if held is None:
+        return scan(query, [], 0)
+    return scan(query, cache.current(tx, held), held[1])
 
 
 def places(tx: Tx, keys: Sequence[int]) -> list[tuple[str, str, int, int]]:

@@ -16,6 +16,7 @@ from tracehouse.model.columns import Kind, Table
 from tracehouse.model.contract import ImportBatch, ImportResponse, now_iso, pushed_key
 from tracehouse.model.tables import ALL_TABLES, CONTENT_TABLES, SESSIONS, TABLES_BY_NAME
 from tracehouse.search.hits import Hit, SearchFilters
+from tracehouse.search.postgres_vectors import BlockCache
 from tracehouse.store import tombstones
 from tracehouse.store.items import finish_sql, finish_values
 from tracehouse.store.location import masked
@@ -45,6 +46,7 @@ class PostgresStore:
         self.dsn = self.address = dsn
         self.location = masked(dsn)
         self.retry_log = retrying.RetryLog()
+        self._blocks = BlockCache()  # the vectors' blocks this store has read (searches)
         self.conn = connect(dsn, self.retry_log)
         try:
             if migrate:
@@ -303,10 +305,10 @@ class PostgresStore:
             if reason is not None or embedder is None:
                 raise semantic.SemanticUnavailable(reason or "no model")
             if mode == "semantic":
-                return postgres_semantic.search(reader, embedder, query, filters)
+                return postgres_semantic.search(reader, embedder, query, filters, self._blocks)
             words = parse(query)
             return postgres_semantic.search(
-                reader, embedder, query, filters, lambda deep: self._lexical(words, deep)
+                reader, embedder, query, filters, self._blocks, lambda d: self._lexical(words, d)
             )
 
     def _lexical(self, query: Query, filters: SearchFilters) -> list[Hit]:
