@@ -168,3 +168,14 @@ def test_terminal_styling_is_dropped_everywhere_and_nothing_else_is_hidden(
         assert not RAW.search(text) and "[38;2" not in text and "[39m" not in text
         assert "\\x1b]0;title\\x07" in text
     assert clean in shown and any(clean in text for text in exported)
+
+
+def test_a_label_ending_in_a_newline_is_named_by_the_session_id(tmp_path: Path) -> None:
+    """Found by the property above: `^…$` let `cc-1\\n` pass as a label's shape, and the hint
+    that could not show it printed `None`."""
+    present = tmp_path / "x.jsonl"
+    present.write_text("")
+    session = {"source_provider": "gemini-cli", "label": "cc-1\n", "source_session_id": "s",
+               "session_id": "ses_" + "0" * 32, "workspace_path": "w",
+               "source_path": str(present), "is_subagent": False}  # fmt: skip
+    assert hint(session) == "tracehouse resume --in claude-code ses_" + "0" * 32

@@ -14,7 +14,9 @@ import unicodedata
 from tracehouse.errors import ValidationError
 
 HINT_LONGEST = 64
-SAFE_LABEL = re.compile(r"^[a-z0-9][a-z0-9._-]{0,95}$")
+# A label's whole shape, for `fullmatch`: `^…$` with `match` let a final newline through, and a
+# printed `resume` hint then named no session at all ("None").
+SAFE_LABEL = re.compile(r"[a-z0-9][a-z0-9._-]{0,95}")
 _OUTSIDE = re.compile(r"[^a-z0-9._-]+")
 _DASHES = re.compile(r"--+")
 
@@ -38,4 +40,4 @@ def label_hint(value: str, where: str = "session.labelHint") -> str:
 def reference(label: str | None, session_id: str) -> str:
     """What a printed command names a session by: its label where that has the safe shape every
     label now has, else its id (a label stored by an older release, or read from elsewhere)."""
-    return label if label and SAFE_LABEL.match(label) else session_id
+    return label if label and SAFE_LABEL.fullmatch(label) else session_id
