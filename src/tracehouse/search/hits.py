@@ -76,6 +76,27 @@ class Hit:
         return out
 
 
+def row_hit(kind: str | None, row: Sequence[Any], score: float, snippet: str = "") -> Hit:
+    """A hit from the columns every source selects, in their order: the hit's own (id,
+    message_id, message_type, hit_at, tool_name), then its session's (id, label, provider,
+    project). `kind` None: the message type is the kind."""
+    hit_id, message_id, message_type, created_at, tool_name = row[:5]
+    session_id, label, provider, project = row[5:9]
+    return Hit(
+        kind=str(kind or message_type),
+        id=str(hit_id),
+        message_id=None if message_id is None else str(message_id),
+        session_id=str(session_id),
+        label=str(label),
+        provider=str(provider),
+        project=None if project is None else str(project),
+        created_at=None if created_at is None else str(created_at),
+        snippet=snippet,
+        score=float(score),
+        tool_name=None if tool_name is None else str(tool_name),
+    )
+
+
 def highlights(snippet: str) -> list[str]:
     """The marked words of a snippet, in order."""
     out = []

@@ -4,10 +4,10 @@ through the same filters and columns as a lexical hit there (`postgres_query.SOU
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tracehouse.search import postgres_vectors, semantic
-from tracehouse.search.hits import Hit, SearchFilters, conditions
+from tracehouse.search.hits import Hit, SearchFilters, conditions, row_hit
 from tracehouse.search.postgres_query import SOURCES, Source
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _hits(tx: Tx, score_of: dict[int, float], filters: SearchFilters) -> list[se
         where, params = found
         for row in tx.rows(_sql(source, where), [list(rows), *params]):
             score, part, key = rows[row[0]]
-            out.append((_hit(source, row, score), (name, row[0], part), key))
+            out.append((row_hit(source.kind, row, round(score, 6)), (name, row[0], part), key))
     return out
 
 
@@ -62,31 +62,4 @@ def _sql(source: Source, where: str) -> str:
     return (
         f"SELECT {source.select}, s.session_id AS sid, s.label, s.source_provider, s.project"
         f" FROM {source.table} {a}{join} WHERE {a}.{source.key} = ANY(?){where}"
-    )
-
-
-def _hit(source: Source, row: tuple[Any, ...], score: float) -> Hit:
-    (
-        hit_id,
-        message_id,
-        message_type,
-        created_at,
-        tool_name,
-        session_id,
-        label,
-        provider,
-        project,
-    ) = row
-    return Hit(
-        kind=source.kind or message_type,
-        id=hit_id,
-        message_id=message_id,
-        session_id=session_id,
-        label=label,
-        provider=provider,
-        project=project,
-        created_at=created_at,
-        snippet="",
-        score=round(score, 6),
-        tool_name=tool_name,
     )

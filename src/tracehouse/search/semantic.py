@@ -133,6 +133,15 @@ def usable_model(held: str | None, wanted: str | None) -> str | None:
     return None
 
 
+def required(held: str | None, embedder: Embedder | None) -> Embedder:
+    """`embedder`, when a ledger whose vectors are `held`'s can be searched by meaning with it;
+    else `SemanticUnavailable`, saying why."""
+    reason = usable_model(held, None if embedder is None else embedder.name)
+    if reason is not None or embedder is None:
+        raise SemanticUnavailable(reason or "no model")
+    return embedder
+
+
 def why(embedder: Embedder, query: np.ndarray, texts: Sequence[str], query_text: str) -> list[str]:
     """For each text, its window nearest `query`, the query's words in it marked. Every
     window of every text is embedded in one call: an endpoint is asked once per search."""

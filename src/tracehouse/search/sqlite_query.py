@@ -31,6 +31,7 @@ from tracehouse.search.hits import (
     SearchFilters,
     conditions,
     merge,
+    row_hit,
 )
 from tracehouse.search.query import Query, to_fts5
 
@@ -177,22 +178,8 @@ def _session(source: Source) -> str:
 
 
 def _hit(conn: sqlite3.Connection, source: Source, query: Query, expression: str, row: Any) -> Hit:
-    rid, score, hit_id, message_id, message_type, created_at, tool_name = row[:7]
-    session_id, label, provider, project = row[7:]
-    kind = source.kind or message_type
-    return Hit(
-        kind=kind,
-        id=hit_id,
-        message_id=message_id,
-        session_id=session_id,
-        label=label,
-        provider=provider,
-        project=project,
-        created_at=created_at,
-        snippet=" ".join((_snippet(conn, source, query, expression, rid) or "").split()),
-        score=float(score),
-        tool_name=tool_name,
-    )
+    cut = _snippet(conn, source, query, expression, row[0])
+    return row_hit(source.kind, row[2:], row[1], " ".join((cut or "").split()))
 
 
 def _snippet(

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tracehouse.search import semantic, sqlite_vectors
-from tracehouse.search.hits import Hit, SearchFilters, conditions
-from tracehouse.search.sqlite_query import SOURCES, Source, joined
+from tracehouse.search.hits import Hit, SearchFilters, conditions, row_hit
+from tracehouse.search.sqlite_query import SOURCES, joined
 
 if TYPE_CHECKING:
     from tracehouse.search.embedders import Embedder
@@ -57,23 +57,5 @@ def _hits(
         scores = {int(rid): score for rid, (score, _, _) in rows.items()}
         for row in joined(conn, source, scores, where, params):
             _, part, key = rows[row[0]]
-            out.append((_hit(source, row), (name, row[0], part), key))
+            out.append((row_hit(source.kind, row[2:], round(row[1], 6)), (name, row[0], part), key))
     return out
-
-
-def _hit(source: Source, row: tuple[object, ...]) -> Hit:
-    _, score, hit_id, message_id, message_type, created_at, tool_name = row[:7]
-    session_id, label, provider, project = row[7:]
-    return Hit(
-        kind=str(source.kind or message_type),
-        id=str(hit_id),
-        message_id=None if message_id is None else str(message_id),
-        session_id=str(session_id),
-        label=str(label),
-        provider=str(provider),
-        project=None if project is None else str(project),
-        created_at=None if created_at is None else str(created_at),
-        snippet="",
-        score=round(float(score), 6),  # type: ignore[arg-type]
-        tool_name=None if tool_name is None else str(tool_name),
-    )

@@ -300,16 +300,10 @@ class PostgresStore:
 
         with self.conn.transaction():
             reader = tx.PgTx(self.conn)
-            wanted = None if embedder is None else embedder.name
-            reason = semantic.usable_model(postgres_vectors.held_model(reader), wanted)
-            if reason is not None or embedder is None:
-                raise semantic.SemanticUnavailable(reason or "no model")
-            if mode == "semantic":
-                return postgres_semantic.search(reader, embedder, query, filters, self._blocks)
-            words = parse(query)
-            return postgres_semantic.search(
-                reader, embedder, query, filters, self._blocks, lambda d: self._lexical(words, d)
-            )
+            model = semantic.required(postgres_vectors.held_model(reader), embedder)
+            words = parse(query) if mode == "hybrid" else None
+            lexical = None if words is None else lambda deep: self._lexical(words, deep)
+            return postgres_semantic.search(reader, model, query, filters, self._blocks, lexical)
 
     def _lexical(self, query: Query, filters: SearchFilters) -> list[Hit]:
         from tracehouse.search import postgres_query as fts

@@ -386,16 +386,10 @@ class SqliteStore:
             return fts.search(readers, parse(query), filters)
         from tracehouse.search import semantic, sqlite_semantic
 
-        wanted = None if embedder is None else embedder.name
-        reason = semantic.usable_model(sqlite_vectors.held_model(readers[0]), wanted)
-        if reason is not None or embedder is None:
-            raise semantic.SemanticUnavailable(reason or "no model")
-        if mode == "semantic":
-            return sqlite_semantic.search(readers[0], embedder, query, filters)
-        words = parse(query)
-        return sqlite_semantic.search(
-            readers[0], embedder, query, filters, lambda deep: fts.search(readers, words, deep)
-        )
+        model = semantic.required(sqlite_vectors.held_model(readers[0]), embedder)
+        words = parse(query) if mode == "hybrid" else None
+        lexical = None if words is None else lambda deep: fts.search(readers, words, deep)
+        return sqlite_semantic.search(readers[0], model, query, filters, lexical)
 
     def embedding_model(self) -> str | None:
         return sqlite_vectors.held_model(self._search_readers()[0])
