@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "import": ("import_cmd", "import_request", False),
     "search": ("search_cmd", "search", False),
     "index": ("index_cmd", "app", True),
+    "open": ("open_cmd", "open_view", False),
     "rejects": ("rejects_cmd", "rejects", False),
     "runs": ("runs_cmd", "runs", False),
     "doctor": ("doctor_cmd", "doctor", False),

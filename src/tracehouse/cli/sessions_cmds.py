@@ -167,7 +167,9 @@ def show(
 
     verbose = bool(ctx.verbose)
     text = render(detail, show_thinking=thinking, cut=100_000 if verbose else 600, turns=verbose)
-    typer.echo(escaped(text))
+    from tracehouse.cli.paging import page
+
+    page(escaped(text).rstrip("\n") + "\n")
 
 
 def _show_history(ctx: Context, session: dict[str, Any], rows: list[dict[str, Any]]) -> None:

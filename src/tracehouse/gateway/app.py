@@ -39,6 +39,7 @@ from tracehouse.store import open_store
 from tracehouse.store.reads import SessionNotFound
 
 if TYPE_CHECKING:
+    from tracehouse.gateway.local_view import LocalAccess
     from tracehouse.redaction.redactor import Redactor
 
 MAX_REQUEST_BYTES = 32 * 2**20  # a sync batch is 8 MiB of source; its JSON is ~1.5× that
@@ -66,6 +67,8 @@ class GatewayConfig:
     # The model that embeds what is pushed and answers searches by meaning (`none`: lexical
     # only); `serve` passes the operator's `embeddings` setting.
     embeddings: str = "none"
+    # `tracehouse open`: the read token this view alone knows and its one-time link's code.
+    local_access: LocalAccess | None = None
 
     def redactor(self) -> Redactor | None:
         if not self.redact:
@@ -116,6 +119,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
     app.state.pool = pool
     app.state.probe = probe
     app.state.embedding = embedding
+    app.state.local_access = config.local_access
 
     for error, status in (
         (RequestError, 400),

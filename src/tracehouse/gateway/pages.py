@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from html import escape
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qs, quote
 
@@ -23,6 +24,7 @@ from tracehouse.exports.html import Pages
 from tracehouse.exports.rendering import shown_text
 from tracehouse.gateway import security
 from tracehouse.gateway.deps import COOKIE, Ledger, grant
+from tracehouse.gateway.local_view import ONCE_PATH, local_path
 from tracehouse.gateway.tokens import grant_for
 from tracehouse.gateway.views import list_prices, session_filters
 from tracehouse.model.tables import PROVIDERS
@@ -98,6 +100,29 @@ def _login(request: Request, status: int, error: str | None) -> HTMLResponse:
     answer.set_cookie(security.CSRF_COOKIE, csrf, httponly=True, samesite="strict",
                       secure=secure, path="/login")  # fmt: skip
     return answer
+
+
+@router.get(ONCE_PATH, response_model=None)
+def login_once(request: Request, code: str = "", next: str = "/") -> HTMLResponse:
+    """`tracehouse open`'s one-time link: its code, the first time, for the view's own token."""
+    local = request.app.state.local_access
+    token = local.exchange(code) if local is not None and code else None
+    if token is None:
+        return render_page(
+            "error.html.j2", 403,
+            error="This link was used already, or is not this view's: run `tracehouse open`"
+            " again.",
+        )  # fmt: skip
+    # A page of this view that moves on, not a redirect: the link arrives from another site (a
+    # file, a terminal), and a browser keeps a SameSite=Strict cookie from the redirect that
+    # follows such a navigation; the navigation this page starts is the view's own.
+    then = escape(local_path(next), quote=True)
+    signed_in = HTMLResponse(
+        f'<!doctype html><meta charset=utf-8><meta http-equiv="refresh" content="0;url={then}">'
+        f'<title>tracehouse</title><a href="{then}">Open the ledger</a>'
+    )
+    signed_in.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+    return signed_in
 
 
 @router.post("/login")
