@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "search": ("search_cmd", "search", False),
     "index": ("index_cmd", "app", True),
     "open": ("open_cmd", "open_view", False),
+    "browse": ("browse_cmd", "browse", False),
     "rejects": ("rejects_cmd", "rejects", False),
     "runs": ("runs_cmd", "runs", False),
     "doctor": ("doctor_cmd", "doctor", False),

@@ -1,0 +1,219 @@
+"""`tracehouse browse`: the ledger in the terminal — the sessions, search as you type, a
+transcript beside them, and the keys that act on a session.
+
+A thin layer over the library the CLI uses: `reports.filters.list_sessions` for the list,
+`reports.searching.search` for the hits (hybrid where the ledger holds vectors), the transcript
+as `sessions show` renders it, `resume.plan.hint` for the command that continues a session.
+Keyboard first: `/` searches, the arrows move, `enter` opens, `r` shows how to resume, `y` copies
+the label, `o` opens the session in the browser (`tracehouse open`), `t` unfolds thinking,
+`escape` goes back to the list, `q` quits. The mouse works too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Input, TextArea
+
+from tracehouse.errors import TracehouseError
+from tracehouse.search.hits import MARK, SearchFilters
+from tracehouse.shown import escaped
+from tracehouse.store.protocol import SessionStore
+from tracehouse.timespec import local_time
+
+LISTED = 200  # sessions in the list; a search finds the others
+HITS = 50
+TYPED_PAUSE = 0.15  # seconds a query rests before it is searched: typing is not interrupted
+
+
+@dataclass(frozen=True)
+class Row:
+    """What a row of the table stands for: a session, and where a hit opens it."""
+
+    label: str
+    session_id: str
+    at: str | None = None
+
+
+class Browse(App[None]):
+    TITLE = "tracehouse"
+    CSS = """
+    #query { height: 3; }
+    #list { width: 1fr; min-width: 30; }
+    #transcript { width: 2fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("/", "search", "Search"),
+        Binding("escape", "to_list", "List"),
+        Binding("r", "resume", "Resume"),
+        Binding("y", "copy", "Copy label"),
+        Binding("o", "browser", "Browser"),
+        Binding("t", "thinking", "Thinking"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self, store: SessionStore, store_flag: str, embeddings: Any = None, shown: str = ""
+    ) -> None:
+        super().__init__()
+        self.sub_title = shown  # the ledger, as the other commands show it
+        self.store = store
+        self.store_flag = store_flag  # `--store` as given, for the commands it starts
+        self.embeddings = embeddings
+        self.rows: list[Row] = []
+        self.shown: Row | None = None
+        self.thinking = False
+        self.last_hint: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="search — words, or a question (/)", id="query")
+        with Horizontal():
+            yield DataTable(id="list", cursor_type="row", zebra_stripes=True)
+            yield TextArea(id="transcript", read_only=True, soft_wrap=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_sessions()
+        self.query_one("#list", DataTable).focus()
+
+    # -- the list ---------------------------------------------------------------------------
+
+    def show_sessions(self) -> None:
+        from tracehouse.reports.filters import list_sessions
+
+        table = self._table("label", "agent", "project", "updated", "tokens", "title")
+        self.rows = []
+        for s in list_sessions(self.store, limit=LISTED):
+            self.rows.append(Row(str(s["label"]), str(s["session_id"])))
+            table.add_row(
+                s["label"], s["source_provider"], _cut(s.get("project"), 16),
+                local_time(s.get("updated_at")) or "", f"{int(s.get('total_tokens') or 0):,}",
+                _cut(escaped(str(s.get("title") or "")), 60),
+            )  # fmt: skip
+        self._open_first()
+
+    def show_hits(self, query: str) -> None:
+        from tracehouse.reports import searching
+
+        try:
+            answer = searching.search(
+                self.store, query, SearchFilters(limit=HITS), embeddings=self.embeddings
+            )
+        except TracehouseError as error:  # a query still being typed: `-` alone, say
+            self.notify(str(error), severity="warning", timeout=2)
+            return
+        table = self._table("label", "kind", "when", "hit")
+        self.rows = []
+        for hit in answer.hits:
+            at = hit.message_id or (hit.id if hit.kind == "tool" else None)
+            self.rows.append(Row(hit.label, hit.session_id, at))
+            plain = hit.snippet.replace(MARK[0], "").replace(MARK[1], "")
+            table.add_row(hit.label, hit.kind, local_time(hit.created_at) or "",
+                          _cut(escaped(plain), 80))  # fmt: skip
+        self._open_first()
+
+    def _table(self, *columns: str) -> DataTable[Any]:
+        table = self.query_one("#list", DataTable)
+        table.clear(columns=True)
+        table.add_columns(*columns)
+        return table
+
+    def _open_first(self) -> None:
+        if self.rows:
+            self.open_row(self.rows[0])
+        else:
+            self.query_one("#transcript", TextArea).load_text("")
+
+    # -- the transcript ---------------------------------------------------------------------
+
+    def open_row(self, row: Row) -> None:
+        from tracehouse.exports.transcript import focus, render
+        from tracehouse.store.reads import session_detail
+
+        detail = session_detail(self.store, row.session_id)
+        if row.at is not None:
+            with suppress(LookupError):  # a hit in a part the transcript folds: the whole one
+                detail = focus(detail, row.at)
+        self.shown = row
+        area = self.query_one("#transcript", TextArea)
+        area.load_text(escaped(render(detail, show_thinking=self.thinking)))
+        area.scroll_home(animate=False)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self.rows):
+            self.open_row(self.rows[event.cursor_row])
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.query_one("#transcript", TextArea).focus()
+
+    # -- search as you type -----------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        typed = event.value
+        self.set_timer(TYPED_PAUSE, lambda: self._searched(typed))
+
+    def _searched(self, typed: str) -> None:
+        if typed != self.query_one("#query", Input).value:
+            return  # more was typed since: that search will run
+        if typed.strip():
+            self.show_hits(typed)
+        else:
+            self.show_sessions()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#list", DataTable).focus()
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_to_list(self) -> None:
+        query = self.query_one("#query", Input)
+        if query.value:
+            query.value = ""
+        self.query_one("#list", DataTable).focus()
+
+    def action_resume(self) -> None:
+        from tracehouse.resume.plan import hint
+
+        if self.shown is None:
+            return
+        rows = self.store.query(
+            "SELECT * FROM sessions WHERE session_id = ?", [self.shown.session_id]
+        )
+        if rows:
+            self.last_hint = hint(rows[0])
+            self.notify(f"resume with:  {self.last_hint}", title=self.shown.label, timeout=10)
+
+    def action_copy(self) -> None:
+        if self.shown is not None:
+            self.copy_to_clipboard(self.shown.label)
+            self.notify(f"copied {self.shown.label}", timeout=2)
+
+    def action_browser(self) -> None:
+        """The session in the browser: `tracehouse open LABEL`, left running beside."""
+        if self.shown is None:
+            return
+        command = [sys.executable, "-m", "tracehouse.cli.app", "open", self.shown.label,
+                   "--store", self.store_flag]  # fmt: skip
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        self.notify(f"opening {self.shown.label} in the browser", timeout=3)
+
+    def action_thinking(self) -> None:
+        self.thinking = not self.thinking
+        if self.shown is not None:
+            self.open_row(self.shown)
+
+
+def _cut(text: object, width: int) -> str:
+    shown = " ".join(str(text or "").split())
+    return shown if len(shown) <= width else shown[: width - 1] + "…"

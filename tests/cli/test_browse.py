@@ -1,0 +1,79 @@
+"""`tracehouse browse` driven by Textual's pilot at 80×24 and in a large terminal: the list,
+search as you type, the transcript, and the keys that act on a session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, TextArea
+from typer.testing import CliRunner
+
+from tests.pipeline.helpers import make_home
+from tracehouse.cli.app import app
+from tracehouse.store import open_store
+from tracehouse.tui.browse import Browse
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Path:
+    path = tmp_path / "ledger.db"
+    synced = runner.invoke(app, ["sync", "backfill", "--home", str(make_home(tmp_path)),
+                                 "--store", str(path), "-q"])  # fmt: skip
+    assert synced.exit_code == 0, synced.output
+    return path
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+def test_browse_lists_searches_and_opens(ledger: Path, size: tuple[int, int]) -> None:
+    store = open_store(ledger)
+
+    async def drive() -> None:
+        browse = Browse(store, str(ledger))
+        async with browse.run_test(size=size) as pilot:
+            table = browse.query_one("#list", DataTable)
+            assert table.row_count > 0
+            transcript = browse.query_one("#transcript", TextArea)
+            assert "session " in transcript.text  # the first session, opened
+            await pilot.press("/")
+            assert isinstance(browse.focused, Input)
+            await pilot.press(*"ZeroDivisionError")
+            await pilot.pause(0.5)
+            assert table.row_count > 0 and "ZeroDivisionError" in transcript.text
+            await pilot.press("enter")  # to the list
+            await pilot.press("r")
+            assert browse.last_hint and browse.last_hint.startswith("tracehouse resume")
+            await pilot.press("t")
+            assert browse.thinking
+            await pilot.press("escape")
+            await pilot.pause(0.5)
+            assert browse.query_one("#query", Input).value == ""
+            await pilot.press("down")
+            await pilot.pause()
+            assert browse.shown is not None and browse.shown == browse.rows[1]
+            await pilot.press("q")
+
+    try:
+        asyncio.run(drive())
+    finally:
+        store.close()
+
+
+def test_a_search_still_being_typed_is_no_error(ledger: Path) -> None:
+    store = open_store(ledger)
+
+    async def drive() -> None:
+        browse = Browse(store, str(ledger))
+        async with browse.run_test(size=(80, 24)) as pilot:
+            await pilot.press("/", "-")
+            await pilot.pause(0.5)  # `-` alone excludes nothing: said, the list stays
+            assert browse.query_one("#list", DataTable).row_count > 0
+            await pilot.press("q")
+
+    try:
+        asyncio.run(drive())
+    finally:
+        store.close()
