@@ -17,10 +17,11 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Input, TextArea
+from textual.widgets import DataTable, Footer, Input, Static, TextArea
 
 from tracehouse.errors import TracehouseError
 from tracehouse.search.hits import MARK, SearchFilters
@@ -48,6 +49,7 @@ class Browse(App[None]):
     #query { height: 3; }
     #list { width: 1fr; min-width: 30; }
     #transcript { width: 2fr; }
+    #status { height: 1; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "search", "Search"),
@@ -77,6 +79,7 @@ class Browse(App[None]):
         with Horizontal():
             yield DataTable(id="list", cursor_type="row", zebra_stripes=True)
             yield TextArea(id="transcript", read_only=True, soft_wrap=True)
+        yield Static("", id="status")  # what a key did: the resume command, a copied label
         yield Footer()
 
     def on_mount(self) -> None:
@@ -142,9 +145,15 @@ class Browse(App[None]):
             with suppress(LookupError):  # a hit in a part the transcript folds: the whole one
                 detail = focus(detail, row.at)
         self.shown = row
+        text = escaped(render(detail, show_thinking=self.thinking))
         area = self.query_one("#transcript", TextArea)
-        area.load_text(escaped(render(detail, show_thinking=self.thinking)))
-        area.scroll_home(animate=False)
+        area.load_text(text)
+        # at a hit, its message (`▶`, as `sessions show --at` marks it) at the top
+        marked = next((n for n, line in enumerate(text.splitlines()) if line.startswith("▶")), 0)
+        area.scroll_to(y=0, animate=False)
+        if marked:
+            area.move_cursor((marked, 0))
+            area.scroll_cursor_visible(center=False, animate=False)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.rows):
@@ -191,12 +200,12 @@ class Browse(App[None]):
         )
         if rows:
             self.last_hint = hint(rows[0])
-            self.notify(f"resume with:  {self.last_hint}", title=self.shown.label, timeout=10)
+            self.say(self.last_hint)
 
     def action_copy(self) -> None:
         if self.shown is not None:
             self.copy_to_clipboard(self.shown.label)
-            self.notify(f"copied {self.shown.label}", timeout=2)
+            self.say(f"copied {self.shown.label}")
 
     def action_browser(self) -> None:
         """The session in the browser: `tracehouse open LABEL`, left running beside."""
@@ -206,7 +215,10 @@ class Browse(App[None]):
                    "--store", self.store_flag]  # fmt: skip
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-        self.notify(f"opening {self.shown.label} in the browser", timeout=3)
+        self.say(f"opening {self.shown.label} in the browser (tracehouse open)")
+
+    def say(self, line: str) -> None:
+        self.query_one("#status", Static).update(Text(line))
 
     def action_thinking(self) -> None:
         self.thinking = not self.thinking

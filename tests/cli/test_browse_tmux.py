@@ -1,0 +1,84 @@
+"""`tracehouse browse` in a real terminal: tmux runs it at 80×24, keys are sent as a person
+types them, and the screen is read back (start, search, open a session, resume, quit)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.pipeline.helpers import make_home
+from tracehouse.cli.app import app
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(
+    TMUX is None, reason="no tmux on PATH (Debian: apt-get install tmux)"
+)
+
+
+def _tmux(*args: str, socket: Path) -> str:
+    done = subprocess.run([str(TMUX), "-S", str(socket), *args], capture_output=True, text=True,
+                          timeout=30, check=True)  # fmt: skip
+    return done.stdout
+
+
+def _until(screen: Callable[[], str], wanted: str, seconds: float = 30) -> str:
+    deadline = time.monotonic() + seconds
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = screen()
+        if wanted in shown:
+            return shown
+        time.sleep(0.2)
+    raise AssertionError(f"{wanted!r} never on the screen:\n{shown}")
+
+
+def test_browse_in_a_real_terminal(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.db"
+    synced = CliRunner().invoke(app, ["sync", "backfill", "--home", str(make_home(tmp_path)),
+                                      "--store", str(ledger), "-q"])  # fmt: skip
+    assert synced.exit_code == 0, synced.output
+    socket = tmp_path / "tmux.sock"
+    env = {
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "TERM": "xterm-256color",
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m",
+            "tracehouse.cli.app", "browse", "--store", str(ledger)]  # fmt: skip
+    command = shlex.join(argv)
+    _tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "browse", command, socket=socket)
+    try:
+
+        def screen() -> str:
+            return _tmux("capture-pane", "-p", "-t", "browse", socket=socket)
+
+        _until(screen, "cc-")  # the list
+        _tmux("send-keys", "-t", "browse", "/", socket=socket)
+        _tmux("send-keys", "-t", "browse", "-l", "ZeroDivisionError", socket=socket)
+        _until(screen, "ZeroDivisionError")
+        _tmux("send-keys", "-t", "browse", "Enter", socket=socket)
+        _tmux("send-keys", "-t", "browse", "r", socket=socket)
+        _until(screen, "tracehouse resume")
+        _tmux("send-keys", "-t", "browse", "q", socket=socket)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            alive = subprocess.run([str(TMUX), "-S", str(socket), "has-session", "-t", "browse"],
+                                   capture_output=True, check=False)  # fmt: skip
+            if alive.returncode != 0:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("browse did not quit on `q`")
+    finally:
+        subprocess.run([str(TMUX), "-S", str(socket), "kill-server"], capture_output=True,
+                       check=False)  # fmt: skip
