@@ -10,8 +10,7 @@ import pytest
 from textual.widgets import DataTable, Input, TextArea
 from typer.testing import CliRunner
 
-from tests.pipeline.helpers import make_home
-from tracehouse.cli.app import app
+from tests.pipeline.helpers import synced_ledger
 from tracehouse.store import open_store
 from tracehouse.tui.browse import Browse
 
@@ -20,11 +19,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Path:
-    path = tmp_path / "ledger.db"
-    synced = runner.invoke(app, ["sync", "backfill", "--home", str(make_home(tmp_path)),
-                                 "--store", str(path), "-q"])  # fmt: skip
-    assert synced.exit_code == 0, synced.output
-    return path
+    return synced_ledger(tmp_path)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)])

@@ -13,10 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.pipeline.helpers import make_home
-from tracehouse.cli.app import app
+from tests.pipeline.helpers import synced_ledger
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(
@@ -42,10 +40,7 @@ def _until(screen: Callable[[], str], wanted: str, seconds: float = 30) -> str:
 
 
 def test_browse_in_a_real_terminal(tmp_path: Path) -> None:
-    ledger = tmp_path / "ledger.db"
-    synced = CliRunner().invoke(app, ["sync", "backfill", "--home", str(make_home(tmp_path)),
-                                      "--store", str(ledger), "-q"])  # fmt: skip
-    assert synced.exit_code == 0, synced.output
+    ledger = synced_ledger(tmp_path)
     socket = tmp_path / "tmux.sock"
     env = {
         "PYTHONPATH": os.pathsep.join(sys.path),

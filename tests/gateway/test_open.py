@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from tests.pipeline.helpers import make_home
+from tests.pipeline.helpers import synced_ledger
 from tracehouse.cli.app import app
 from tracehouse.gateway.app import GatewayConfig, create_app
 from tracehouse.gateway.local_view import LocalAccess, local_path, opener_file
@@ -28,11 +28,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Path:
-    path = tmp_path / "ledger.db"
-    synced = runner.invoke(app, ["sync", "backfill", "--home", str(make_home(tmp_path)),
-                                 "--store", str(path), "-q"])  # fmt: skip
-    assert synced.exit_code == 0, synced.output
-    return path
+    return synced_ledger(tmp_path)
 
 
 def test_the_one_time_code_signs_in_once(ledger: Path) -> None:

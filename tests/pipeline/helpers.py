@@ -35,6 +35,20 @@ def make_home(tmp_path: Path, copies: int = 1) -> Path:
     return home
 
 
+def synced_ledger(tmp_path: Path) -> Path:
+    """A SQLite ledger of the fixture home, as `tracehouse sync backfill` makes it (with the
+    default settings: its vectors too)."""
+    from typer.testing import CliRunner
+
+    from tracehouse.cli.app import app
+
+    path = tmp_path / "ledger.db"
+    argv = ["sync", "backfill", "--home", str(make_home(tmp_path)), "--store", str(path), "-q"]
+    synced = CliRunner().invoke(app, argv)
+    assert synced.exit_code == 0, synced.output
+    return path
+
+
 def main_file(home: Path) -> Path:
     return home / ".claude" / "projects" / "-tmp-demo" / f"{MAIN}.jsonl"
 
