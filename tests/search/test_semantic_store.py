@@ -178,3 +178,20 @@ def test_no_change_embeds_nothing(store: SessionStore) -> None:
     calls = model.calls
     assert store.embed_backlog(model) == 0 and model.calls == calls
     assert store.embedding_backlog(wrote=False) == 0
+
+
+def test_compact_leaves_no_vector_of_a_text_no_row_holds(store: SessionStore) -> None:
+    imported(store)
+    model = WordsModel()
+    store.embed_backlog(model)
+    before = store.embedding_status().vectors
+    store.delete_sessions([sid_of(store, "s-fonts")], "2026-01-01T00:00:00Z")
+    imported(store, {"s-retry": "tenacity backoff replaced by a plain loop"})  # rewritten
+    store.compact()  # before the rewritten rows are embedded again
+    after = store.embedding_status()
+    assert after.vectors < before and after.backlog > 0
+    old = semantic(store, model, "retry wrapper http client")
+    assert all("retry wrapper" not in h.snippet for h in old)  # its old text's vector is gone
+    store.embed_backlog(model)
+    assert sessions_of(semantic(store, model, "dividing by zero"))[0] == sid_of(store, "s-division")
+    assert sessions_of(semantic(store, model, "tenacity backoff"))[0] == sid_of(store, "s-retry")

@@ -118,6 +118,49 @@ def reset(tx: Tx) -> None:
         tx.execute(f"DELETE FROM {table}", ())
 
 
+def prune(tx: Tx) -> int:
+    """Drop the vectors no passage stands on any more (deleted rows', rewritten rows' old
+    texts): what `compact` leaves of a text that was redacted or deleted. Returns the vectors
+    dropped."""
+    from tracehouse.search.vectors import Block
+
+    for table in TABLES:  # rows changed since they were embedded: their old passages go
+        key, fingerprint, _ = _ROWS[table]
+        tx.execute(
+            f"DELETE FROM embedded e USING {table} t, embedded_rows r"
+            f" WHERE r.source_table = '{table}' AND r.row_id = {key}"
+            f" AND r.fingerprint IS DISTINCT FROM {fingerprint}"
+            f" AND e.source = ANY(?) AND e.row_id = r.row_id",
+            (list(SOURCES_OF[table]),),
+        )
+        tx.execute(
+            f"DELETE FROM embedded e WHERE e.source = ANY(?) AND NOT EXISTS"
+            f" (SELECT 1 FROM {table} t WHERE {key} = e.row_id)",
+            (list(SOURCES_OF[table]),),
+        )
+    live = {int(k) for (k,) in tx.rows("SELECT DISTINCT text_key FROM embedded", ())}
+    dropped = 0
+    for number, keys, vectors in tx.rows("SELECT block, keys, vectors FROM embedding_blocks", ()):
+        block = Block(bytes(keys), bytes(vectors))
+        kept = block.kept(live)
+        if kept.count == block.count:
+            continue
+        dropped += block.count - kept.count
+        if kept.count:
+            tx.execute(
+                "UPDATE embedding_blocks SET keys = ?, vectors = ? WHERE block = ?",
+                (kept.keys, kept.vectors, number),
+            )
+        else:
+            tx.execute("DELETE FROM embedding_blocks WHERE block = ?", (number,))
+    tx.execute(
+        "DELETE FROM embedding_keys k WHERE NOT EXISTS"
+        " (SELECT 1 FROM embedded e WHERE e.text_key = k.text_key)",
+        (),
+    )
+    return dropped
+
+
 def _passages(table: str, row: tuple[Any, ...]) -> list[Passage]:
     rid, values = str(row[0]), [v if isinstance(v, str) else None for v in row[2:]]
     if table == "messages":

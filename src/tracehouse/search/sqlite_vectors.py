@@ -174,6 +174,40 @@ def after_delete(conn: sqlite3.Connection, table: str) -> None:
         )
 
 
+def prune(conn: sqlite3.Connection) -> int:
+    """Drop the vectors no passage stands on any more (deleted rows', and rewritten rows' old
+    texts: a row waiting to be embedded again loses its old passages first), so that no trace
+    of a text that was redacted or deleted is left in the ledger. Returns the vectors dropped."""
+    from tracehouse.search.vectors import Block
+
+    for table, sources in SOURCES_OF.items():
+        marks = ", ".join("?" * len(sources))
+        conn.execute(
+            f"DELETE FROM embedded WHERE source IN ({marks}) AND rid IN"
+            f" (SELECT rid FROM {PENDING} WHERE name = ?)",
+            (*sources, table),
+        )
+    live = {int(k) for (k,) in conn.execute("SELECT DISTINCT text_key FROM embedded")}
+    dropped = 0
+    for number, keys, vectors in conn.execute(
+        "SELECT block, keys, vectors FROM embedding_blocks"
+    ).fetchall():
+        block = Block(keys, vectors)
+        kept = block.kept(live)
+        if kept.count == block.count:
+            continue
+        dropped += block.count - kept.count
+        if kept.count:
+            conn.execute(
+                "UPDATE embedding_blocks SET keys = ?, vectors = ? WHERE block = ?",
+                (kept.keys, kept.vectors, number),
+            )
+        else:
+            conn.execute("DELETE FROM embedding_blocks WHERE block = ?", (number,))
+    conn.execute("DELETE FROM embedding_keys WHERE text_key NOT IN (SELECT text_key FROM embedded)")
+    return dropped
+
+
 def _passages(table: str, row: tuple[object, ...]) -> list[Passage]:
     rid = int(row[0])  # type: ignore[call-overload]
     text = [v if isinstance(v, str) else None for v in row[1:]]

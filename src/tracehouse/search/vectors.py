@@ -47,6 +47,14 @@ class Block:
     def key_list(self) -> list[int]:
         return [int(k) for k in np.frombuffer(self.keys, dtype=np.int64)]
 
+    def kept(self, live: set[int]) -> Block:
+        """The block without the vectors of keys not in `live`."""
+        keys = np.frombuffer(self.keys, dtype=np.int64)
+        keep = np.fromiter((int(k) in live for k in keys), dtype=bool, count=len(keys))
+        dims = len(self.vectors) // max(len(keys), 1)
+        rows = np.frombuffer(self.vectors, dtype=np.int8).reshape(len(keys), dims)
+        return Block(keys[keep].tobytes(), rows[keep].tobytes())
+
 
 def nearest(
     query: np.ndarray, blocks: Iterable[tuple[bytes, bytes]], dims: int

@@ -363,12 +363,17 @@ class PostgresStore:
                 progress(done, total)
 
     def compact(self) -> None:
-        """Leave no copy of rewritten text behind (`secrets redact`): the content tables
-        rewritten whole (VACUUM FULL takes each one's lock while it runs)."""
+        """Leave no copy of rewritten text behind (`secrets redact`): the vectors of texts no
+        row holds dropped, the content tables rewritten whole (VACUUM FULL takes each one's
+        lock while it runs)."""
         from tracehouse.model.tables import CONTENT_TABLES
+        from tracehouse.search import postgres_vectors
+
+        with self.conn.transaction():
+            postgres_vectors.prune(tx.PgTx(self.conn))
 
         names = [t.name for t in CONTENT_TABLES.values()]
-        for name in ("sessions", *names, "watermarks", "rejects"):
+        for name in ("sessions", *names, "watermarks", "rejects", "embedding_blocks"):
             self.conn.execute(f"VACUUM FULL {name}")
 
     def close(self) -> None:

@@ -429,8 +429,12 @@ class SqliteStore:
 
     def compact(self) -> None:
         """Leave no copy of rewritten text behind (`secrets redact`): the search index's old
-        segments merged away, the WAL folded in, the file rewritten without its free pages."""
+        segments merged away, the vectors of texts no row holds dropped, the WAL folded in,
+        the file rewritten without its free pages."""
         from tracehouse.search.sqlite_index import INDEXES
+
+        with self.transaction() as conn:
+            sqlite_vectors.prune(conn)
 
         for index in INDEXES:
             self.conn.execute(f"INSERT INTO {index.name}({index.name}) VALUES ('optimize')")
