@@ -12,7 +12,8 @@ Vectors are made after a sync's rows are committed, in short transactions of the
 where it stopped: new rows are those above the marks, as for the full-text index
 (`sqlite_index`), and a row rewritten with other text is queued when it is rewritten. A text
 embedded before is not embedded again. A deleted row's passages go with it; its vector stays
-in its block, unreachable, until the vectors are rebuilt (`reset`).
+in its block, unreachable, until `prune` (the store's `compact`, which `secrets redact`
+runs) rewrites the blocks without it.
 """
 
 from __future__ import annotations
