@@ -72,3 +72,35 @@ def test_a_search_still_being_typed_is_no_error(ledger: Path) -> None:
         asyncio.run(drive())
     finally:
         store.close()
+
+
+def test_the_views_o_opened_stop_with_browse(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+
+    class Process:
+        def __init__(self, command: list[str], **_: object) -> None:
+            started.append(command)
+            self.stopped = False
+
+        def terminate(self) -> None:
+            self.stopped = True
+
+        def wait(self, timeout: float) -> int:
+            return 0
+
+    monkeypatch.setattr("tracehouse.tui.browse.subprocess.Popen", Process)
+    store = open_store(ledger)
+
+    async def drive() -> Browse:
+        browse = Browse(store, str(ledger))
+        async with browse.run_test(size=(80, 24)) as pilot:
+            await pilot.press("o")
+            await pilot.press("q")
+        return browse
+
+    try:
+        browse = asyncio.run(drive())
+    finally:
+        store.close()
+    assert started and started[0][-4:-2] == ["open", browse.rows[0].label]
+    assert all(p.stopped for p in browse.opened)  # type: ignore[attr-defined]

@@ -5,7 +5,8 @@ A thin layer over the library the CLI uses: `reports.filters.list_sessions` for 
 `reports.searching.search` for the hits (hybrid where the ledger holds vectors), the transcript
 as `sessions show` renders it, `resume.plan.hint` for the command that continues a session.
 Keyboard first: `/` searches, the arrows move, `enter` opens, `r` shows how to resume, `y` copies
-the label, `o` opens the session in the browser (`tracehouse open`), `t` unfolds thinking,
+the label, `o` opens the session in the browser (`tracehouse open`, until browse quits), `t` unfolds
+thinking,
 `escape` goes back to the list, `q` quits. The mouse works too.
 """
 
@@ -73,6 +74,7 @@ class Browse(App[None]):
         self.shown: Row | None = None
         self.thinking = False
         self.last_hint: str | None = None
+        self.opened: list[subprocess.Popen[bytes]] = []  # `tracehouse open`s `o` started
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="search — words, or a question (/)", id="query")
@@ -207,14 +209,26 @@ class Browse(App[None]):
             self.copy_to_clipboard(self.shown.label)
             self.say(f"copied {self.shown.label}")
 
+    def on_unmount(self) -> None:
+        """The views `o` opened stop with the browser's terminal UI: none is left serving."""
+        for process in self.opened:
+            process.terminate()
+        for process in self.opened:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
     def action_browser(self) -> None:
-        """The session in the browser: `tracehouse open LABEL`, left running beside."""
+        """The session in the browser: `tracehouse open LABEL`, running until browse quits."""
         if self.shown is None:
             return
         command = [sys.executable, "-m", "tracehouse.cli.app", "open", self.shown.label,
                    "--store", self.store_flag]  # fmt: skip
-        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        # In browse's own process group: a terminal that closes takes it along too.
+        self.opened.append(subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL))  # fmt: skip
         self.say(f"opening {self.shown.label} in the browser (tracehouse open)")
 
     def say(self, line: str) -> None:
