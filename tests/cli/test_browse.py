@@ -4,6 +4,7 @@ search as you type, the transcript, and the keys that act on a session."""
 from __future__ import annotations
 
 import asyncio
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,25 @@ def test_the_views_o_opened_stop_with_browse(ledger: Path, monkeypatch: pytest.M
         store.close()
     assert started and started[0][-4:-2] == ["open", browse.rows[0].label]
     assert all(p.stopped for p in browse.opened)  # type: ignore[attr-defined]
+
+
+def test_shift_r_runs_the_resume_command_it_shows(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[list[str]] = []
+    monkeypatch.setattr("tracehouse.tui.browse.subprocess.run", lambda argv, **_: ran.append(argv))
+    monkeypatch.setattr(Browse, "suspend", lambda self: nullcontext())  # the pilot has no tty
+    store = open_store(ledger)
+
+    async def drive() -> Browse:
+        browse = Browse(store, str(ledger))
+        async with browse.run_test(size=(80, 24)) as pilot:
+            await pilot.press("R")
+            await pilot.press("q")
+        return browse
+
+    try:
+        browse = asyncio.run(drive())
+    finally:
+        store.close()
+    assert browse.last_hint and ran and ran[0][:2] == ["tracehouse", "resume"]

@@ -4,10 +4,11 @@ transcript beside them, and the keys that act on a session.
 A thin layer over the library the CLI uses: `reports.filters.list_sessions` for the list,
 `reports.searching.search` for the hits (hybrid where the ledger holds vectors), the transcript
 as `sessions show` renders it, `resume.plan.hint` for the command that continues a session.
-Keyboard first: `/` searches, the arrows move, `enter` opens, `r` shows how to resume, `y` copies
-the label, `o` opens the session in the browser (`tracehouse open`, until browse quits), `t` unfolds
-thinking,
-`escape` goes back to the list, `q` quits. The mouse works too.
+Keyboard first: `/` searches, the arrows move, `enter` opens, `r` shows how to resume (`R` runs
+it, browse stepping aside until the agent exits), `y` copies the label, `o` opens the session in
+the browser (`tracehouse open`, until browse quits), `t` unfolds thinking, `escape` goes back to
+the list, `q` quits; `ctrl+p` offers Textual's commands, light and dark themes among them. The
+mouse works too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Input, Static, TextArea
@@ -55,6 +56,7 @@ class Browse(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "search", "Search"),
         Binding("escape", "to_list", "List"),
+        Binding("R", "run_resume", "Run it", show=False),  # before `r`, which also hears R
         Binding("r", "resume", "Resume"),
         Binding("y", "copy", "Copy label"),
         Binding("o", "browser", "Browser"),
@@ -203,6 +205,29 @@ class Browse(App[None]):
         if rows:
             self.last_hint = hint(rows[0])
             self.say(self.last_hint)
+
+    def action_run_resume(self) -> None:
+        """Run the resume command `r` shows, in this terminal: browse steps aside while the
+        agent runs and comes back when it exits."""
+        import shlex
+
+        self.action_resume()
+        if not self.last_hint:
+            return
+        argv = shlex.split(self.last_hint)  # built as an argument list and quoted (shown.py)
+        cwd = None
+        if argv[:1] == ["cd"] and "&&" in argv:  # the agent's own command, run where it ran
+            cwd, argv = argv[1], argv[argv.index("&&") + 1 :]
+        try:
+            with self.suspend():
+                try:
+                    subprocess.run(argv, cwd=cwd, check=False)
+                except OSError as error:
+                    print(f"tracehouse browse: {argv[0]}: {error}", file=sys.stderr)
+        except SuspendNotSupported:  # no terminal to hand over (a test's, a web one)
+            self.say(f"cannot step aside here; run it yourself: {self.last_hint}")
+            return
+        self.say(f"ran: {self.last_hint}")
 
     def action_copy(self) -> None:
         if self.shown is not None:
