@@ -75,6 +75,22 @@ def test_a_search_still_being_typed_is_no_error(ledger: Path) -> None:
         store.close()
 
 
+def _pressed(ledger: Path, *keys: str) -> Browse:
+    """Browse at 80×24 after `keys` and `q`, as it was when it quit."""
+    store = open_store(ledger)
+
+    async def drive() -> Browse:
+        browse = Browse(store, str(ledger))
+        async with browse.run_test(size=(80, 24)) as pilot:
+            await pilot.press(*keys, "q")
+        return browse
+
+    try:
+        return asyncio.run(drive())
+    finally:
+        store.close()
+
+
 def test_the_views_o_opened_stop_with_browse(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[list[str]] = []
 
@@ -90,19 +106,7 @@ def test_the_views_o_opened_stop_with_browse(ledger: Path, monkeypatch: pytest.M
             return 0
 
     monkeypatch.setattr("tracehouse.tui.browse.subprocess.Popen", Process)
-    store = open_store(ledger)
-
-    async def drive() -> Browse:
-        browse = Browse(store, str(ledger))
-        async with browse.run_test(size=(80, 24)) as pilot:
-            await pilot.press("o")
-            await pilot.press("q")
-        return browse
-
-    try:
-        browse = asyncio.run(drive())
-    finally:
-        store.close()
+    browse = _pressed(ledger, "o")
     assert started and started[0][-4:-2] == ["open", browse.rows[0].label]
     assert all(p.stopped for p in browse.opened)  # type: ignore[attr-defined]
 
@@ -113,17 +117,5 @@ def test_shift_r_runs_the_resume_command_it_shows(
     ran: list[list[str]] = []
     monkeypatch.setattr("tracehouse.tui.browse.subprocess.run", lambda argv, **_: ran.append(argv))
     monkeypatch.setattr(Browse, "suspend", lambda self: nullcontext())  # the pilot has no tty
-    store = open_store(ledger)
-
-    async def drive() -> Browse:
-        browse = Browse(store, str(ledger))
-        async with browse.run_test(size=(80, 24)) as pilot:
-            await pilot.press("R")
-            await pilot.press("q")
-        return browse
-
-    try:
-        browse = asyncio.run(drive())
-    finally:
-        store.close()
+    browse = _pressed(ledger, "R")
     assert browse.last_hint and ran and ran[0][:2] == ["tracehouse", "resume"]
