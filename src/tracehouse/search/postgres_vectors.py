@@ -122,7 +122,7 @@ def prune(tx: Tx) -> int:
     """Drop the vectors no passage stands on any more (deleted rows', rewritten rows' old
     texts): what `compact` leaves of a text that was redacted or deleted. Returns the vectors
     dropped."""
-    from tracehouse.search.vectors import Block
+    from tracehouse.search.vectors import prune_blocks
 
     for table in TABLES:  # rows changed since they were embedded: their old passages go
         key, fingerprint, _ = _ROWS[table]
@@ -139,20 +139,8 @@ def prune(tx: Tx) -> int:
             (list(SOURCES_OF[table]),),
         )
     live = {int(k) for (k,) in tx.rows("SELECT DISTINCT text_key FROM embedded", ())}
-    dropped = 0
-    for number, keys, vectors in tx.rows("SELECT block, keys, vectors FROM embedding_blocks", ()):
-        block = Block(bytes(keys), bytes(vectors))
-        kept = block.kept(live)
-        if kept.count == block.count:
-            continue
-        dropped += block.count - kept.count
-        if kept.count:
-            tx.execute(
-                "UPDATE embedding_blocks SET keys = ?, vectors = ? WHERE block = ?",
-                (kept.keys, kept.vectors, number),
-            )
-        else:
-            tx.execute("DELETE FROM embedding_blocks WHERE block = ?", (number,))
+    blocks = tx.rows("SELECT block, keys, vectors FROM embedding_blocks", ())
+    dropped = prune_blocks(blocks, live, tx.execute)
     tx.execute(
         "DELETE FROM embedding_keys k WHERE NOT EXISTS"
         " (SELECT 1 FROM embedded e WHERE e.text_key = k.text_key)",

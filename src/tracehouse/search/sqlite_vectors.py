@@ -179,7 +179,7 @@ def prune(conn: sqlite3.Connection) -> int:
     """Drop the vectors no passage stands on any more (deleted rows', and rewritten rows' old
     texts: a row waiting to be embedded again loses its old passages first), so that no trace
     of a text that was redacted or deleted is left in the ledger. Returns the vectors dropped."""
-    from tracehouse.search.vectors import Block
+    from tracehouse.search.vectors import prune_blocks
 
     for table, sources in SOURCES_OF.items():
         marks = ", ".join("?" * len(sources))
@@ -189,22 +189,8 @@ def prune(conn: sqlite3.Connection) -> int:
             (*sources, table),
         )
     live = {int(k) for (k,) in conn.execute("SELECT DISTINCT text_key FROM embedded")}
-    dropped = 0
-    for number, keys, vectors in conn.execute(
-        "SELECT block, keys, vectors FROM embedding_blocks"
-    ).fetchall():
-        block = Block(keys, vectors)
-        kept = block.kept(live)
-        if kept.count == block.count:
-            continue
-        dropped += block.count - kept.count
-        if kept.count:
-            conn.execute(
-                "UPDATE embedding_blocks SET keys = ?, vectors = ? WHERE block = ?",
-                (kept.keys, kept.vectors, number),
-            )
-        else:
-            conn.execute("DELETE FROM embedding_blocks WHERE block = ?", (number,))
+    blocks = conn.execute("SELECT block, keys, vectors FROM embedding_blocks").fetchall()
+    dropped = prune_blocks(blocks, live, conn.execute)
     conn.execute("DELETE FROM embedding_keys WHERE text_key NOT IN (SELECT text_key FROM embedded)")
     return dropped
 
@@ -236,7 +222,7 @@ def _next_rows(
             f"{_ROWS[table]} WHERE rowid > ? ORDER BY rowid LIMIT ?", (mark, limit)
         ).fetchall()
         if rows:
-            return table, rows, int(rows[-1][0])  # type: ignore[call-overload]
+            return table, rows, int(rows[-1][0])
     return "", [], None
 
 

@@ -14,7 +14,7 @@ Python): there it cannot run at all. The same blocks serve PostgreSQL where pgve
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,3 +89,28 @@ def placed(last: Block | None, new: Block, dims: int) -> tuple[Block | None, lis
         for i in range(0, new.count, BLOCK)
     ]
     return merged, fresh
+
+
+def prune_blocks(
+    rows: Iterable[tuple[int, bytes, bytes]],
+    live: set[int],
+    execute: Callable[[str, tuple[object, ...]], object],
+) -> int:
+    """Rewrite each block of `rows` (number, keys, vectors) without the vectors of the keys not
+    in `live`, through `execute` (SQL with `?` placeholders, as both stores take it); a block
+    left empty goes. Returns the vectors dropped."""
+    dropped = 0
+    for number, keys, vectors in rows:
+        block = Block(bytes(keys), bytes(vectors))
+        kept = block.kept(live)
+        if kept.count == block.count:
+            continue
+        dropped += block.count - kept.count
+        if kept.count:
+            execute(
+                "UPDATE embedding_blocks SET keys = ?, vectors = ? WHERE block = ?",
+                (kept.keys, kept.vectors, number),
+            )
+        else:
+            execute("DELETE FROM embedding_blocks WHERE block = ?", (number,))
+    return dropped
