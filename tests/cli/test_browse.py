@@ -8,6 +8,8 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
+from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, TextArea
 from typer.testing import CliRunner
 
@@ -119,3 +121,28 @@ def test_shift_r_runs_the_resume_command_it_shows(
     monkeypatch.setattr(Browse, "suspend", lambda self: nullcontext())  # the pilot has no tty
     browse = _pressed(ledger, "R")
     assert browse.last_hint and ran and ran[0][:2] == ["tracehouse", "resume"]
+
+
+def test_what_the_ledger_holds_is_shown_not_interpreted(ledger: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(ledger) as conn:
+        conn.execute("UPDATE sessions SET title = '[bold red]owned[/] \x1b[2J' WHERE label = ?",
+                     ("cc-11111111",))  # fmt: skip
+    store = open_store(ledger)
+
+    async def drive() -> list[object]:
+        browse = Browse(store, str(ledger))
+        async with browse.run_test(size=(200, 30)) as pilot:
+            table = browse.query_one("#list", DataTable)
+            shown = [table.get_cell_at(Coordinate(r, 5)) for r in range(table.row_count)]
+            await pilot.press("q")
+        return shown
+
+    try:
+        titles = asyncio.run(drive())
+    finally:
+        store.close()
+    # a Text the table shows as it is: a string it would read as markup
+    assert all(isinstance(t, Text) for t in titles)
+    assert any("[bold red]owned[/]" in t.plain and "\x1b" not in t.plain for t in titles)  # type: ignore[attr-defined]

@@ -20,10 +20,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -60,6 +57,8 @@ def beside(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]
     """Embed `texts` in a thread while the caller writes what does not wait for the vectors;
     the tokenizer and NumPy let go of the GIL, so on two cores this hides most of the model's
     time (the rows' own inserts take as long). Returns the call that waits for them."""
+    from concurrent.futures import ThreadPoolExecutor
+
     if not texts:
         return lambda: embedder.embed(texts)
     pool = ThreadPoolExecutor(1, thread_name_prefix="embed")
@@ -234,6 +233,9 @@ class _Endpoint:
         return _normalized(np.asarray(rows, dtype=np.float32).reshape(len(texts), -1))
 
     def _request(self, texts: list[str]) -> list[list[float]]:
+        import urllib.error
+        import urllib.request
+
         body = orjson.dumps({"model": self._spec.target, "input": texts})
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(KEY_VARIABLE)

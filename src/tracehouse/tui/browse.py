@@ -99,11 +99,11 @@ class Browse(App[None]):
         self.rows = []
         for s in list_sessions(self.store, limit=LISTED):
             self.rows.append(Row(str(s["label"]), str(s["session_id"])))
-            table.add_row(
+            table.add_row(*_cells(
                 s["label"], s["source_provider"], _cut(s.get("project"), 16),
                 local_time(s.get("updated_at")) or "", f"{int(s.get('total_tokens') or 0):,}",
-                _cut(escaped(str(s.get("title") or "")), 60),
-            )  # fmt: skip
+                _cut(s.get("title"), 60),
+            ))  # fmt: skip
         self._open_first()
 
     def show_hits(self, query: str) -> None:
@@ -114,7 +114,7 @@ class Browse(App[None]):
                 self.store, query, SearchFilters(limit=HITS), embeddings=self.embeddings
             )
         except TracehouseError as error:  # a query still being typed: `-` alone, say
-            self.notify(str(error), severity="warning", timeout=2)
+            self.notify(str(error), severity="warning", timeout=2, markup=False)
             return
         table = self._table("label", "kind", "when", "hit")
         self.rows = []
@@ -122,8 +122,8 @@ class Browse(App[None]):
             at = hit.message_id or (hit.id if hit.kind == "tool" else None)
             self.rows.append(Row(hit.label, hit.session_id, at))
             plain = hit.snippet.replace(MARK[0], "").replace(MARK[1], "")
-            table.add_row(hit.label, hit.kind, local_time(hit.created_at) or "",
-                          _cut(escaped(plain), 80))  # fmt: skip
+            table.add_row(*_cells(hit.label, hit.kind, local_time(hit.created_at) or "",
+                                  _cut(plain, 80)))  # fmt: skip
         self._open_first()
 
     def _table(self, *columns: str) -> DataTable[Any]:
@@ -248,7 +248,12 @@ class Browse(App[None]):
         """The session in the browser: `tracehouse open LABEL`, running until browse quits."""
         if self.shown is None:
             return
-        command = [sys.executable, "-m", "tracehouse.cli.app", "open", self.shown.label,
+        from tracehouse.model.labels import reference
+
+        # the label where it has a label's safe shape (a row from elsewhere may not): never an
+        # option, whatever the ledger holds
+        named = reference(self.shown.label, self.shown.session_id)
+        command = [sys.executable, "-m", "tracehouse.cli.app", "open", named,
                    "--store", self.store_flag]  # fmt: skip
         # In browse's own process group: a terminal that closes takes it along too.
         self.opened.append(subprocess.Popen(command, stdin=subprocess.DEVNULL,
@@ -263,6 +268,12 @@ class Browse(App[None]):
         self.thinking = not self.thinking
         if self.shown is not None:
             self.open_row(self.shown)
+
+
+def _cells(*values: object) -> list[Text]:
+    """A row's cells as plain text: a DataTable reads a string as Rich markup, and what a
+    ledger holds is shown, never interpreted (control characters escaped too)."""
+    return [Text(escaped(str(v))) for v in values]
 
 
 def _cut(text: object, width: int) -> str:
