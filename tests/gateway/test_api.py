@@ -153,6 +153,27 @@ def test_search_answers_with_highlights(gateway: Any) -> None:
     assert hits["hits"] and hits["hits"][0]["highlights"]
 
 
+def test_a_transcript_reads_as_sessions_show_or_as_markdown(gateway: Any) -> None:
+    gateway.post("/v1/sessions.import", content=draft(), headers=auth(gateway, "push"))
+    read = auth(gateway, "read")
+    listed = gateway.get("/v1/sessions", headers=read).json()["sessions"]
+    parent = next(s for s in listed if not s["isSubagent"])
+    path = f"/v1/sessions/{parent['label']}/transcript"
+    text = gateway.get(path, headers=read).json()
+    assert text["format"] == "text" and text["label"] == parent["label"]
+    assert text["text"].startswith("# ") and text["parent"] is None
+    children = [c["label"] for c in text["children"]]
+    for child in children:  # and back up from each
+        above = gateway.get(f"/v1/sessions/{child}/transcript", headers=read).json()["parent"]
+        assert above["label"] == parent["label"]
+    markdown = gateway.get(path, params={"format": "markdown"}, headers=read).json()
+    assert markdown["text"] != text["text"] and markdown["text"].startswith("# ")
+    refused = [gateway.get(path, params={"format": "pdf"}, headers=read),
+               gateway.get("/v1/sessions/no-such/transcript", headers=read),
+               gateway.get(path)]  # fmt: skip
+    assert [r.status_code for r in refused] == [422, 404, 401]
+
+
 def test_the_list_page_shows_where_each_session_came_from_and_one_line_titles(
     gateway: Any,
 ) -> None:

@@ -10,29 +10,22 @@ from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import Response
 
 from tracehouse import __version__
 from tracehouse.config import MACHINE
 from tracehouse.errors import RequestError
 from tracehouse.gateway import openapi, ownership
-from tracehouse.gateway.deps import Admin, Anyone, Ledger, Probe, Pusher, Reader
+from tracehouse.gateway.deps import Admin, Anyone, Ledger, Probe, Pusher
 from tracehouse.gateway.tokens import Grant
 from tracehouse.gateway.views import (
-    list_prices,
-    session_document,
-    session_filters,
-    session_summaries,
     sessions_holding,
 )
 from tracehouse.model import codec, push_wire
 from tracehouse.model.contract import ImportBatch, ImportResponse, pushed_key
 from tracehouse.pipeline.requests import apply_request
 from tracehouse.redaction.rows import redact_batch
-from tracehouse.reports.filters import build_search_filters
-from tracehouse.reports.usage import PERIODS, usage
-from tracehouse.search.semantic import MODES
 from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
@@ -53,7 +46,7 @@ router = APIRouter(prefix="/v1", dependencies=[Depends(known_query)])
 MACHINE_PATTERN = f"^{MACHINE.pattern}$"  # pydantic searches; a machine name is the whole value
 
 
-def _json(value: Any, status: int = 200) -> Response:
+def json_answer(value: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(value), status_code=status, media_type="application/json")
 
 
@@ -73,7 +66,7 @@ async def health(request: Request, store: Probe) -> Response:
     # pools the other routes and their token checks queue for: health answers while they wait.
     thread = getattr(request.app.state, "probe_thread", None)  # None: served with no lifespan
     await asyncio.get_running_loop().run_in_executor(thread, store.query, "SELECT 1 AS ok")
-    return _json(
+    return json_answer(
         {
             "ok": True,
             "version": __version__,
@@ -119,7 +112,7 @@ async def sessions_import(
         response = await run_in_threadpool(
             _apply_push, store, data, own, idempotency_key, grant, redactor
         )
-    return _json({**response.to_json(), "replayed": response.replayed})
+    return json_answer({**response.to_json(), "replayed": response.replayed})
 
 
 def _redactor_for(request: Request, said: str | None) -> Redactor | None:
@@ -203,7 +196,7 @@ def cursors(
         found = store.watermark_states(body.sourceProvider, keys or [])
     else:
         found = store.watermarks(body.sourceProvider, keys)
-    return _json(
+    return json_answer(
         {"cursors": {k[len(prefix) :]: v for k, v in found.items() if k.startswith(prefix)}}
     )
 
@@ -221,7 +214,7 @@ def units_missing(
     own = ownership.machine_of(grant, machine)
     run_id = ownership.scoped_run(own, body.runId)
     flagged = store.mark_missing(body.sourceProvider, body.unitKeys, body.at, run_id, own)
-    return _json({"flagged": flagged})
+    return json_answer({"flagged": flagged})
 
 
 @router.post(
@@ -238,7 +231,7 @@ def unresolved_rejects(
     """This machine's units with an unresolved reject at a location (sync resolves them)."""
     prefix = pushed_key(ownership.machine_of(grant, machine), "")
     keys = store.unresolved_rejects(body.sourceProvider, body.location)
-    return _json({"unitKeys": [k[len(prefix) :] for k in keys if k.startswith(prefix)]})
+    return json_answer({"unitKeys": [k[len(prefix) :] for k in keys if k.startswith(prefix)]})
 
 
 @router.get("/whoami", responses=openapi.responses("Whoami", 401), tags=["gateway"])
@@ -246,7 +239,7 @@ def whoami(request: Request, grant: Anyone) -> Response:
     """The token's name, scope and, for a push token, the machine it writes as: a pusher takes
     its machine from here; and whether this gateway takes unredacted pushes."""
     allowed = bool(request.app.state.config.allow_unredacted)
-    return _json(
+    return json_answer(
         {"name": grant.name, "scope": grant.scope, "machine": grant.machine, "unredacted": allowed}
     )
 
@@ -255,14 +248,14 @@ def whoami(request: Request, grant: Anyone) -> Response:
 def sessions_move(body: openapi.MoveRequest, grant: Admin, store: Ledger) -> Response:
     """Give every session of one machine, and its cursors, to another (a laptop replaced)."""
     moved = ownership.move_sessions(store, body.fromMachine, body.toMachine)
-    return _json({"moved": moved})
+    return json_answer({"moved": moved})
 
 
 @router.post("/runs", responses=openapi.responses("Done", 400, 401, 403), tags=["push"])
 def start_run(body: openapi.RunStart, grant: Pusher, store: Ledger) -> Response:
     """Open a sync's run in the gateway's run log (`tracehouse runs`), under its machine."""
     store.start_run(ownership.scoped_run(ownership.machine_of(grant, None), body.runId), body.mode)
-    return _json({"ok": True})
+    return json_answer({"ok": True})
 
 
 @router.post(
@@ -284,116 +277,4 @@ def finish_run(
     )
     store.finish_run(ownership.scoped_run(ownership.machine_of(grant, None), run_id), totals)
     request.app.state.embedding.after_write()  # the run's rows, once it is whole
-    return _json({"ok": True})
-
-
-@router.get("/sessions", responses=openapi.responses("SessionList", 400, 401, 403), tags=["read"])
-def sessions(
-    grant: Reader,
-    store: Ledger,
-    provider: Annotated[list[str] | None, Query()] = None,
-    project: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    subagents: bool = True,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-) -> Response:
-    """The sessions, most recently active first, with their provenance."""
-    found = session_summaries(store, provider or [], project, since, until, subagents, limit)
-    return _json({"sessions": found})
-
-
-@router.get(
-    "/sessions/{label}", responses=openapi.responses("Session", 401, 403, 404), tags=["read"]
-)
-def session(label: str, grant: Reader, store: Ledger) -> Response:
-    """One session: its rows in the `sessions.import` item shape, with its lineage."""
-    return _json(session_document(store, label))
-
-
-@router.get("/usage", responses=openapi.responses("Usage", 400, 401, 403), tags=["read"])
-def usage_report(
-    grant: Reader,
-    store: Ledger,
-    period: Annotated[str, Query(pattern=f"^({'|'.join(PERIODS)})$")] = "daily",
-    provider: Annotated[list[str] | None, Query()] = None,
-    machine: Annotated[list[str] | None, Query()] = None,
-    project: str | None = None,
-    model: Annotated[list[str] | None, Query()] = None,
-    since: str | None = None,
-    until: str | None = None,
-    subagents: bool = True,
-    breakdown: bool = False,
-) -> Response:
-    """Tokens and cost per day, week, month, session, project, model or machine: what
-    `tracehouse usage PERIOD --json` prints, with the same filters."""
-    filters = session_filters(store, provider or [], project, since, until, subagents,
-                              models=model or [], machines=machine or [])  # fmt: skip
-    return _json(usage(store, period, filters, list_prices(), breakdown=breakdown).to_json())
-
-
-@router.get("/usage/blocks", responses=openapi.responses("UsageBlocks", 400, 401, 403),
-            tags=["read"])  # fmt: skip
-def usage_blocks(
-    grant: Reader,
-    store: Ledger,
-    provider: Annotated[list[str] | None, Query()] = None,
-    machine: Annotated[list[str] | None, Query()] = None,
-    project: str | None = None,
-    model: Annotated[list[str] | None, Query()] = None,
-    since: str | None = None,
-    until: str | None = None,
-    subagents: bool = True,
-) -> Response:
-    """The 5-hour blocks per agent, the active ones with their burn rate and projection: what
-    `tracehouse usage blocks --json` prints, with the same filters."""
-    from datetime import UTC, datetime
-
-    from tracehouse.reports.blocks import blocks
-
-    filters = session_filters(store, provider or [], project, since, until, subagents,
-                              models=model or [], machines=machine or [])  # fmt: skip
-    prices = list_prices()
-    now = datetime.now(UTC)
-    return _json({"prices": prices.source,
-                  "blocks": [b.to_json(now) for b in blocks(store, filters, prices)]})  # fmt: skip
-
-
-@router.get("/usage/limits", responses=openapi.responses("UsageLimits", 401, 403),
-            tags=["read"])  # fmt: skip
-def usage_limits(request: Request, grant: Reader, store: Ledger) -> Response:
-    """The team's spending limits (`[[limits]]` in the gateway's config) with what the current
-    day, week or month spent against each: what `tracehouse usage limits --json` prints."""
-    from tracehouse.reports.limits import standings
-
-    prices = list_prices()
-    found = standings(store, request.app.state.config.limits, prices)
-    return _json({"prices": prices.source, "limits": [s.to_json() for s in found]})
-
-
-@router.get("/search", responses=openapi.responses("SearchHits", 400, 401, 403, 404), tags=["read"])
-def search(
-    request: Request,
-    grant: Reader,
-    store: Ledger,
-    q: Annotated[str, Query(min_length=1, max_length=1000)],
-    provider: Annotated[list[str] | None, Query()] = None,
-    project: str | None = None,
-    session: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 20,
-    mode: Annotated[str | None, Query(pattern=f"^({'|'.join(MODES)})$")] = None,
-) -> Response:
-    """Search, ranked, each hit with its snippet: by the query's words (`lexical`), by its
-    meaning (`semantic`) or both (`hybrid`, the default where the ledger holds vectors of the
-    gateway's model)."""
-    from tracehouse.reports import searching
-
-    filters = build_search_filters(
-        store, providers=provider or (), project=project, session=session,
-        since=since, until=until, limit=limit,
-    )  # fmt: skip
-    model = request.app.state.embedding.model
-    answer = searching.search(store, q, filters, mode=mode, embeddings=model)
-    return _json({"query": q, "mode": answer.mode, "hits": [h.to_json() for h in answer.hits]})
+    return json_answer({"ok": True})

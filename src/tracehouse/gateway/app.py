@@ -142,9 +142,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
         ),
     )
 
-    from tracehouse.gateway import api, openapi, pages, usage_page
+    from tracehouse.gateway import api, openapi, pages, read_api, usage_page
 
     app.include_router(api.router)
+    app.include_router(read_api.router)
     app.include_router(pages.router)
     app.include_router(usage_page.router)
     # A value PostgreSQL cannot hold (a NUL in a key, a number past its type) came from the

@@ -127,6 +127,17 @@ RESPONSES: dict[str, dict[str, Any]] = {
         },
         "required": ["item", "lineage"],
     },
+    "Transcript": {
+        "allOf": [{"$ref": _REF + "SessionSummary"}],
+        "type": "object",
+        "properties": {
+            "format": {"type": "string", "enum": ["text", "markdown"]},
+            "text": _STR,
+            "parent": {"oneOf": [{"$ref": _REF + "SessionSummary"}, {"type": "null"}]},
+            "children": {"type": "array", "items": {"$ref": _REF + "SessionSummary"}},
+        },
+        "required": ["format", "text", "parent", "children"],
+    },
     "Usage": _object(
         {
             "period": _STR,
