@@ -120,11 +120,12 @@ def _browsed(ledger: str) -> str:
     from tracehouse.search.embedders import Lazy
     from tracehouse.store import open_store
     from tracehouse.tui.browse import Browse
+    from tracehouse.tui.readers import LedgerReader
 
     store = open_store(ledger)
 
     async def drive() -> str:
-        browse = Browse(store, ledger, Lazy("wordllama"), ledger)
+        browse = Browse(LedgerReader(store, ledger, Lazy("wordllama")), ledger)
         async with browse.run_test(size=(120, 34)) as pilot:
             await pilot.press("/", *"hide the group in the timeline")
             await pilot.pause(0.6)

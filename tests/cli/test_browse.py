@@ -10,14 +10,21 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Input, TextArea
+from textual.widgets import DataTable, Input
 from typer.testing import CliRunner
 
 from tests.pipeline.helpers import synced_ledger
 from tracehouse.store import open_store
+from tracehouse.store.protocol import SessionStore
 from tracehouse.tui.browse import Browse
+from tracehouse.tui.readers import LedgerReader
+from tracehouse.tui.transcript_view import TranscriptView
 
 runner = CliRunner()
+
+
+def _browse(store: SessionStore, ledger: Path) -> Browse:
+    return Browse(LedgerReader(store, str(ledger)), str(ledger))
 
 
 @pytest.fixture
@@ -30,11 +37,11 @@ def test_browse_lists_searches_and_opens(ledger: Path, size: tuple[int, int]) ->
     store = open_store(ledger)
 
     async def drive() -> None:
-        browse = Browse(store, str(ledger))
+        browse = _browse(store, ledger)
         async with browse.run_test(size=size) as pilot:
             table = browse.query_one("#list", DataTable)
             assert table.row_count > 0
-            transcript = browse.query_one("#transcript", TextArea)
+            transcript = browse.query_one("#transcript", TranscriptView)
             assert "session " in transcript.text  # the first session, opened
             await pilot.press("/")
             assert isinstance(browse.focused, Input)
@@ -64,7 +71,7 @@ def test_a_search_still_being_typed_is_no_error(ledger: Path) -> None:
     store = open_store(ledger)
 
     async def drive() -> None:
-        browse = Browse(store, str(ledger))
+        browse = _browse(store, ledger)
         async with browse.run_test(size=(80, 24)) as pilot:
             await pilot.press("/", "-")
             await pilot.pause(0.5)  # `-` alone excludes nothing: said, the list stays
@@ -82,7 +89,7 @@ def _pressed(ledger: Path, *keys: str) -> Browse:
     store = open_store(ledger)
 
     async def drive() -> Browse:
-        browse = Browse(store, str(ledger))
+        browse = _browse(store, ledger)
         async with browse.run_test(size=(80, 24)) as pilot:
             await pilot.press(*keys, "q")
         return browse
@@ -109,7 +116,8 @@ def test_the_views_o_opened_stop_with_browse(ledger: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr("tracehouse.tui.browse.subprocess.Popen", Process)
     browse = _pressed(ledger, "o")
-    assert started and started[0][-4:-2] == ["open", browse.rows[0].label]
+    label = browse.rows[0].label
+    assert started and started[0][-5:] == ["open", "--store", str(ledger), "--", label]
     assert all(p.stopped for p in browse.opened)  # type: ignore[attr-defined]
 
 
@@ -132,7 +140,7 @@ def test_what_the_ledger_holds_is_shown_not_interpreted(ledger: Path) -> None:
     store = open_store(ledger)
 
     async def drive() -> list[object]:
-        browse = Browse(store, str(ledger))
+        browse = _browse(store, ledger)
         async with browse.run_test(size=(200, 30)) as pilot:
             table = browse.query_one("#list", DataTable)
             shown = [table.get_cell_at(Coordinate(r, 5)) for r in range(table.row_count)]

@@ -1,39 +1,40 @@
 """`tracehouse browse`: the ledger in the terminal — the sessions, search as you type, a
 transcript beside them, and the keys that act on a session.
 
-A thin layer over the library the CLI uses: `reports.filters.list_sessions` for the list,
-`reports.searching.search` for the hits (hybrid where the ledger holds vectors), the transcript
-as `sessions show` renders it, `resume.plan.hint` for the command that continues a session.
-Keyboard first: `/` searches, the arrows move, `enter` opens, `r` shows how to resume (`R` runs
-it, browse stepping aside until the agent exits), `y` copies the label, `o` opens the session in
-the browser (`tracehouse open`, until browse quits), `t` unfolds thinking, `escape` goes back to
-the list, `q` quits; `ctrl+p` offers Textual's commands, light and dark themes among them. The
-mouse works too.
+A thin layer over a `Reader` (`tui/readers.py`): a ledger on this machine read through the
+library as the CLI reads it, or a gateway's read API. Keyboard first: `/` searches (hybrid where
+the ledger holds vectors), the arrows move, `enter` opens, `f` lists the session's family (its
+parent, its subagents and threads) to walk through, `r` shows how to resume (`R` runs it, browse
+stepping aside until the agent exits), `y` copies the label, `e` exports the session as Markdown,
+`o` opens it in the browser (`tracehouse open`, until browse quits), `t` unfolds thinking,
+`escape` goes back to the list, `q` quits; `ctrl+p` offers Textual's commands, its light and dark
+themes among them. The mouse works too.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Input, Static, TextArea
+from textual.widgets import DataTable, Footer, Input, Static
 
 from tracehouse.errors import TracehouseError
-from tracehouse.search.hits import MARK, SearchFilters
+from tracehouse.model.labels import SAFE_LABEL, reference
 from tracehouse.shown import escaped
-from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import local_time
+from tracehouse.tui.readers import Listed, Opened, Reader
+from tracehouse.tui.transcript_view import TranscriptView
 
-LISTED = 200  # sessions in the list; a search finds the others
-HITS = 50
 TYPED_PAUSE = 0.15  # seconds a query rests before it is searched: typing is not interrupted
+EXPORT_MODE = 0o600  # as `tracehouse export` writes its files
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Row:
 
 class Browse(App[None]):
     TITLE = "tracehouse"
+    AUTO_FOCUS = "#list"  # keys typed while it starts go to the list, never into the search box
     CSS = """
     #query { height: 3; }
     #list { width: 1fr; min-width: 30; }
@@ -56,24 +58,26 @@ class Browse(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "search", "Search"),
         Binding("escape", "to_list", "List"),
+        Binding("f", "family", "Family"),
         Binding("R", "run_resume", "Run it", show=False),  # before `r`, which also hears R
         Binding("r", "resume", "Resume"),
         Binding("y", "copy", "Copy label"),
+        Binding("e", "export", "Export"),
         Binding("o", "browser", "Browser"),
         Binding("t", "thinking", "Thinking"),
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(
-        self, store: SessionStore, store_flag: str, embeddings: Any = None, shown: str = ""
-    ) -> None:
+    def __init__(self, reader: Reader, store_flag: str = "", theme: str | None = None) -> None:
         super().__init__()
-        self.sub_title = shown  # the ledger, as the other commands show it
-        self.store = store
+        self.reader = reader
+        self.sub_title = reader.shown  # the ledger, as the other commands show it
         self.store_flag = store_flag  # `--store` as given, for the commands it starts
-        self.embeddings = embeddings
+        if theme is not None:
+            self.theme = theme
         self.rows: list[Row] = []
         self.shown: Row | None = None
+        self.opened_now: Opened | None = None
         self.thinking = False
         self.last_hint: str | None = None
         self.opened: list[subprocess.Popen[bytes]] = []  # `tracehouse open`s `o` started
@@ -82,7 +86,7 @@ class Browse(App[None]):
         yield Input(placeholder="search — words, or a question (/)", id="query")
         with Horizontal():
             yield DataTable(id="list", cursor_type="row", zebra_stripes=True)
-            yield TextArea(id="transcript", read_only=True, soft_wrap=True)
+            yield TranscriptView(id="transcript")
         yield Static("", id="status")  # what a key did: the resume command, a copied label
         yield Footer()
 
@@ -93,37 +97,30 @@ class Browse(App[None]):
     # -- the list ---------------------------------------------------------------------------
 
     def show_sessions(self) -> None:
-        from tracehouse.reports.filters import list_sessions
+        self._list(self._answered(self.reader.sessions) or [])
 
+    def _list(self, sessions: list[Listed], marks: dict[str, str] | None = None) -> None:
+        """`marks`: a sign before a label (the family's `↑` parent, `↳` children)."""
         table = self._table("label", "agent", "project", "updated", "tokens", "title")
         self.rows = []
-        for s in list_sessions(self.store, limit=LISTED):
-            self.rows.append(Row(str(s["label"]), str(s["session_id"])))
+        for s in sessions:
+            self.rows.append(Row(s.label, s.session_id))
             table.add_row(*_cells(
-                s["label"], s["source_provider"], _cut(s.get("project"), 16),
-                local_time(s.get("updated_at")) or "", f"{int(s.get('total_tokens') or 0):,}",
-                _cut(s.get("title"), 60),
+                (marks or {}).get(s.session_id, "") + s.label, s.provider, _cut(s.project, 16),
+                local_time(s.updated_at) or "", f"{s.tokens:,}", _cut(s.title, 60),
             ))  # fmt: skip
         self._open_first()
 
     def show_hits(self, query: str) -> None:
-        from tracehouse.reports import searching
-
-        try:
-            answer = searching.search(
-                self.store, query, SearchFilters(limit=HITS), embeddings=self.embeddings
-            )
-        except TracehouseError as error:  # a query still being typed: `-` alone, say
-            self.notify(str(error), severity="warning", timeout=2, markup=False)
+        hits = self._answered(lambda: self.reader.search(query), quiet=True)
+        if hits is None:  # a query still being typed: `-` alone, say
             return
         table = self._table("label", "kind", "when", "hit")
         self.rows = []
-        for hit in answer.hits:
-            at = hit.message_id or (hit.id if hit.kind == "tool" else None)
-            self.rows.append(Row(hit.label, hit.session_id, at))
-            plain = hit.snippet.replace(MARK[0], "").replace(MARK[1], "")
+        for hit in hits:
+            self.rows.append(Row(hit.label, hit.session_id, hit.at))
             table.add_row(*_cells(hit.label, hit.kind, local_time(hit.created_at) or "",
-                                  _cut(plain, 80)))  # fmt: skip
+                                  _cut(hit.snippet, 80)))  # fmt: skip
         self._open_first()
 
     def _table(self, *columns: str) -> DataTable[Any]:
@@ -136,35 +133,37 @@ class Browse(App[None]):
         if self.rows:
             self.open_row(self.rows[0])
         else:
-            self.query_one("#transcript", TextArea).load_text("")
+            self.query_one("#transcript", TranscriptView).load_text("")
+
+    def _answered(self, read: Any, *, quiet: bool = False) -> Any:
+        """What `read()` answers; an error (a gateway gone, a query not yet whole) is said, and
+        browse goes on."""
+        try:
+            return read()
+        except TracehouseError as error:
+            self.notify(str(error), severity="warning", timeout=2 if quiet else 8, markup=False)
+            return None
 
     # -- the transcript ---------------------------------------------------------------------
 
     def open_row(self, row: Row) -> None:
-        from tracehouse.exports.transcript import focus, render
-        from tracehouse.store.reads import session_detail
-
-        detail = session_detail(self.store, row.session_id)
-        if row.at is not None:
-            with suppress(LookupError):  # a hit in a part the transcript folds: the whole one
-                detail = focus(detail, row.at)
-        self.shown = row
-        text = escaped(render(detail, show_thinking=self.thinking))
-        area = self.query_one("#transcript", TextArea)
-        area.load_text(text)
+        opened = self._answered(
+            lambda: self.reader.open(row.session_id, at=row.at, thinking=self.thinking)
+        )
+        if opened is None:
+            return
+        self.shown, self.opened_now = row, opened
+        text = escaped(opened.text)
         # at a hit, its message (`▶`, as `sessions show --at` marks it) at the top
         marked = next((n for n, line in enumerate(text.splitlines()) if line.startswith("▶")), 0)
-        area.scroll_to(y=0, animate=False)
-        if marked:
-            area.move_cursor((marked, 0))
-            area.scroll_cursor_visible(center=False, animate=False)
+        self.query_one("#transcript", TranscriptView).load_text(text, at_line=marked)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.rows):
             self.open_row(self.rows[event.cursor_row])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.query_one("#transcript", TextArea).focus()
+        self.query_one("#transcript", TranscriptView).focus()
 
     # -- search as you type -----------------------------------------------------------------
 
@@ -192,18 +191,36 @@ class Browse(App[None]):
         query = self.query_one("#query", Input)
         if query.value:
             query.value = ""
+        else:
+            self.show_sessions()  # back from a family to the sessions
         self.query_one("#list", DataTable).focus()
+
+    def action_family(self) -> None:
+        """The list becomes the session's family: its parent (`↑`), itself, its subagents and
+        threads (`↳`); `f` on one of them walks on, `escape` comes back."""
+        opened = self.opened_now
+        if opened is None:
+            return
+        above = [opened.parent] if opened.parent is not None else []
+        marks = {s.session_id: "↑ " for s in above}
+        marks.update((c.session_id, "↳ ") for c in opened.children)
+        current = opened.session
+        self._list([*above, current, *opened.children], marks)
+        at = len(above)  # the cursor stays on the session it was on
+        self.query_one("#list", DataTable).move_cursor(row=at)
+        parent = "its parent ↑" if above else "no parent"
+        self.say(f"{current.label}: {parent}, {len(opened.children)} subagents and threads ↳"
+                 " (escape: back to the sessions)")  # fmt: skip
 
     def action_resume(self) -> None:
         from tracehouse.resume.plan import hint
 
-        if self.shown is None:
+        if self.opened_now is None:
             return
-        rows = self.store.query(
-            "SELECT * FROM sessions WHERE session_id = ?", [self.shown.session_id]
-        )
-        if rows:
-            self.last_hint = hint(rows[0])
+        self.last_hint = hint(self.opened_now.row)
+        if not self.reader.local and self.last_hint.startswith("tracehouse resume"):
+            self.say(f"{self.last_hint}  (needs the session in a ledger of this machine's)")
+        else:
             self.say(self.last_hint)
 
     def action_run_resume(self) -> None:
@@ -234,6 +251,33 @@ class Browse(App[None]):
             self.copy_to_clipboard(self.shown.label)
             self.say(f"copied {self.shown.label}")
 
+    def action_export(self) -> None:
+        """The session as Markdown, as `tracehouse export --format markdown` writes it, into a
+        new file in the current directory, named by the session's label where that has a
+        label's safe shape (else by a hash of its id): never a name the ledger picks."""
+        if self.shown is None:
+            return
+        import xxhash
+
+        shown = self.shown
+        text = self._answered(lambda: self.reader.markdown(shown.session_id))
+        if text is None:
+            return
+        stem = shown.label if SAFE_LABEL.fullmatch(shown.label) else (
+            "session-" + xxhash.xxh3_64_hexdigest(shown.session_id.encode()))  # fmt: skip
+        path = Path.cwd() / f"{stem}.md"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, EXPORT_MODE)
+        except FileExistsError:
+            self.say(f"{path.name} exists in {Path.cwd()}: not written")
+            return
+        except OSError as error:
+            self.say(f"{path}: {error.strerror or error}; not written")
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.say(f"exported {shown.label} to {path}")
+
     def on_unmount(self) -> None:
         """The views `o` opened stop with the browser's terminal UI: none is left serving."""
         for process in self.opened:
@@ -245,16 +289,23 @@ class Browse(App[None]):
                 process.kill()
 
     def action_browser(self) -> None:
-        """The session in the browser: `tracehouse open LABEL`, running until browse quits."""
+        """The session in the browser: `tracehouse open LABEL`, running until browse quits; over
+        a gateway, its own page for the session (signed in there)."""
         if self.shown is None:
             return
-        from tracehouse.model.labels import reference
-
-        # the label where it has a label's safe shape (a row from elsewhere may not): never an
-        # option, whatever the ledger holds
+        # the label where it has a label's safe shape (a row from elsewhere may not), else the
+        # id: an operand after `--`, never an option, whatever the ledger holds
         named = reference(self.shown.label, self.shown.session_id)
-        command = [sys.executable, "-m", "tracehouse.cli.app", "open", named,
-                   "--store", self.store_flag]  # fmt: skip
+        if not self.reader.local:
+            import webbrowser
+            from urllib.parse import quote
+
+            page = f"{self.reader.shown.rstrip('/')}/s/{quote(named, safe='')}"
+            webbrowser.open(page)
+            self.say(f"opening {page}")
+            return
+        command = [sys.executable, "-m", "tracehouse.cli.app", "open", "--store",
+                   self.store_flag, "--", named]  # fmt: skip
         # In browse's own process group: a terminal that closes takes it along too.
         self.opened.append(subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL,
@@ -262,7 +313,7 @@ class Browse(App[None]):
         self.say(f"opening {self.shown.label} in the browser (tracehouse open)")
 
     def say(self, line: str) -> None:
-        self.query_one("#status", Static).update(Text(line))
+        self.query_one("#status", Static).update(Text(escaped(line)))
 
     def action_thinking(self) -> None:
         self.thinking = not self.thinking

@@ -49,8 +49,9 @@ def gateway_address(url: str, token_file: str, machine: str) -> str:
         return url
     if not token_file:
         raise ConfigError(
-            f"--store {without_token(url)}: a gateway needs a push token: --token-file F"
-            " (or token_file in the config); `tracehouse serve tokens add` makes one"
+            f"--store {without_token(url)}: a gateway needs a token (a push token to sync, a"
+            " read token to browse): --token-file F (or token_file in the config);"
+            " `tracehouse serve tokens add` makes one"
         )
     path = os.path.expanduser(token_file)
     try:
