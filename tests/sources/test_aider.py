@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import pytest
 
@@ -17,6 +18,21 @@ from tracehouse.parsers import aider
 from tracehouse.pipeline.sources import resolve_sources
 
 HOME = DATA / "aider" / "home"
+
+
+@pytest.fixture(autouse=True)
+def zone(monkeypatch):
+    """Aider writes local times: these tests read them as a machine in UTC would, unless one
+    sets another zone (`zone(name)`)."""
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    set_zone("UTC")
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture
@@ -70,8 +86,9 @@ def test_each_launch_is_a_session_with_its_prompts_tokens_and_calls(units) -> No
     prompts = rows["messages"].filter(rows["messages"]["role"] == "user").sort("seq")
     assert prompts["content"].to_list() == ["Add a /health route to app.py", "/run pytest -q",
                                             "Now add a test\nfor it"]  # fmt: skip
-    assert prompts["created_at"].to_list() == ["2025-12-03T14:44:06", "2025-12-03T14:46:07",
-                                               "2025-12-03T14:48:06"]  # fmt: skip
+    assert prompts["created_at"].to_list() == ["2025-12-03T14:44:06.000Z",
+                                               "2025-12-03T14:46:07.000Z",
+                                               "2025-12-03T14:48:06.000Z"]  # fmt: skip
     calls = rows["tool_calls"].sort("seq").to_dicts()
     assert [c["tool_name"] for c in calls] == ["apply_edit", "git_commit"]
     assert json.loads(calls[1]["params"]) == {
@@ -125,3 +142,14 @@ def test_0_86_reasoning_is_thinking_and_the_banner_opens_no_turn_of_its_own() ->
     assert banner["turn_id"][0] == turns["turn_id"][0]  # the first prompt's turn
     assert item.session["tool_version"] == "0.86.2"
     assert item.session["title"] == "What does parse_rate do?"
+
+
+def test_local_times_are_read_in_this_machines_zone_and_stored_in_utc(units, zone) -> None:
+    zone("America/New_York")  # December: five hours behind UTC
+    found = sessions(aider, units)
+    first, rows = next(v for v in found.values() if v[0].session["created_at"] < "2025-12-04")
+    prompts = rows["messages"].filter(rows["messages"]["role"] == "user").sort("seq")
+    assert prompts["created_at"].to_list()[0] == "2025-12-03T19:44:06.000Z"
+    assert first.session["metadata"]["local_offset"] == "-05:00"
+    # the session's id stays the one its header names, whatever the zone
+    assert first.session["source_session_id"].startswith("20251203T14")

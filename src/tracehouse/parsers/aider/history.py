@@ -6,7 +6,8 @@ at <local time>`, the only session boundary and the only time in the file. Withi
 lines what aider printed (its version and model, `Tokens: … sent, … received. Cost: $…`,
 applied edits, commits, questions and errors) and the other lines the model's reply. The
 prompts' exact times come from `.aider.input.history` beside it, matched in order by text.
-Times are local, as aider wrote them, with no zone.
+Aider writes local times with no zone: they are read in this machine's zone, where aider ran
+(the ledger keeps UTC, as for every agent), and the offset taken is kept with the session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +93,12 @@ class _Session:
         head = xxhash.xxh32_hexdigest(project.encode())
         sid = f"{stamp.replace('-', '').replace(':', '')}-{head}" + (f"-{nth}" if nth > 1 else "")
         self.talk = Conversation(PROVIDER, sid, unit.key, options.max_field)
-        self.talk.seen(stamp)
-        self.at, self.typed = stamp, typed
+        self.at, offset = in_utc(stamp)
+        self.talk.seen(self.at)
+        self.typed = typed
         self.block: Block | None = None
-        self.fields: dict[str, Any] = {"workspace_path": project, "metadata": {}}
+        self.fields: dict[str, Any] = {"workspace_path": project,
+                                       "metadata": {"local_offset": offset}}  # fmt: skip
 
     def line(self, number: int, raw: str) -> None:
         text = raw[:-2] if raw.endswith("  ") else raw  # Markdown's hard breaks
@@ -191,10 +195,21 @@ def _input_times(path: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, list[str]]] = []
     for line in text.split("\n"):
         if line.startswith("# ") and len(line) >= 21:
-            out.append((line[2:21].replace(" ", "T"), []))
+            out.append((in_utc(line[2:21].replace(" ", "T"))[0], []))
         elif line.startswith("+") and out:
             out[-1][1].append(line[1:])
     return [(at, "\n".join(lines)) for at, lines in out]
+
+
+def in_utc(local: str) -> tuple[str, str]:
+    """A local time as aider writes it (`2025-12-03T14:44:06`, no zone) in UTC, read in this
+    machine's zone, with the offset taken (`+01:00`); a time it cannot read, as written."""
+    try:
+        moment = datetime.fromisoformat(local).astimezone()  # naive: this machine's zone
+    except ValueError:
+        return local, ""
+    offset = moment.isoformat()[-6:]
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"), offset
 
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
