@@ -177,8 +177,6 @@ def test_the_review_child_is_linked_to_its_parents_review_call():
     review = next(c for c in parent["tool_calls"] if c["tool_name"] == "review")
     assert item.session["parent_session_id"] == ids.session_id("codex", PARENT)
     assert item.session["spawn_tool_call_id"] == review["tool_call_id"]
-    before = [m for m in parent["messages"] if (m["created_at"] or "") <= review["started_at"]]
-    assert review["message_id"] == before[-1]["message_id"]  # the last message before it
     assert review["result"].startswith("One finding.")
     assert rows["messages"][0]["meta"]["source"] == "review"
 

@@ -51,9 +51,6 @@ class RolloutBuilder:
         self.awaiting: dict[str, Any] | None = s.get("awaiting")
         self.tokens_prev: list[int] | None = s.get("tokens_prev")
         self.review: dict[str, Any] | None = s.get("review")
-        # The last message read: a review's call is made by no message, so it takes this one
-        # (and its child its `parent_message_id`).
-        self.last_message: str | None = s.get("last_message")
         self.copied = CopiedHistory.from_state(s.get("copied"))
         self.prompted: bool = s.get("prompted", False)
         self.ts: str | None = None
@@ -316,7 +313,6 @@ class RolloutBuilder:
         }
         self.seq += 1
         self.agg.messages += 1
-        self.last_message = str(row["message_id"])
         return row
 
     def host_message(self, offset: int, text: str) -> dict[str, Any]:
@@ -366,7 +362,6 @@ class RolloutBuilder:
             "awaiting": self.awaiting,
             "tokens_prev": self.tokens_prev,
             "review": self.review,
-            "last_message": self.last_message,
             "copied": self.copied.to_state(),
             "prompted": self.prompted,
             "session": self.agg.to_state(),

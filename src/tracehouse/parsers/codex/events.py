@@ -32,7 +32,6 @@ class EventsRollout(Protocol):
     pending: dict[str, dict[str, Any]]
     awaiting: dict[str, Any] | None
     review: dict[str, Any] | None
-    last_message: str | None
     tokens_prev: list[int] | None
     messages: TableBuffer
     tool_calls: TableBuffer
@@ -154,9 +153,6 @@ def _review_started(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
     key = f"review:{offset}"
     call = b.open_call({"type": "review_call", "name": "review"}, key, offset)
     call["params"] = {k: p[k] for k in ("target", "user_facing_hint") if k in p}
-    # `/review` is typed as a command, not a message: the review is the parent's answer to the
-    # last message before it, which its child names as the message it came from.
-    call["message_id"] = call["message_id"] or b.last_message
     b.review = {"key": key}
     return "review"
 
