@@ -13,14 +13,12 @@ again costs little.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-import orjson
 from markupsafe import Markup, escape
 
+from tracehouse.exports.diffs import edit_lines, line_kind
 from tracehouse.shown import escaped
 
 # What Markdown makes, and no more. Images are left out: a remote image is a request a page makes
@@ -33,11 +31,6 @@ ATTRIBUTES = {"a": {"href", "title"}, "span": {"class"}, "code": {"class"}, "pre
 SCHEMES = {"http", "https", "mailto"}
 HIGHLIGHT_MOST = 100_000  # longer code is shown plain: Pygments takes ~1 s a megabyte
 FOLD_LINES, FOLD_CHARS = 12, 1_500  # a result longer than this is folded, its size shown
-# The keys edit tools name the old and new text, the written content and the file by.
-OLD = ("old_string", "oldString", "old_str", "oldText", "old_text")
-NEW = ("new_string", "newString", "new_str", "newText", "new_text")
-WRITTEN = ("content", "file_text", "contents")
-PATH = ("file_path", "filePath", "path", "target_file", "absolute_path")
 
 
 class Renderer:
@@ -75,29 +68,13 @@ def _highlight(code: str, language: str, _attrs: Any) -> str:
 
 
 def edit_diff(params: Any) -> Markup | None:
-    """A file edit's change as a unified diff (old and new text, or a whole file written, or a
-    patch the tool was given); None for a call that is not an edit."""
-    args = _arguments(params)
-    if isinstance(args, str):
-        return _patch(args) if _is_patch(args) else None
-    if not isinstance(args, Mapping):
+    """A file edit's change as a coloured unified diff; None for a call that is not an edit."""
+    lines = edit_lines(params)
+    if lines is None:
         return None
-    path = next((str(args[k]) for k in PATH if isinstance(args.get(k), str)), "")
-    many = args.get("edits")
-    edits: list[Any] = many if isinstance(many, list) else [args]
-    found = [(_text(e, OLD), _text(e, NEW)) for e in edits if isinstance(e, Mapping)]
-    pairs = [(old, new) for old, new in found if old is not None and new is not None]
-    if pairs:
-        lines: list[str] = []
-        for old, new in pairs:
-            lines += difflib.unified_diff(old.splitlines(), new.splitlines(), _side("a", path),
-                                          _side("b", path), lineterm="", n=3)  # fmt: skip
-        return _lines(lines)
-    written = _text(args, WRITTEN)
-    if written is not None and path:
-        return _lines([f"+++ {_side('b', path)}", *(f"+{line}" for line in written.splitlines())])
-    patch = next((v for v in args.values() if isinstance(v, str) and _is_patch(v)), None)
-    return _patch(patch) if patch else None
+    # Each line is a block (its colour spans the width), so no newline goes between them.
+    shown = "".join(f'<span class="d-{line_kind(line)}">{escape(line)}</span>' for line in lines)
+    return Markup('<pre class="diff">' + shown + "</pre>")
 
 
 def folded(text: str) -> str | None:
@@ -108,43 +85,6 @@ def folded(text: str) -> str | None:
     size = len(text.encode("utf-8", "surrogatepass"))
     shown = f"{size / 1024:,.1f} KB" if size >= 1024 else f"{size} bytes"
     return f"{shown} · {lines:,} lines"
-
-
-def _patch(text: str) -> Markup:
-    return _lines(text.splitlines())
-
-
-def _lines(lines: list[str]) -> Markup:
-    out = []
-    for line in lines:
-        kind = ("meta" if line.startswith(("+++", "---", "***", "diff ", "index ")) else
-                "hunk" if line.startswith("@@") else "add" if line.startswith("+") else
-                "del" if line.startswith("-") else "ctx")  # fmt: skip
-        out.append(f'<span class="d-{kind}">{escape(line)}</span>')
-    # Each line is a block (its colour spans the width), so no newline goes between them.
-    return Markup('<pre class="diff">' + "".join(out) + "</pre>")
-
-
-def _side(prefix: str, path: str) -> str:
-    return f"{prefix}{path}" if path.startswith("/") else f"{prefix}/{path}"
-
-
-def _is_patch(text: str) -> bool:
-    head = text.lstrip()[:200]
-    return head.startswith(("*** Begin Patch", "diff --git", "--- ")) or "\n@@ " in text[:2000]
-
-
-def _arguments(params: Any) -> Any:
-    if isinstance(params, str):
-        try:
-            return orjson.loads(params)
-        except orjson.JSONDecodeError:
-            return params
-    return params
-
-
-def _text(values: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
-    return next((values[k] for k in keys if isinstance(values.get(k), str)), None)
 
 
 @lru_cache(maxsize=1)

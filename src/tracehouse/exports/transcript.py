@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from tracehouse.exports.diffs import edit_lines, edited_path
 from tracehouse.model.timeline import children_by_call, message_notes, role_title, timeline
 from tracehouse.resume.plan import hint
 from tracehouse.timespec import local_time, parse_stored
 
 CUT = 600
+DIFF_LINES = 24  # of an edit's diff, unless `-v` asks for all of it
+DIFF_MARK = "┆ "  # before each line of an edit's diff, as `│ ` before a result's
 CONTEXT = 3  # messages shown on each side of the one a search hit opens
 
 
@@ -215,8 +218,16 @@ def _heading(m: dict[str, Any], labels: dict[str, str]) -> str:
 
 def _call(call: dict[str, Any], child: dict[str, Any] | None, cut: int) -> Iterator[str]:
     brief = cut <= CUT  # `-v` asks for long text uncut: parameters and every line of a result
-    params = _cut(call.get("params") or "", 200 if brief else cut).replace("\n", " ")
-    yield f"  → {call['tool_name']} {params}  [{call['status']}]"
+    diff = edit_lines(call.get("params"))
+    if diff is not None:  # an edit: the file it changed, and the change as a diff
+        yield f"  → {call['tool_name']} {edited_path(call.get('params')) or ''}  [{call['status']}]"
+        shown = diff[:DIFF_LINES] if brief else diff
+        yield from (f"    {DIFF_MARK}{line}" for line in shown)
+        if len(diff) > len(shown):
+            yield f"    {DIFF_MARK}… {len(diff) - len(shown):,} more lines of the diff"
+    else:
+        params = _cut(call.get("params") or "", 200 if brief else cut).replace("\n", " ")
+        yield f"  → {call['tool_name']} {params}  [{call['status']}]"
     if call.get("error"):
         yield f"    ✗ {_cut(call['error'], cut // 2)}"
     elif call.get("result"):
