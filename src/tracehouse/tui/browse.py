@@ -159,7 +159,8 @@ class Browse(App[None]):
         self.query_one("#transcript", TranscriptView).load_text(text, at_line=marked)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if 0 <= event.cursor_row < len(self.rows):
+        # a new list's first row is open already: its highlight does not read it again
+        if 0 <= event.cursor_row < len(self.rows) and self.rows[event.cursor_row] != self.shown:
             self.open_row(self.rows[event.cursor_row])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
