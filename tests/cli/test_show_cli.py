@@ -113,6 +113,23 @@ def test_verbose_shows_long_parameters_and_results_uncut() -> None:
     assert command in full[0] and len(full) == 31
 
 
+def test_an_edit_shows_its_file_and_its_diff_cut_unless_verbose() -> None:
+    from tracehouse.exports.transcript import DIFF_LINES, DIFF_MARK, _call
+
+    old = "\n".join(f"a = {n}" for n in range(40))
+    params = {"file_path": "/w/app.py", "old_string": old, "new_string": old.replace("a", "b")}
+    call = {"tool_name": "Edit", "params": json.dumps(params), "status": "completed",
+            "result": "updated", "tool_call_id": "t"}  # fmt: skip
+    brief = list(_call(call, None, 600))
+    assert brief[0] == "  → Edit /w/app.py  [completed]"
+    diff = [line[4 + len(DIFF_MARK):] for line in brief if line.startswith("    " + DIFF_MARK)]
+    assert diff[:3] == ["--- a/w/app.py", "+++ b/w/app.py", "@@ -1,40 +1,40 @@"]
+    assert len(diff) == DIFF_LINES + 1 and diff[-1].startswith("… 59 more lines")
+    assert brief[-1] == "    │ updated"
+    full = list(_call(call, None, 100_000))
+    assert sum(line.startswith("    " + DIFF_MARK + "+b") for line in full) == 40
+
+
 def test_an_empty_list_says_so_and_last_names_the_latest_session(tmp_path) -> None:
     """A list with nothing to show says why instead of printing a header alone; `last` and
     `last~N` name sessions wherever a session is named (issue #70)."""
