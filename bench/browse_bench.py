@@ -46,6 +46,31 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, int(len(ordered) * q) - 1)]
 
 
+async def bare_screen() -> float:
+    """The floor of the first screen: a Textual app of browse's widgets, with nothing in them."""
+    from textual.app import App, ComposeResult
+    from textual.containers import Horizontal
+    from textual.widgets import DataTable, Footer, Input, Static
+
+    from tracehouse.tui.transcript_view import TranscriptView
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Input()
+            with Horizontal():
+                yield DataTable()
+                yield TranscriptView()
+            yield Static("")
+            yield Footer()
+
+    began = time.perf_counter()
+    async with Bare().run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        took = time.perf_counter() - began
+        await pilot.press("q")
+    return took
+
+
 async def measure(ledger: Path) -> dict[str, list[float]]:
     store = open_store(ledger)
     out: dict[str, list[float]] = {"first screen": [], "keystroke": [], "largest session": []}
@@ -148,7 +173,8 @@ def main() -> None:
     args = parser.parse_args()
     found: dict[str, list[float]] = {}
     if args.ledger.exists():
-        found = asyncio.run(measure(args.ledger))
+        found = {"floor: bare app": [asyncio.run(bare_screen())]}
+        found.update(asyncio.run(measure(args.ledger)))
     else:  # made by `bench/search_bench.py --copies 24`
         print(f"{args.ledger} is not there (bench/search_bench.py makes it): the long session only")
     with tempfile.TemporaryDirectory() as directory:

@@ -143,7 +143,7 @@ def test_what_the_ledger_holds_is_shown_not_interpreted(ledger: Path) -> None:
         browse = _browse(store, ledger)
         async with browse.run_test(size=(200, 30)) as pilot:
             table = browse.query_one("#list", DataTable)
-            shown = [table.get_cell_at(Coordinate(r, 5)) for r in range(table.row_count)]
+            shown = [table.get_cell_at(Coordinate(r, 6)) for r in range(table.row_count)]
             await pilot.press("q")
         return shown
 

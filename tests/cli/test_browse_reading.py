@@ -20,7 +20,7 @@ from tracehouse.errors import StoreError
 from tracehouse.store import open_store
 from tracehouse.store.remote.store import address_with
 from tracehouse.tui.browse import Browse
-from tracehouse.tui.readers import GatewayReader, LedgerReader, Reader
+from tracehouse.tui.readers import GatewayReader, LedgerReader, Listing, Reader
 
 MAIN_LABEL = "cc-11111111"
 
@@ -146,7 +146,7 @@ def test_an_answer_of_another_shape_is_an_error_naming_the_route(tmp_path: Path)
     reader.shown = "http://127.0.0.1:1"
     reader.gateway = type("G", (), {"call": lambda self, m, p: {"sessions": [{"no": 1}]}})()
     with pytest.raises(StoreError, match=r"/v1/sessions: an answer of another shape"):
-        reader.sessions()
+        reader.sessions(Listing())
 
 
 def test_the_options_are_checked_where_they_enter(ledger: Path) -> None:
@@ -157,3 +157,38 @@ def test_the_options_are_checked_where_they_enter(ledger: Path) -> None:
     assert stray.exit_code != 0 and "only with a gateway" in stray.output
     no_token = runner.invoke(app, ["browse", "--store", "http://127.0.0.1:9"])
     assert no_token.exit_code != 0 and "a read token to browse" in no_token.output
+
+
+def test_s_orders_the_sessions_and_the_costs_fill_in(ledger: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def steps(browse: Browse, pilot: Any) -> None:
+        table = browse.query_one("#list", DataTable)
+        for _ in range(100):  # filled in once the first screen is drawn
+            await pilot.pause(0.1)
+            seen["costs"] = [str(table.get_cell(r.session_id, "cost")) for r in browse.rows]
+            if any(seen["costs"]):
+                break
+        await pilot.press("s", "s")  # updated → created → tokens
+        seen["order"] = browse.listing.order
+        seen["tokens"] = [int(str(table.get_cell(r.session_id, "tokens")).replace(",", ""))
+                          for r in browse.rows]  # fmt: skip
+
+    drive(LedgerReader(open_store(ledger), str(ledger)), steps)
+    assert any(c.startswith("$") for c in seen["costs"])  # the fixture's models have prices
+    assert seen["order"] == "tokens" and seen["tokens"] == sorted(seen["tokens"], reverse=True)
+
+    only = Browse(LedgerReader(open_store(ledger), str(ledger)), "", None,
+                  Listing(providers=("codex",)))  # fmt: skip
+    assert only.listing.providers == ("codex",)
+
+    async def listed() -> int:
+        async with only.run_test(size=(100, 30)) as pilot:
+            count = len(only.rows)
+            await pilot.press("q")
+        return count
+
+    try:
+        assert asyncio.run(listed()) == 0  # the fixture home holds Claude Code only
+    finally:
+        only.reader.close()

@@ -21,14 +21,18 @@ from tracehouse.tui.readers import LedgerReader
 
 @pytest.fixture
 def browse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Browse over the fixture home's ledger, its times in UTC and its title bar naming no
-    temporary path, so the screens are the same on every machine."""
+    """Browse over the fixture home's ledger, its times in UTC and neither a temporary path nor
+    this machine's name on it, so the screens are the same on every machine."""
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
+    # the costs fill in a moment after the first screen, whenever the machine gets to it: not
+    # in these screens (another test shows them)
+    monkeypatch.setattr("tracehouse.tui.browse.COSTS_AFTER", 3600)
     ledger = synced_ledger(tmp_path)
     with sqlite3.connect(ledger) as conn:  # the home the fixture was read from, one for all
         conn.execute("UPDATE sessions SET source_path = replace(source_path, ?, '/home/me')",
                      (str(tmp_path / "home"),))  # fmt: skip
+        conn.execute("UPDATE sessions SET host = 'laptop'")  # not this machine's name
     store = open_store(ledger)
 
     def made(theme: str) -> Browse:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
+from tracehouse.cli.filter_opts import ProjectOpt, ProvidersOpt, SinceOpt, UntilOpt
 from tracehouse.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
 @command
 def browse(
     ctx: Context,
+    provider: ProvidersOpt = None,
+    project: ProjectOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     theme: Annotated[
         str | None,
         typer.Option("--theme", show_default=False,
@@ -29,9 +34,17 @@ def browse(
                      help="With a gateway as --store: the file holding a read token."),
     ] = None,
 ) -> None:  # fmt: skip
-    """Browse the sessions in the terminal: search as you type, read a transcript beside the
-    list, walk to a session's subagents and threads, and keys to resume, copy a label, export
-    or open a session in the browser. On this machine's ledger or a gateway's."""
+    """Browse the sessions in the terminal (those the filters keep; `s` changes their order):
+    search as you type, read a transcript beside the list, walk to a session's subagents and
+    threads, and keys to resume, copy a label, export or open a session in the browser. On
+    this machine's ledger or a gateway's."""
+    from tracehouse.reports.filters import build_session_filters
+    from tracehouse.tui.readers import Listing
+
+    # checked here, and the times made UTC here, so a gateway reads them as this machine meant
+    chosen = build_session_filters(providers=provider or (), project=project, since=since,
+                                   until=until)  # fmt: skip
+    listing = Listing(chosen.providers, chosen.project, chosen.since, chosen.until)
     if theme is not None:
         from textual.theme import BUILTIN_THEMES
 
@@ -60,6 +73,6 @@ def browse(
         reader = LedgerReader(ctx.store(create=False), where.shown, Lazy(settings.embeddings),
                               lambda: redactor_for(settings))  # fmt: skip
     try:
-        Browse(reader, ctx.settings.store, theme).run()
+        Browse(reader, ctx.settings.store, theme, listing).run()
     finally:
         reader.close()

@@ -20,7 +20,7 @@ from tracehouse.gateway.views import (
     session_summaries,
     summary,
 )
-from tracehouse.reports.filters import build_search_filters
+from tracehouse.reports.filters import ORDERS, build_search_filters
 from tracehouse.reports.usage import PERIODS, usage
 from tracehouse.search.semantic import MODES
 
@@ -37,9 +37,12 @@ def sessions(
     until: str | None = None,
     subagents: bool = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    order: Annotated[str, Query(pattern=f"^({'|'.join(ORDERS)})$")] = "updated",
 ) -> Response:
-    """The sessions, most recently active first, with their provenance."""
-    found = session_summaries(store, provider or [], project, since, until, subagents, limit)
+    """The sessions, most recently active first (or the most tokens or messages, or the most
+    recently created), with their provenance."""
+    found = session_summaries(store, provider or [], project, since, until, subagents, limit,
+                              order)  # fmt: skip
     return json_answer({"sessions": found})
 
 

@@ -72,9 +72,10 @@ def session_summaries(
     until: str | None,
     subagents: bool,
     limit: int,
+    order: str = "updated",
 ) -> list[dict[str, Any]]:
     filters = session_filters(store, providers, project, since, until, subagents)
-    ids = [row["session_id"] for row in list_sessions(store, filters, limit)]
+    ids = [row["session_id"] for row in list_sessions(store, filters, limit, order=order)]
     if not ids:
         return []
     marks = ", ".join("?" * len(ids))

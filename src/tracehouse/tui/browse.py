@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,9 +30,10 @@ from tracehouse.errors import TracehouseError
 from tracehouse.model.labels import SAFE_LABEL, reference
 from tracehouse.shown import escaped
 from tracehouse.timespec import local_time
-from tracehouse.tui.readers import Listed, Opened, Reader
+from tracehouse.tui.readers import ORDERS, Listed, Listing, Opened, Reader
 from tracehouse.tui.transcript_view import TranscriptView
 
+COSTS_AFTER = 0.4  # seconds after a list is shown: its costs do not hold up the first screen
 TYPED_PAUSE = 0.15  # seconds a query rests before it is searched: typing is not interrupted
 EXPORT_MODE = 0o600  # as `tracehouse export` writes its files
 
@@ -59,6 +60,7 @@ class Browse(App[None]):
         Binding("/", "search", "Search"),
         Binding("escape", "to_list", "List"),
         Binding("f", "family", "Family"),
+        Binding("s", "sort", "Sort"),
         Binding("R", "run_resume", "Run it", show=False),  # before `r`, which also hears R
         Binding("r", "resume", "Resume"),
         Binding("y", "copy", "Copy label"),
@@ -68,9 +70,16 @@ class Browse(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, reader: Reader, store_flag: str = "", theme: str | None = None) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        store_flag: str = "",
+        theme: str | None = None,
+        listing: Listing | None = None,
+    ) -> None:
         super().__init__()
         self.reader = reader
+        self.listing = listing or Listing()  # the options' filters; `s` changes the order
         self.sub_title = reader.shown  # the ledger, as the other commands show it
         self.store_flag = store_flag  # `--store` as given, for the commands it starts
         if theme is not None:
@@ -92,24 +101,46 @@ class Browse(App[None]):
 
     def on_mount(self) -> None:
         self.show_sessions()
+        # the price table, read in a thread once the first screen is drawn, not while it is
+        self.call_after_refresh(self.run_worker, self.reader.prepare, thread=True,
+                                exit_on_error=False)  # fmt: skip
         self.query_one("#list", DataTable).focus()
 
     # -- the list ---------------------------------------------------------------------------
 
     def show_sessions(self) -> None:
-        self._list(self._answered(self.reader.sessions) or [])
+        listed = self._answered(lambda: self.reader.sessions(self.listing)) or []
+        self._list(listed)
+        if listed:  # what they cost, once the first screen is drawn and the prices are read
+            self.set_timer(COSTS_AFTER, lambda: self._show_costs(listed))
 
     def _list(self, sessions: list[Listed], marks: dict[str, str] | None = None) -> None:
-        """`marks`: a sign before a label (the family's `↑` parent, `↳` children)."""
-        table = self._table("label", "agent", "project", "updated", "tokens", "title")
+        """`marks`: a sign before a label (the family's `↑` parent, `↳` children). The machine
+        is shown where the sessions come from more than one (a team's gateway, a ledger fed by
+        several laptops): each column shown costs every row drawn."""
+        machines = len({s.host for s in sessions}) > 1
+        columns = ["label", "agent", *(["machine"] if machines else []), "project", "updated",
+                   "tokens", "cost", "title"]  # fmt: skip
+        table = self._table(*columns)
         self.rows = []
         for s in sessions:
             self.rows.append(Row(s.label, s.session_id))
-            table.add_row(*_cells(
-                (marks or {}).get(s.session_id, "") + s.label, s.provider, _cut(s.project, 16),
-                local_time(s.updated_at) or "", f"{s.tokens:,}", _cut(s.title, 60),
-            ))  # fmt: skip
+            cells = [(marks or {}).get(s.session_id, "") + s.label, s.provider,
+                     *([_cut(s.host, 16)] if machines else []), _cut(s.project, 16),
+                     local_time(s.updated_at) or "", f"{s.tokens:,}", "",
+                     _cut(s.title, 60)]  # fmt: skip
+            table.add_row(*_cells(*cells), key=s.session_id)
         self._open_first()
+
+    def _show_costs(self, listed: list[Listed]) -> None:
+        costs = self._answered(lambda: self.reader.costs(self.listing, listed), quiet=True)
+        table = self.query_one("#list", DataTable)
+        if costs is None or [r.session_id for r in self.rows] != [s.session_id for s in listed]:
+            return  # another list since (a search, a family)
+        for s in listed:
+            cost = costs.get(s.label)
+            shown = "" if s.label not in costs else "?" if cost is None else f"${cost:,.2f}"
+            table.update_cell(s.session_id, "cost", Text(shown))
 
     def show_hits(self, query: str) -> None:
         hits = self._answered(lambda: self.reader.search(query), quiet=True)
@@ -120,13 +151,14 @@ class Browse(App[None]):
         for hit in hits:
             self.rows.append(Row(hit.label, hit.session_id, hit.at))
             table.add_row(*_cells(hit.label, hit.kind, local_time(hit.created_at) or "",
-                                  _cut(hit.snippet, 80)))  # fmt: skip
+                                  _cut(hit.snippet, 80)), key=str(len(self.rows)))  # fmt: skip
         self._open_first()
 
     def _table(self, *columns: str) -> DataTable[Any]:
         table = self.query_one("#list", DataTable)
         table.clear(columns=True)
-        table.add_columns(*columns)
+        for column in columns:
+            table.add_column(column, key=column)
         return table
 
     def _open_first(self) -> None:
@@ -195,6 +227,18 @@ class Browse(App[None]):
         else:
             self.show_sessions()  # back from a family to the sessions
         self.query_one("#list", DataTable).focus()
+
+    def action_sort(self) -> None:
+        """The sessions in the next order: most recently updated, created, most tokens, most
+        messages (the whole ledger's, not only the ones listed)."""
+        order = ORDERS[(ORDERS.index(self.listing.order) + 1) % len(ORDERS)]
+        self.listing = replace(self.listing, order=order)
+        query = self.query_one("#query", Input)
+        if query.value:
+            query.value = ""  # the sessions come back once it rests
+        else:
+            self.show_sessions()
+        self.say(f"sessions by {order} (s: another order)")
 
     def action_family(self) -> None:
         """The list becomes the session's family: its parent (`↑`), itself, its subagents and

@@ -16,10 +16,25 @@ from typing import Any, Protocol
 from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 
 from tracehouse.errors import StoreError
+from tracehouse.reports.filters import ORDERS as LIST_ORDERS
 from tracehouse.search.hits import MARK
 
 LISTED = 200  # sessions in the list; a search finds the others
 HITS = 50
+
+
+ORDERS = tuple(LIST_ORDERS)  # what `s` cycles through: updated, created, tokens, messages
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Which sessions the list shows, and in which order (`browse`'s options, `s`)."""
+
+    providers: tuple[str, ...] = ()
+    project: str | None = None
+    since: str | None = None  # as typed: `2h`, a local date or time
+    until: str | None = None
+    order: str = "updated"
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,7 @@ class Listed:
     tokens: int = 0
     title: str | None = None
     is_subagent: bool = False
+    host: str | None = None  # the machine it was read on or pushed from
 
     @classmethod
     def of_row(cls, row: dict[str, Any]) -> Listed:
@@ -41,7 +57,7 @@ class Listed:
             str(row["label"]), str(row["session_id"]), str(row["source_provider"]),
             _text(row.get("project")), _text(row.get("updated_at")),
             _count(row.get("total_tokens")), _text(row.get("title") or row.get("task_description")),
-            bool(row.get("is_subagent")),
+            bool(row.get("is_subagent")), _text(row.get("host")),
         )  # fmt: skip
 
     @classmethod
@@ -78,7 +94,9 @@ class Reader(Protocol):
     shown: str  # where it reads, for the title bar
     local: bool  # a ledger of this machine's (what `tracehouse resume` and `open` read)
 
-    def sessions(self) -> list[Listed]: ...
+    def sessions(self, listing: Listing) -> list[Listed]: ...
+    def costs(self, listing: Listing, shown: list[Listed]) -> dict[str, float | None]: ...
+    def prepare(self) -> None: ...
     def search(self, query: str) -> list[Found]: ...
     def open(self, ref: str, *, at: str | None = None, thinking: bool = False) -> Opened: ...
     def markdown(self, ref: str) -> str: ...
@@ -103,11 +121,32 @@ class LedgerReader:
         # An export redacts what the ledger holds verbatim, as `tracehouse export` does; the
         # redactor is loaded only then (its detectors take a while).
         self.redactor = redactor
+        self.prices: Any = None  # read when the costs are first shown
 
-    def sessions(self) -> list[Listed]:
+    def sessions(self, listing: Listing) -> list[Listed]:
         from tracehouse.reports.filters import list_sessions
 
-        return [Listed.of_row(r) for r in list_sessions(self.store, limit=LISTED)]
+        found = list_sessions(self.store, _filters(listing), limit=LISTED, order=listing.order)
+        return [Listed.of_row(r) for r in found]
+
+    def prepare(self) -> None:
+        """What the costs need and the first screen does not: the price table, read in a thread
+        of its own while the list is drawn (it touches no database)."""
+        from tracehouse.reports import usage  # noqa: F401
+        from tracehouse.reports.pricing import load_prices, own_prices_file
+
+        if self.prices is None:
+            self.prices = load_prices(own_prices_file())
+
+    def costs(self, listing: Listing, shown: list[Listed]) -> dict[str, float | None]:
+        """What each of `shown` cost, by label, at the price table's prices (with your own)."""
+        from dataclasses import replace
+
+        from tracehouse.reports.usage import usage
+
+        self.prepare()
+        only = replace(_filters(listing), session_ids=tuple(s.session_id for s in shown))
+        return _by_label(usage(self.store, "session", only, self.prices).to_json()["rows"])
 
     def search(self, query: str) -> list[Found]:
         from tracehouse.reports import searching
@@ -156,10 +195,19 @@ class GatewayReader:
         self.gateway.client.headers.pop("X-Tracehouse-Machine")  # a reader pushes nothing
         self.gateway.call("GET", "/v1/whoami")  # a token the gateway refuses: said at start
 
-    def sessions(self) -> list[Listed]:
+    def sessions(self, listing: Listing) -> list[Listed]:
+        asked = [*_asked(listing), ("limit", str(LISTED)), ("order", listing.order)]
         with self._answer("/v1/sessions") as answer:
-            found = answer(f"/v1/sessions?limit={LISTED}")
+            found = answer("/v1/sessions?" + urlencode(asked))
             return [Listed.of_summary(s) for s in found["sessions"]]
+
+    def prepare(self) -> None:
+        pass  # the gateway prices what it sends
+
+    def costs(self, listing: Listing, shown: list[Listed]) -> dict[str, float | None]:
+        asked = [*_asked(listing), ("period", "session")]
+        with self._answer("/v1/usage") as answer:
+            return _by_label(answer("/v1/usage?" + urlencode(asked))["rows"])
 
     def search(self, query: str) -> list[Found]:
         with self._answer("/v1/search") as answer:
@@ -194,12 +242,41 @@ class GatewayReader:
         self.gateway.close()
 
 
+def _filters(listing: Listing) -> Any:
+    from tracehouse.reports.filters import build_session_filters
+
+    return build_session_filters(providers=listing.providers, project=listing.project,
+                                 since=listing.since, until=listing.until)  # fmt: skip
+
+
+def _asked(listing: Listing) -> list[tuple[str, str]]:
+    """`listing` as a gateway's query parameters."""
+    asked = [("provider", p) for p in listing.providers]
+    asked += [(k, v) for k, v in (("project", listing.project), ("since", listing.since),
+                                  ("until", listing.until)) if v]  # fmt: skip
+    return asked
+
+
+def _by_label(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+    """A `usage session` report's rows as label → cost (None: no price known)."""
+    costs: dict[str, float | None] = {}
+    for row in rows:
+        cost, label = row.get("cost"), row.get("key")
+        if isinstance(label, str):
+            known = costs.get(label)
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                costs[label] = (known or 0.0) + float(cost)
+            else:
+                costs.setdefault(label, None)
+    return costs
+
+
 _ROW_OF_SUMMARY = {
     "label": "label", "sessionId": "session_id", "sourceProvider": "source_provider",
     "sourceSessionId": "source_session_id", "title": "title", "project": "project",
     "workspacePath": "workspace_path", "updatedAt": "updated_at", "isSubagent": "is_subagent",
     "taskDescription": "task_description", "totalTokens": "total_tokens",
-    "sourceMissingAt": "source_missing_at",
+    "sourceMissingAt": "source_missing_at", "host": "host",
 }  # fmt: skip
 
 

@@ -121,7 +121,13 @@ class TranscriptView(ScrollView, can_focus=True):
                         for seg in painted[start:end].render(self.app.console)]  # fmt: skip
         else:
             segments = [Segment(self._lines[n][start:end], base + self._looks[n])]
-        return Strip(segments).extend_cell_length(width, base).crop(0, width)
+        # one strip, padded here: a strip made and then padded and cropped is three, each with
+        # caches of its own, for every line drawn
+        cells = Segment.get_line_length(segments)
+        if cells > width:
+            return Strip(segments, cells).crop(0, width)
+        segments.append(Segment(" " * (width - cells), base))
+        return Strip(segments, width)
 
     def _paint(self, n: int) -> Text | None:
         """Line `n` of a code block, highlighted (its whole block once, when first drawn)."""
