@@ -22,6 +22,13 @@ def test_a_wrapped_line_is_the_line_in_parts_that_fit(line: str, width: int) -> 
     assert [a for a, _ in parts[1:]] == [b for _, b in parts[:-1]]  # nothing skipped
 
 
+def test_a_space_just_past_the_width_is_no_place_to_break() -> None:
+    line = "a" * 10 + " " + "b" * 20
+    assert [line[a:b] for a, b in wrapped(line, 10)] == ["a" * 10, " " + "b" * 9, "b" * 10, "b"]
+    spaced = "aaaa bbbb cc"  # a space at the last column: broken after it
+    assert [spaced[a:b] for a, b in wrapped(spaced, 10)] == ["aaaa bbbb ", "cc"]
+
+
 def test_a_fenced_block_with_a_language_is_a_block_until_its_fence_or_the_next_heading() -> None:
     lines = ["## Assistant", "```python", "x = 1", "y = 2", "```", "```", "plain", "```",
              "```sh", "ls", "## User", "hi"]  # fmt: skip

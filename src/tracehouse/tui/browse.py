@@ -27,6 +27,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Input, Static
 
 from tracehouse.errors import TracehouseError
+from tracehouse.exports.selection import FILE_MODE
 from tracehouse.model.labels import SAFE_LABEL, reference
 from tracehouse.shown import escaped
 from tracehouse.timespec import local_time
@@ -35,7 +36,6 @@ from tracehouse.tui.transcript_view import TranscriptView
 
 COSTS_AFTER = 0.4  # seconds after a list is shown: its costs do not hold up the first screen
 TYPED_PAUSE = 0.15  # seconds a query rests before it is searched: typing is not interrupted
-EXPORT_MODE = 0o600  # as `tracehouse export` writes its files
 
 
 @dataclass(frozen=True)
@@ -312,7 +312,7 @@ class Browse(App[None]):
             "session-" + xxhash.xxh3_64_hexdigest(shown.session_id.encode()))  # fmt: skip
         path = Path.cwd() / f"{stem}.md"
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, EXPORT_MODE)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)  # as `export`
         except FileExistsError:
             self.say(f"{path.name} exists in {Path.cwd()}: not written")
             return

@@ -20,6 +20,9 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tracehouse.exports.diffs import line_kind
+from tracehouse.exports.transcript import DIFF_MARK
+
 # A line's look by how `exports/transcript.render` starts it; its wrapped parts keep it.
 _LOOKS: tuple[tuple[str, Style], ...] = (
     ("▶ ", Style(bold=True, reverse=True)),  # the message a search hit opened at
@@ -34,7 +37,7 @@ _LOOKS: tuple[tuple[str, Style], ...] = (
 )
 _PLAIN = Style()
 TAB = 4
-DIFF = "    ┆ "  # exports/transcript.DIFF_MARK under a call
+DIFF = "    " + DIFF_MARK  # an edit's diff line, under its call
 _DIFF_LOOKS = {
     "add": Style(color="green"),
     "del": Style(color="red"),
@@ -146,8 +149,6 @@ class TranscriptView(ScrollView, can_focus=True):
 
 def _look(line: str) -> Style:
     if line.startswith(DIFF):
-        from tracehouse.exports.diffs import line_kind
-
         return _DIFF_LOOKS[line_kind(line[len(DIFF) :])]
     return next((style for start, style in _LOOKS if line.startswith(start)), _PLAIN)
 
@@ -207,7 +208,7 @@ def wrapped(line: str, width: int) -> list[tuple[int, int]]:
         return parts
     parts, start = [], 0
     while len(line) - start > width:
-        cut = line.rfind(" ", start + width // 2, start + width + 1)
+        cut = line.rfind(" ", start + width // 2, start + width)  # the part keeps its space
         cut = start + width if cut <= start else cut + 1
         parts.append((start, cut))
         start = cut
