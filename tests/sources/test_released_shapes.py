@@ -12,6 +12,16 @@ conformance suite's scripted model (`python -m conformance run --keep`), kept un
   under `usage`), and a `session.shutdown` per run whose totals (also under
   `accountingSnapshot`) count the earlier runs too; `workspace.yaml` names the session after the
   first prompt. (Its system prompt is left out of the copy.)
+- Qwen Code 0.24.4: an `attribution_snapshot` per prompt; a subagent's own transcript under
+  `subagents/<session>/agent-<id>.jsonl` with a `.meta.json`, its model calls also in the
+  parent's telemetry.
+- Cline CLI 3.0.65: `~/.cline/data/sessions/<id>/`, a manifest and an Anthropic-shaped
+  `messages.json`, a subagent's `agent_<id>.messages.json` beside it; prompts wrapped in
+  `<user_input mode="act">`. (System prompts left out of the copy.)
+- Kimi CLI 1.52 (the original CLI its last PyPI release still ships, `python -m kimi_cli.cli`):
+  a subagent's events mirrored in the parent's wire log as `SubagentEvent`s naming the call, its
+  own wire log and `meta.json` under `subagents/<agent id>/`, and Kimi's follow-up when its
+  answer was short. (The context files are left out of the copy: the wire logs are read.)
 """
 
 from __future__ import annotations
@@ -106,7 +116,76 @@ def test_copilot_cli_1_0_102_resumed(tmp_path: Path) -> None:
     assert session["total_tokens"] == sum(t["total_tokens"] for t in turns)
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot"])
+def test_qwen_code_0_24_4(tmp_path: Path) -> None:
+    (main, child), turns, messages, calls = imported(tmp_path, "qwen")
+    assert prompts([m for m in messages if m["session_id"] == main["session_id"]]) == [
+        *PROMPTS, "Run the failing step.", "Ask a helper to check the notes file."]  # fmt: skip
+    # the subagent's transcript of its own (0.24), linked both ways by the call's id
+    spawn = next(c for c in calls if c["tool_name"] == "agent")
+    assert child["parent_session_id"] == main["session_id"]
+    assert spawn["spawned_session_id"] == child["session_id"]
+    assert child["task_status"] == "completed" and child["task_description"] == "Check the notes"
+    # its model call is counted once, in its own session, not also in the parent's turn
+    main_turns = [t for t in turns if t["session_id"] == main["session_id"]]
+    assert main["total_tokens"] == sum(t["total_tokens"] for t in main_turns) == 63_108
+    assert child["total_tokens"] == 11_252
+    # the attribution snapshot: the file the agent wrote, and the prompts since the last commit
+    attribution = orjson.loads(main["metadata"])["attribution"]
+    assert attribution["promptCount"] == 5
+    (state,) = attribution["fileStates"].values()
+    assert state["aiCreated"] is True and state["aiContribution"] == 56
+    assert "unknown_records" not in orjson.loads(main["metadata"])
+
+
+def test_cline_cli_3_0_65(tmp_path: Path) -> None:
+    sessions, _, messages, calls = imported(tmp_path, "cline")
+    failing, lead, child = sorted(sessions, key=lambda s: (s["is_subagent"], s["created_at"]))
+    # the prompt as typed, not as wrapped for the model with the mode it was typed in
+    assert [failing["title"], lead["title"]] == [
+        "Run the failing step.",
+        "Ask a helper to check the notes file.",
+    ]
+    assert (
+        orjson.loads(
+            next(
+                m["metadata"]
+                for m in messages
+                if m["message_type"] == "user" and m["session_id"] == lead["session_id"]
+            )
+        )["mode"]
+        == "act"
+    )
+    assert lead["tool_version"] == "3.0.65" and lead["workspace_path"] == child["workspace_path"]
+    ls = next(c for c in calls if c["session_id"] == failing["session_id"])
+    assert ls["status"] == "failed" and "No such file or directory" in ls["result"]
+    assert ls["params"] == '{"commands":["ls /conformance-missing-path"]}'
+    # the subagent: linked to the spawn_agent call whose task it was given
+    spawn = next(c for c in calls if c["tool_name"] == "spawn_agent")
+    assert spawn["spawned_session_id"] == child["session_id"]
+    assert child["parent_session_id"] == lead["session_id"] and child["task_status"] == "completed"
+    # metrics.inputTokens holds the cache reads; no reasoning count: NULL, not 0
+    assert failing["input_tokens"] == 7714 + 8814 and failing["cached_input_tokens"] == 703 + 803
+    assert failing["reasoning_tokens"] is None
+
+
+def test_kimi_cli_1_52_subagent(tmp_path: Path) -> None:
+    (main, child), _, messages, calls = imported(tmp_path, "kimi")
+    spawn = next(c for c in calls if c["tool_name"] == "Agent")
+    # the parent's SubagentEvent names the call and the agent: linked both ways
+    assert spawn["spawned_session_id"] == child["session_id"]
+    assert child["parent_session_id"] == main["session_id"]
+    assert child["spawn_tool_call_id"] == spawn["tool_call_id"]
+    assert child["task_status"] == "completed" and child["task_description"] == "Check the notes"
+    # Kimi's follow-up to a short answer is the host's, not a second task
+    asked = [m["message_type"] for m in messages
+             if m["session_id"] == child["session_id"] and m["role"] != "assistant"]  # fmt: skip
+    assert asked == ["user", "host"]
+    assert child["turn_count"] == 1 and child["total_tokens"] == 11_252 + 12_375
+    assert "unknown_records" not in orjson.loads(main["metadata"] or "{}")
+    assert main["reasoning_tokens"] is None  # no field counts it: not recorded, never 0
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot", "qwen", "cline", "kimi"])
 def test_a_second_import_changes_nothing(tmp_path: Path, agent: str) -> None:
     ledger = tmp_path / "ledger.db"
     args = ["sync", "backfill", "--home", str(DATA / agent / "released"), "--store", str(ledger),

@@ -17,6 +17,7 @@ from typing import Any
 
 from tracehouse.model.fields import iso
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
+from tracehouse.parsers.cline import cli
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.layout import Layout
@@ -36,7 +37,8 @@ QUIET = ("checkpoint_created", "task_progress", "deleted_api_reqs", "resume_task
 USAGE = Usage("tokensIn", "tokensOut", "cacheReads", "cacheWrites", input_holds_cache=False)
 KNOWN = {"text", "user_feedback", *REPLIES, "followup", "tool", "command", "command_output",
          "api_req_started", *NOTICES, *QUIET}  # fmt: skip
-LAYOUT = Layout(PROVIDER, ("tasks/*/ui_messages.json", "tasks/*/claude_messages.json"))
+LAYOUT = Layout(PROVIDER, ("tasks/*/ui_messages.json", "tasks/*/claude_messages.json",
+                          "sessions/*/*.messages.json"))  # the last, Cline CLI 3's (cli.py)
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
 
@@ -145,4 +147,6 @@ def _json(text: str) -> Any:
 
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
+    if unit.key.endswith(".messages.json"):
+        return parse_document(PROVIDER, unit, cursor, options, cli.build)
     return parse_document(PROVIDER, unit, cursor, options, build)

@@ -12,6 +12,7 @@ context's size, kept in metadata).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,13 @@ from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, tex
 from tracehouse.parsers.kit.usage import Usage
 from tracehouse.parsers.untrusted import items, mapping
 
+# What Kimi asks a subagent whose answer was under 200 characters (`subagents/runner.py`
+# SUMMARY_CONTINUATION_PROMPT): the host's words, not a task.
+CONTINUATION = "Your previous response was too brief."
+SAFE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # an agent id, as a folder name
+# a subagent's `meta.json` status: `idle` is a foreground run that answered (ready to resume)
+TASK_STATUS = {"idle": "completed", "completed": "completed", "failed": "failed",
+               "killed": "aborted"}  # fmt: skip
 # `input_other` leaves the cache reads and writes out.
 USAGE = Usage("input_other", "output", "input_cache_read", "input_cache_creation",
               input_holds_cache=False)  # fmt: skip
@@ -44,7 +52,19 @@ class KimiSession(JsonlSession):
             "parent_source_session_id": parent,
             "parent_session_id": None if parent is None else ids.session_id(PROVIDER, parent),
             "metadata": {key: self.kept.get(key) for key in ("protocol_version", "context_tokens")},
+            **(_task(self.unit.key) if parent else {}),
         }
+
+
+def _task(key: str) -> dict[str, Any]:
+    """A subagent's task and how it ended, from the `meta.json` beside its log (later releases)."""
+    try:
+        meta = mapping(orjson.loads(read_file(os.path.join(os.path.dirname(key), "meta.json"))))
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    described = meta.get("description")
+    return {"task_description": described if isinstance(described, str) else None,
+            "task_status": TASK_STATUS.get(str(meta.get("status")))}  # fmt: skip
 
 
 class WireSession(KimiSession):
@@ -58,7 +78,11 @@ class WireSession(KimiSession):
         key = str(offset)
         if kind == "TurnBegin":
             self.kept.pop("step", None)
-            self.talk.prompt(key, text_of(payload.get("user_input")), at)
+            asked = text_of(payload.get("user_input"))
+            if self.unit.info.get("parent") and asked.startswith(CONTINUATION):
+                self.talk.notice(key, asked, at, {"notice": "summary_continuation"})
+            else:
+                self.talk.prompt(key, asked, at)
         elif kind == "StepBegin":
             self.kept.pop("step", None)
         elif kind == "ContentPart":
@@ -89,6 +113,9 @@ class WireSession(KimiSession):
             usage = mapping(payload.get("token_usage"))
             if usage:
                 self.talk.usage(USAGE.counts(usage))
+        elif kind == "SubagentEvent":
+            self._subagent(payload)
+            return "quiet.SubagentEvent"  # the subagent's own wire log holds the same events
         elif kind == "TurnEnd":
             self.talk.end_turn(at=at)
         elif kind == "StepInterrupted":
@@ -96,6 +123,15 @@ class WireSession(KimiSession):
         else:
             return self.talk.unknown(f"{kind}")
         return kind
+
+    def _subagent(self, event: Mapping[str, Any]) -> None:
+        """The call that launched a subagent, linked to the subagent's session where it has a
+        folder of its own (`subagents/<agent id>/`)."""
+        agent, call = event.get("agent_id"), event.get("parent_tool_call_id")
+        if not (isinstance(agent, str) and isinstance(call, str)) or not SAFE.fullmatch(agent):
+            return
+        if os.path.isdir(os.path.join(os.path.dirname(self.unit.key), "subagents", agent)):
+            self.talk.spawned(call, f"{self.talk.sid}/{agent}")
 
     def _content(self, key: str, part: Mapping[str, Any], at: str | None) -> None:
         step = self.kept.setdefault("step", {"key": key, "text": "", "think": "", "at": at})

@@ -177,6 +177,14 @@ class Conversation:
         self.said = True
         return row
 
+    def spawned(self, key: str, child: str) -> None:
+        """The pending call `key` gave a subagent its task: its session is `child` (a source id);
+        the store links the child back to the call."""
+        row = self.pending.get(key)
+        if row is not None:
+            row["spawned_session_id"] = ids.session_id(self.provider, child)
+            row["spawned_source_session_id"] = child
+
     def result(
         self,
         key: str,

@@ -25,8 +25,10 @@ from typing import Any
 
 import orjson
 
+from tracehouse.model import ids
 from tracehouse.model.fields import iso
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.prompt_log import parse_prompt_log
@@ -39,7 +41,20 @@ EVENT_USAGE = Usage("input_token_count", "output_token_count", "cached_content_t
                     reasoning="thoughts_token_count", input_holds_cache=True)  # fmt: skip
 REPLY_USAGE = Usage("promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount",
                     reasoning="thoughtsTokenCount", input_holds_cache=True)  # fmt: skip
-LAYOUT = Layout(PROVIDER, ("projects/*/chats/*.jsonl", "tmp/*/logs.json"))
+# what an attribution snapshot says of the session: which files the agent wrote, how much of
+# each, and the prompts since the last commit (for a commit's co-author line)
+ATTRIBUTION = ("fileStates", "promptCount", "promptCountAtLastCommit")
+SUBAGENT = "projects/*/subagents/*/*.jsonl"  # 0.24: <project>/subagents/<parent>/agent-<id>
+
+
+def _info(top: str, parts: list[str]) -> Mapping[str, Any] | None:
+    if parts[2] != "subagents":
+        return {}
+    parent, agent = parts[3], parts[4].removesuffix(".jsonl")
+    return {"session": f"{parent}/{agent}", "parent": parent}
+
+
+LAYOUT = Layout(PROVIDER, ("projects/*/chats/*.jsonl", SUBAGENT, "tmp/*/logs.json"), _info)
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
 
@@ -100,6 +115,8 @@ class QwenChat(JsonlSession):
     def _system(self, key: str, subtype: str, payload: Mapping[str, Any], at: str | None) -> str:
         event = mapping(payload.get("uiEvent"))
         name = str(event.get("event.name") or "")
+        if name == "qwen-code.api_response" and self._childs_own(event):
+            return f"quiet.system.{name}"  # counted in the subagent's session
         if name == "qwen-code.api_response":
             self.talk.usage(EVENT_USAGE.counts(event))
             self.talk.note_model(event.get("model") and str(event["model"]), used=True)
@@ -122,18 +139,59 @@ class QwenChat(JsonlSession):
         elif subtype == "chat_compression":
             self.talk.notice(key, "The conversation was compressed.", at,
                              {"notice": "chat_compression", **payload})  # fmt: skip
+        elif subtype == "attribution_snapshot":
+            # one per prompt, each the whole state: the latest is the session's
+            snapshot = mapping(payload.get("snapshot"))
+            self.kept["attribution"] = {k: snapshot[k] for k in ATTRIBUTION if k in snapshot}
         elif subtype == "at_command" or name == "qwen-code.tool_call":
             return f"quiet.system.{name or subtype}"  # the next user record, the tool result
         else:
             return self.talk.unknown(f"system.{name or subtype}")
         return f"system.{name or subtype}"
 
+    def _childs_own(self, event: Mapping[str, Any]) -> bool:
+        """A subagent's model call, where the subagent has a transcript of its own (0.24) that
+        counts it; before, a subagent's calls were only in its parent's events."""
+        agent = event.get("subagent_id")
+        if not isinstance(agent, str) or "/" in agent or agent.startswith("."):
+            return False
+        chats = os.path.dirname(self.unit.key)
+        folder = os.path.join(os.path.dirname(chats), "subagents", self.talk.sid)
+        return os.path.isfile(os.path.join(folder, f"agent-{agent}.jsonl"))
+
     def fields(self) -> dict[str, Any]:
+        parent = self.unit.info.get("parent")
+        if parent:
+            return {**self._task(parent), "workspace_path": self.kept.get("cwd"),
+                    "tool_version": self.kept.get("version")}  # fmt: skip
         return {
             "title": self.kept.get("title"),
             "workspace_path": self.kept.get("cwd"),
             "git_branch": self.kept.get("gitBranch"),
             "tool_version": self.kept.get("version"),
+            "metadata": {"attribution": self.kept.get("attribution")},
+        }
+
+    def _task(self, parent: str) -> dict[str, Any]:
+        """A subagent's link to its parent and its task, from the `.meta.json` beside it."""
+        try:
+            meta = mapping(orjson.loads(read_file(self.unit.key.removesuffix(".jsonl")
+                                                  + ".meta.json")))  # fmt: skip
+        except (OSError, orjson.JSONDecodeError):
+            meta = {}
+        call = meta.get("toolUseId")
+        status = {"completed": "completed", "failed": "failed", "cancelled": "aborted"}
+        return {
+            "is_subagent": True,
+            "parent_source_session_id": parent,
+            "parent_session_id": ids.session_id(PROVIDER, parent),
+            "spawn_tool_call_id": ids.tool_call_id(PROVIDER, parent, call)
+            if isinstance(call, str)
+            else None,
+            "spawn_source_tool_call_id": call if isinstance(call, str) else None,
+            "task_description": _string(meta.get("description")),
+            "task_status": status.get(str(meta.get("status"))),
+            "metadata": {"agent_type": meta.get("agentType")},
         }
 
 
