@@ -64,7 +64,8 @@ def run_suite(names: list[str], modules: Path, keep: Path | None = None) -> int:
 
 def bump(name: str, version: str, pin: bool) -> int:
     agent = AGENTS[name]
-    wanted = f"{agent.package}@{version}"
+    # the package pinned, a platform build where the wrapper lags or names missing builds
+    wanted = f"{agent.pinned_as or agent.package}@{version}"
     where = CACHE / wanted.replace("/", "+")
     where.mkdir(parents=True, exist_ok=True)
     subprocess.run(["npm", "install", "--prefix", str(where), "--no-audit", "--no-fund",

@@ -70,6 +70,8 @@ class Agent:
     session_id: Callable[[Path, str], str]  # (home, first run's stdout) → the session's id
     steps: Callable[[Path], tuple[Call, ...]]  # work dir → the scenario's calls (scenario.py)
     pinned_as: str = ""  # the package npm/package.json pins, where not `package` itself
+    # whether a session can be resumed headless; where not, each prompt is a session of its own
+    resumes: bool = True
 
 
 # -- Claude Code ------------------------------------------------------------------------------
@@ -361,7 +363,161 @@ COPILOT = Agent(
     steps=_copilot_steps,
 )
 
-AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE, COPILOT)}
+# -- Qwen Code --------------------------------------------------------------------------------
+
+
+def _qwen_setup(home: Path, url: str) -> dict[str, str]:
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}},
+                                    "telemetry": {"enabled": False},
+                                    "general": {"disableAutoUpdate": True}}))  # fmt: skip
+    return {**base_env(home), "OPENAI_API_KEY": "sk-scripted", "OPENAI_BASE_URL": url,
+            "OPENAI_MODEL": "qwen3-coder-plus"}  # fmt: skip
+
+
+_QWEN_FLAGS = ["--yolo", "--output-format", "json", "--auth-type", "openai"]
+
+
+def _qwen_session(home: Path, stdout: str) -> str:
+    chats = sorted((home / ".qwen" / "projects").glob("*/chats/*.jsonl"))
+    return chats[-1].stem
+
+
+def _qwen_steps(work: Path) -> tuple[Call, ...]:
+    task = {"description": "Check the notes", "prompt": TASK, "subagent_type": "general-purpose",
+            "run_in_background": False}  # fmt: skip
+    return (*_gemini_steps(work), Call("agent", task))
+
+
+QWEN_CODE = Agent(
+    name="qwen-code",
+    package="@qwen-code/qwen-code",
+    dialect=Chat,
+    prefix="/v1",
+    model="qwen3-coder-plus",
+    binary=lambda modules: modules / "@qwen-code" / "qwen-code" / "cli-entry.js",
+    setup=_qwen_setup,
+    first=lambda program, prompt: ["node", str(program), prompt, *_QWEN_FLAGS],
+    resume=lambda program, sid, prompt: [
+        "node",
+        str(program),
+        "--resume",
+        sid,
+        prompt,
+        *_QWEN_FLAGS,
+    ],
+    session_id=_qwen_session,
+    steps=_qwen_steps,
+)
+
+# -- Pi ---------------------------------------------------------------------------------------
+
+
+def _pi_setup(home: Path, url: str) -> dict[str, str]:
+    models = home / ".pi" / "agent" / "models.json"
+    models.parent.mkdir(parents=True, exist_ok=True)
+    model = {"id": "claude-sonnet-4-5", "name": "Scripted", "reasoning": False,
+             "input": ["text"], "contextWindow": 200000, "maxTokens": 8192,
+             "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}  # fmt: skip
+    models.write_text(json.dumps({"providers": {"scripted": {
+        "baseUrl": url, "api": "anthropic-messages", "apiKey": "sk-ant-scripted",
+        "models": [model]}}}))  # fmt: skip
+    return {**base_env(home), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
+
+
+_PI_FLAGS = ["--provider", "scripted", "--model", "claude-sonnet-4-5", "--mode", "json"]
+
+
+def _pi_session(home: Path, stdout: str) -> str:
+    (log,) = (home / ".pi" / "agent" / "sessions").glob("*/*.jsonl")
+    return str(json.loads(log.read_text().split("\n", 1)[0])["id"])
+
+
+def _pi_steps(work: Path) -> tuple[Call, ...]:
+    notes = str(work / NOTES)
+    return (
+        Call("bash", {"command": f"echo {MARKER}"}),
+        Call("write", {"path": notes, "content": NOTE_TEXT}),
+        Call("read", {"path": notes}),
+        Call("bash", {"command": MISSING}),
+    )
+
+
+PI = Agent(
+    name="pi",
+    package="@mariozechner/pi-coding-agent",
+    dialect=Anthropic,
+    prefix="",
+    model="claude-sonnet-4-5",
+    binary=lambda modules: modules / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js",
+    setup=_pi_setup,
+    first=lambda program, prompt: ["node", str(program), "-p", prompt, *_PI_FLAGS],
+    resume=lambda program, sid, prompt: [
+        "node",
+        str(program),
+        "--session",
+        sid,
+        "-p",
+        prompt,
+        *_PI_FLAGS,
+    ],
+    session_id=_pi_session,
+    steps=_pi_steps,
+)
+
+# -- Cline CLI --------------------------------------------------------------------------------
+
+
+def _cline_setup(home: Path, url: str) -> dict[str, str]:
+    # what `cline auth -p openai -k KEY -m MODEL -b URL` writes
+    providers = home / ".cline" / "data" / "settings" / "providers.json"
+    providers.parent.mkdir(parents=True, exist_ok=True)
+    settings = {"provider": "openai-compatible", "apiKey": "sk-scripted",
+                "model": "scripted-model", "baseUrl": url}  # fmt: skip
+    providers.write_text(json.dumps({"version": 1, "lastUsedProvider": "openai-compatible",
+                                     "modes": {}, "providers": {"openai-compatible": {
+                                         "settings": settings, "tokenSource": "manual",
+                                         "updatedAt": "2026-01-01T00:00:00.000Z"}}}))  # fmt: skip
+    return base_env(home)
+
+
+def _cline_session(home: Path, stdout: str) -> str:
+    return max((home / ".cline" / "data" / "sessions").iterdir(), key=lambda f: f.name).name
+
+
+def _cline_steps(work: Path) -> tuple[Call, ...]:
+    notes = str(work / NOTES)
+    return (
+        Call("run_commands", {"commands": [f"echo {MARKER}"]}),
+        Call("editor", {"path": notes, "new_text": NOTE_TEXT}),
+        Call("read_files", {"files": [{"path": notes}]}),
+        Call("run_commands", {"commands": [MISSING]}),
+        Call("spawn_agent", {"systemPrompt": "You check files.", "task": TASK}),
+    )
+
+
+CLINE = Agent(
+    name="cline",
+    package="cline",
+    dialect=Chat,
+    prefix="/v1",
+    model="scripted-model",
+    binary=lambda modules: modules / f"@cline/cli-{_platform()}" / "bin" / "cline",
+    setup=_cline_setup,
+    first=lambda program, prompt: [str(program), "--json", prompt],
+    resume=lambda program, sid, prompt: [str(program), "--json", "--id", sid, prompt],
+    session_id=_cline_session,
+    steps=_cline_steps,
+    # `--id` resumes in the terminal UI only, and `--acp` serves only a Cline account's models
+    resumes=False,
+    # pinned by its linux-x64 build, the program itself: the wrapper names builds the registry
+    # lacks
+    pinned_as=f"@cline/cli-{_platform()}",
+)
+
+AGENTS = {a.name: a for a in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE, COPILOT, QWEN_CODE, PI,
+                              CLINE)}  # fmt: skip
 
 
 def version_of(binary: Path) -> str:

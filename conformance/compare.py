@@ -13,12 +13,12 @@ import json
 import sqlite3
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from conformance.drive import Drive
-from conformance.scenario import CLOSING, TASK, prompt_of
+from conformance.scenario import CLOSING, PROMPTS, TASK, prompt_of
 from conformance.servers.base import Exchange
 from tracehouse.model.tables import TOKEN_COLUMNS
 
@@ -60,7 +60,14 @@ def compare(run: Drive, ledger: Path) -> list[Difference]:
     conn = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        found += _compare(run, conn)
+        if run.agent.resumes:
+            found += _compare(run, conn)
+        else:  # each prompt its own session, compared with what the model was asked for it
+            for one in run.runs:
+                view = replace(run, prompts=(one.prompt,), session_id=one.session_id,
+                               runs=[one])  # fmt: skip
+                found += [replace(d, what=f"{one.prompt!r}: {d.what}")
+                          for d in _compare(view, conn)]  # fmt: skip
     finally:
         conn.close()
     return found
@@ -73,13 +80,18 @@ def _rows(conn: sqlite3.Connection, sql: str, *args: Any) -> list[dict[str, Any]
 def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     found: list[Difference] = []
     sessions = _rows(conn, "SELECT * FROM sessions WHERE NOT is_subagent")
+    if not run.agent.resumes:
+        sessions = [s for s in sessions if s["source_session_id"] == run.session_id]
     if len(sessions) != 1:
         return [Difference("main sessions", 1, [s["source_session_id"] for s in sessions])]
     (session,) = sessions
     sid = session["session_id"]
     # The main conversation's calls: a subagent's carry none of the scenario's prompts.
-    asked = [e for e in run.exchanges if e.conversation and prompt_of(e.request) is not None]  # type: ignore[arg-type]
     prompted = list(run.prompts)
+    first = PROMPTS.index(prompted[0])  # where the compared prompts start in the scenario
+    wanted = range(first, first + len(prompted))
+    asked = [e for e in run.exchanges
+             if e.conversation and prompt_of(e.request) in wanted]  # type: ignore[arg-type]  # fmt: skip
     by_prompt: dict[int, list[Exchange]] = {}
     for exchange in asked:
         assert exchange.request is not None
@@ -120,9 +132,9 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     if len(turns) != len(prompted):
         found.append(Difference("turns (one per prompt)", len(prompted), len(turns)))
     for index, turn in enumerate(turns[: len(prompted)]):
-        spent = by_prompt.get(index, [])
+        spent = by_prompt.get(first + index, [])
         truth = _sum([e.usage.ledger() for e in spent if e.usage])
-        held = {c: turn[c] or 0 for c in TOKENS}
+        held = _held(turn, truth)
         if held != truth:
             raw = "; ".join(json.dumps(_usage_sent(e)) for e in spent)
             found.append(Difference(f"turn {index + 1} tokens", truth, held, raw))
@@ -135,7 +147,7 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
             found.append(Difference(f"turn {index + 1} start within its run", span,
                                     turn["started_at"]))  # fmt: skip
     total = _sum([e.usage.ledger() for index in by_prompt for e in by_prompt[index] if e.usage])
-    held = {c: session[c] or 0 for c in TOKENS}
+    held = _held(session, total)
     if held != total:
         found.append(Difference("session tokens", total, held))
     unknown = json.loads(session["metadata"] or "{}").get("unknown_records")
@@ -143,7 +155,7 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
         found.append(Difference("records tracehouse does not know", None, str(unknown)[:600]))
     if session["title"] is None:
         found.append(Difference("title", "the agent's title or the first prompt", None))
-    closing = CLOSING[len(prompted) - 1]
+    closing = CLOSING[first + len(prompted) - 1]
     if closing not in said:
         found.append(Difference("the last answer", closing, said[-1:] or None))
     if any(c.tool in SPAWNING for c in made):
@@ -151,7 +163,8 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     return found
 
 
-SPAWNING = frozenset({"Agent", "Task"})  # the calls that give a task to a subagent
+# the calls that give a subagent its task
+SPAWNING = frozenset({"Agent", "Task", "agent", "task", "spawn_agent"})
 
 
 def _subagent(
@@ -196,10 +209,34 @@ def _params(text: str | None) -> Any:
 
 def _same_result(held: str | None, sent: str) -> bool:
     """The ledger's result is what the agent sent back to the model, or holds it (an agent may
-    wrap a result for the model: `Output: …`, a JSON envelope)."""
+    wrap a result for the model: `Output: …`, a JSON envelope, whose texts are then compared)."""
     if held is None:
         return False
-    return held.strip() in sent or sent.strip() in held
+    if held.strip() in sent or sent.strip() in held:
+        return True
+    try:
+        envelope = json.loads(sent)
+    except ValueError:
+        return False
+    return any(held.strip() in text or text.strip() in held for text in _texts(envelope) if text)
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [t for v in value for t in _texts(v)] if isinstance(value, list) else []
+
+
+def _held(row: dict[str, Any], truth: dict[str, int]) -> dict[str, int]:
+    """A row's counts beside the truth's: NULL reads as 0 (a part the API does not report), but
+    for reasoning, which an agent that does not log it leaves NULL ("not recorded", within the
+    output all the same): that is taken as the truth's."""
+    held = {c: row[c] or 0 for c in TOKENS}
+    if row["reasoning_tokens"] is None:
+        held["reasoning_tokens"] = truth["reasoning_tokens"]
+    return held
 
 
 def _sum(counts: list[dict[str, int]]) -> dict[str, int]:

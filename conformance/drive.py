@@ -3,6 +3,8 @@ the same session, against one scripted model whose exchanges are the ground trut
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +26,7 @@ class Run:
     returncode: int
     stdout: str
     stderr: str
+    session_id: str = ""
 
 
 @dataclass
@@ -57,7 +60,7 @@ def drive(agent: Agent, modules: Path, root: Path) -> Drive:
     with model.running():
         env = agent.setup(home, model.url)
         for index, prompt in enumerate(scenario.prompts):
-            argv = (agent.first(program, prompt) if index == 0
+            argv = (agent.first(program, prompt) if index == 0 or not agent.resumes
                     else agent.resume(program, done.session_id, prompt))  # fmt: skip
             started = _now()
             ran = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True,
@@ -66,7 +69,21 @@ def drive(agent: Agent, modules: Path, root: Path) -> Drive:
                                  ran.stderr))  # fmt: skip
             if ran.returncode != 0:
                 break
+            done.runs[-1].session_id = agent.session_id(home, ran.stdout)
             if index == 0:
-                done.session_id = agent.session_id(home, ran.stdout)
+                done.session_id = done.runs[-1].session_id
+        _stop_left_behind(home)
     done.exchanges = model.exchanges
     return done
+
+
+def _stop_left_behind(home: Path) -> None:
+    """Stop what an agent left running in its throwaway home (Cline's hub daemon outlives
+    the run, holding a port every home would share)."""
+    wanted = f"HOME={home}".encode()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if wanted in (proc / "environ").read_bytes().split(b"\0"):
+                os.kill(int(proc.name), signal.SIGTERM)
+        except (OSError, ValueError):
+            continue
