@@ -139,6 +139,8 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
             raw = "; ".join(json.dumps(_usage_sent(e)) for e in spent)
             found.append(Difference(f"turn {index + 1} tokens", truth, held, raw))
         model = spent[0].request.model if spent and spent[0].request else None
+        if not run.agent.logs_model:
+            model = None  # "not recorded": never a guess from today's configuration
         if turn["model"] != model:
             found.append(Difference(f"turn {index + 1} model", model, turn["model"]))
         window = run.runs[index] if index < len(run.runs) else None

@@ -48,11 +48,11 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def drive(agent: Agent, modules: Path, root: Path) -> Drive:
-    """Run `agent` (installed under `modules`) through the scenario in `root`."""
+def drive(agent: Agent, installed: Path, root: Path) -> Drive:
+    """Run `agent` (installed under `installed`) through the scenario in `root`."""
     home, work = root / "home", root / "home" / "work"
     work.mkdir(parents=True, exist_ok=True)
-    program = agent.binary(modules)
+    program = agent.binary(installed)
     done = Drive(agent, home, work)
     scenario = Scenario(agent.steps(work))
     done.prompts = scenario.prompts

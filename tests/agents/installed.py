@@ -1,7 +1,7 @@
 """The real agents the tests drive, as `.ci/run` installs them from the npm registry under
-conformance/npm (the conformance suite's pins, `conformance/agents.py`), and the environment
-that keeps them offline: their model is the scripted one on 127.0.0.1, and any other address
-goes to a closed local port."""
+conformance/npm and from PyPI under conformance/pypi (the conformance suite's pins,
+`conformance/install.py`), and the environment that keeps them offline: their model is the
+scripted one on 127.0.0.1, and any other address goes to a closed local port."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from conformance.agents import CLAUDE_CODE, CODEX
-from tests.conftest import REPO
+from conformance.install import NODE_MODULES
 
-NODE_MODULES = REPO / "conformance" / "npm" / "node_modules"
+__all__ = ["NODE_MODULES", "required"]
 
 
-def required(found: Path, what: str) -> Path:
-    """`found`, installed by `npm ci --prefix conformance/npm`: a test without it skips, saying
-    so, and fails in CI (TRACEHOUSE_REQUIRE_NPM)."""
+def required(found: Path, what: str, how: str = "npm ci --prefix conformance/npm") -> Path:
+    """`found`, installed by `how` (`.ci/run` runs `python -m conformance install`): a test
+    without it skips, saying so, and fails in CI (TRACEHOUSE_REQUIRE_NPM)."""
     if not found.exists():
-        why = f"{found} missing: `npm ci --prefix conformance/npm` installs {what}"
+        why = f"{found} missing: `{how}` installs {what}"
         if os.environ.get("TRACEHOUSE_REQUIRE_NPM"):
             pytest.fail(why)
         pytest.skip(why)

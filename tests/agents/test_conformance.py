@@ -10,13 +10,15 @@ import pytest
 
 from conformance.__main__ import check
 from conformance.agents import AGENTS
-from tests.agents.installed import NODE_MODULES, required
+from conformance.install import how_to_install, installed
+from tests.agents.installed import required
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_the_ledger_equals_what_the_agent_did(name: str, tmp_path: Path) -> None:
     agent = AGENTS[name]
-    required(agent.binary(NODE_MODULES), agent.package)
-    differences = check(agent, NODE_MODULES, tmp_path)
+    where = installed(agent)
+    required(agent.binary(where), agent.package, how_to_install(agent))
+    differences = check(agent, where, tmp_path)
     assert not differences, "\n".join(map(str, differences))
