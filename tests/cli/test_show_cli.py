@@ -42,13 +42,14 @@ def headings(result) -> list[str]:
 def test_typed_input_carries_no_attribution_line(tmp_path):
     ledger = codex_ledger(tmp_path)
     shown = headings(run("sessions", "show", PARENT, "--store", ledger))
-    assert shown and all(h.startswith("## User [") for h in shown)
+    assert shown[:-1] and all(h.startswith("## User [") for h in shown[:-1])
+    assert shown[-1].startswith("## User (via review) [")  # the `/review` request
 
 
 def test_exec_prompts_and_review_children_name_their_origin_by_label(tmp_path):
     ledger = codex_ledger(tmp_path, originator="codex_exec")
     shown = headings(run("sessions", "show", PARENT, "--store", ledger))
-    assert shown and all(h.startswith("## User (via exec) [") for h in shown)
+    assert shown[:-1] and all(h.startswith("## User (via exec) [") for h in shown[:-1])
     parent_label = "cx-" + PARENT.replace("-", "")[-8:]
     child = headings(run("sessions", "show", REVIEW, "--store", ledger))
     assert child[0].startswith(f"## User (from {parent_label} via review) [")

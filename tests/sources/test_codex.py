@@ -106,8 +106,10 @@ def test_typed_prompts_are_user_and_injected_context_is_system():
     by_type = {(m["role"], m["message_type"], (m["content"] or "")[:12]) for m in rows["messages"]}
     assert ("system", "system", "<permissions") in by_type  # developer instructions
     assert ("system", "system", "# AGENTS.md ") in by_type
-    typed = [m for m in rows["messages"] if m["message_type"] == "user"]
+    prompts = [m for m in rows["messages"] if m["message_type"] == "user"]
+    typed = [m for m in prompts if m["meta"]["source"] == "typed"]
     assert [m["content"] for m in typed] == ["run the tests", "look it up and patch it"]
+    assert [m["meta"]["source"] for m in prompts] == ["typed", "typed", "review"]
     assert typed[0]["meta"] == {"source": "typed", "origin": "cli", "history_ts": 1771848002.0}
     _, g1 = parsed(G1)
     kinds = [m["message_type"] for m in g1["messages"]]
@@ -219,7 +221,7 @@ def test_history_recovers_a_deleted_rollout_but_never_replaces_an_imported_one(t
     report = sync(store, SyncOptions(sources={"codex": [home]}, workers=0, full=True))
     assert report.statuses["skipped"] >= 1
     (parent,) = store.query("SELECT * FROM sessions WHERE source_session_id = ?", [PARENT])
-    assert parent["message_count"] == 6 and "recovered_from" not in parent["metadata"]
+    assert parent["message_count"] == 7 and "recovered_from" not in parent["metadata"]
 
 
 def _rollout_in(home: Path, thread: str) -> Path:
@@ -379,3 +381,23 @@ def test_a_review_child_created_inside_the_review_window_is_linked(tmp_path):
     context._reviews_of.cache_clear()
     item, _frames, _ = parse_all(codex, unit)
     assert item.session["parent_source_session_id"] is None
+
+
+def test_the_review_request_is_the_parents_message_that_spawns_the_review(tmp_path):
+    """Codex writes the `/review` request only as `user_message` events (twice, in real logs)
+    inside the review window: the parent keeps it once, as the review turn's prompt, and it is
+    the message of the `review` call, so the child's `parent_message_id` names it."""
+    _, rows = parsed(PARENT)
+    review = next(c for c in rows["tool_calls"] if c["tool_name"] == "review")
+    asked = [m for m in rows["messages"] if m["content"].startswith("Review the code changes")]
+    assert len(asked) == 1
+    (request,) = asked
+    assert (request["message_type"], request["meta"]["source"]) == ("user", "review")
+    assert review["message_id"] == request["message_id"]
+    assert request["turn_id"] == review["turn_id"]
+
+    store = SqliteStore(tmp_path / "l.db")
+    _sync(store, HOME)
+    (child,) = store.query("SELECT * FROM sessions WHERE source_session_id = ?", [REVIEW])
+    assert child["parent_message_id"] == request["message_id"]
+    assert child["parent_source_message_id"] == request["source_message_id"]

@@ -40,6 +40,14 @@ def _figures(store: Any) -> dict[str, tuple[Any, ...]]:
     return out
 
 
+def _grown(store: Any) -> set[str]:
+    """Codex's review turns, which gained their request as a message after the ledger below was
+    written: a parser change no migration can make without the source, so only their counts
+    are compared."""
+    return {r["turn_id"] for r in store.query(
+        "SELECT turn_id FROM tool_calls WHERE tool_name = 'review'")}  # fmt: skip
+
+
 def _before(tmp_path: Path) -> Path:
     path = tmp_path / "before.db"
     with sqlite3.connect(path) as conn:
@@ -73,6 +81,7 @@ def test_a_sqlite_ledger_written_before_gets_the_fresh_figures(
     fresh = open_store(data_ledger, create=False)
     try:
         expected = _figures(fresh)
+        grown = _grown(fresh)
     finally:
         fresh.close()
     path = _before(tmp_path)
@@ -89,6 +98,9 @@ def test_a_sqlite_ledger_written_before_gets_the_fresh_figures(
     changed = [key for key in old if old[key] != got[key][1:]]
     assert len(changed) >= 10  # the three providers' turns that did not follow it
     assert untitled >= 3  # titled now, as a fresh import titles them (compared below)
+    for key in grown:
+        assert got[key][1:] == expected[key][1:]
+        got[key] = expected[key]
     assert {key: got[key] for key in old} == {key: expected[key] for key in old}
     sessions = [key for key in got if key not in old]
     assert {key: got[key] for key in sessions} == {key: expected[key] for key in sessions}
@@ -110,13 +122,14 @@ def test_a_postgresql_ledger_written_before_gets_the_fresh_figures(
                 sources.setdefault(provider, []).append(DATA / home / folder)
     assert sync(store, SyncOptions(sources=sources, workers=0)).ok
     expected = _figures(store)
+    grown = _grown(store)
     with sqlite3.connect(_before(tmp_path)) as conn:
         conn.row_factory = sqlite3.Row
         turns = [dict(r) for r in conn.execute("SELECT * FROM turns")]
         sessions = [dict(r) for r in conn.execute(f"SELECT session_id, {TOKENS} FROM sessions")]
     sets = ", ".join(f"{c} = %s" for c in TOKEN_COLUMNS)
     conn_ = store.conn  # type: ignore[attr-defined]
-    for turn in turns:
+    for turn in (t for t in turns if t["turn_id"] not in grown):
         counts = [turn[c] for c in TOKEN_COLUMNS]
         conn_.execute(f"UPDATE turns SET {sets}, fingerprint = %s WHERE turn_id = %s",
                       (*counts, row_fingerprint(TURNS, turn), turn["turn_id"]))  # fmt: skip

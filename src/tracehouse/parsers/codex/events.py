@@ -44,7 +44,14 @@ class EventsRollout(Protocol):
 
     def host_message(self, offset: int, text: str) -> dict[str, Any]: ...
 
+    def new_message(
+        self, offset: int, role: str, mtype: str, key: str | None = None
+    ) -> dict[str, Any]: ...
+
+    def agg_origin(self) -> str | None: ...
+
     def add_sources(self, found: list[dict[str, Any]]) -> None: ...
+
 
 ECHOES = ("agent_message", "agent_reasoning", "agent_reasoning_raw_content", "context_compacted")
 CALL_EVENTS = (
@@ -89,6 +96,8 @@ def handle(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
         if b.awaiting is not None:
             b.resolve_prompt(echoed=True)
             return "echo"
+        if b.review is not None and "asked" not in b.review and kind == "user_message":
+            return _review_asked(b, p, offset)
         return "mirrored" if b.review else "echo"
     if kind in ECHOES:
         return "echo"
@@ -155,6 +164,27 @@ def _review_started(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
     call["params"] = {k: p[k] for k in ("target", "user_facing_hint") if k in p}
     b.review = {"key": key}
     return "review"
+
+
+def _review_asked(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
+    """The review's request (`Review the code changes against …`), which the parent holds only
+    as events: the review turn's prompt, and the message its `review` call — and so the
+    child — hangs from. Real logs repeat it; the repeats are the child's, mirrored."""
+    assert b.review is not None
+    call = b.pending.get(b.review["key"])
+    row = b.new_message(offset, "user", "user")
+    row["content"] = cap(str(p.get("message") or ""), b.max_field)
+    row["meta"] = {"source": "review", "origin": b.agg_origin()}
+    b.review["asked"] = row["message_id"]
+    if call is not None:
+        row["turn_id"] = call["turn_id"]
+        call["message_id"] = row["message_id"]
+        b.tool_calls.add(call)
+    turn = b.turns.current
+    if turn is not None and turn["turn_id"] == row["turn_id"]:
+        turn["query_message_ids"].append(row["message_id"])
+    b.messages.add(row)
+    return "row"
 
 
 def _review_ended(b: EventsRollout, p: dict[str, Any]) -> str:
