@@ -8,7 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ import httpx
 
 from tracehouse.gateway.tokens import add_token
 from tracehouse.store import open_store
+from tracehouse.store.remote.store import address_with
 
 
 def free_port() -> int:
@@ -118,3 +122,31 @@ def push(home: Path, url: str, token_file: Path, machine: str, *extra: str,
     command = [sys.executable, "-m", "tracehouse.cli.app", "sync", mode, "--home", str(home),
                "--store", url, "--token-file", str(token_file), "-q", *extra]  # fmt: skip
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@contextmanager
+def gateway_in_thread(address: str) -> Iterator[str]:
+    """The gateway app on `address`'s ledger, served by uvicorn in a thread of this process
+    (a process of its own costs seconds to start, too many for a property's examples);
+    yields a push URL with a fresh token for machine `laptop` in it."""
+    import uvicorn
+
+    from tracehouse.gateway.app import GatewayConfig, create_app
+
+    token = ledger_with_tokens(address, {"push": ("laptop", "push")})["push"]
+    port = free_port()
+    config = uvicorn.Config(create_app(GatewayConfig(address)), host="127.0.0.1", port=port,
+                            log_level="warning", lifespan="on")  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the gateway did not start within 30 s")
+        time.sleep(0.02)
+    try:
+        yield address_with(f"http://127.0.0.1:{port}", token, "laptop")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
