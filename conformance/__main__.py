@@ -35,7 +35,8 @@ def check(agent: Agent, installed: Path, root: Path) -> list[Difference]:
     run = drive(agent, installed, root)
     for r in run.runs:
         print(f"  run  rc={r.returncode}  {r.prompt!r}")
-    conversation = [e for e in run.exchanges if e.conversation]
+    # an agent that edits by text offers no tools: every call of its is the conversation's
+    conversation = [e for e in run.exchanges if e.conversation or agent.written]
     print(f"  model calls: {len(run.exchanges)} ({len(conversation)} of the conversation)"
           f"  session {run.session_id or '?'}  {time.monotonic() - started:.1f} s")  # fmt: skip
     if run.failed is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from conformance.agents import Agent
 from conformance.drive import Drive
 from conformance.scenario import CLOSING, PROMPTS, TASK, prompt_of
 from conformance.servers.base import Exchange
@@ -90,8 +91,10 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     prompted = list(run.prompts)
     first = PROMPTS.index(prompted[0])  # where the compared prompts start in the scenario
     wanted = range(first, first + len(prompted))
-    asked = [e for e in run.exchanges
-             if e.conversation and prompt_of(e.request) in wanted]  # type: ignore[arg-type]  # fmt: skip
+    # an agent that edits by text offers no tools: each of its calls that carries a prompt
+    in_talk = run.agent.written is not None
+    asked = [e for e in run.exchanges if e.request is not None and (e.conversation or in_talk)
+             and prompt_of(e.request) in wanted]  # fmt: skip
     by_prompt: dict[int, list[Exchange]] = {}
     for exchange in asked:
         assert exchange.request is not None
@@ -114,7 +117,7 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
         found.append(Difference("answers (assistant text, in order)", answers, said))
 
     calls = _rows(conn, "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY seq", sid)
-    made = [c for e in asked for c in (e.answer.calls if e.answer else ())]
+    made = [c for e in asked for c in ((*e.answer.calls, *e.answer.edits) if e.answer else ())]
     got = [(c["tool_name"], _params(c["params"])) for c in calls]
     if got != [(c.tool, c.args) for c in made]:
         found.append(Difference("tool calls (name, params)", [(c.tool, c.args) for c in made],
@@ -131,25 +134,32 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     turns = _rows(conn, "SELECT * FROM turns WHERE session_id = ? ORDER BY seq", sid)
     if len(turns) != len(prompted):
         found.append(Difference("turns (one per prompt)", len(prompted), len(turns)))
+    logged = []  # each turn's truth as the agent could log it
     for index, turn in enumerate(turns[: len(prompted)]):
         spent = by_prompt.get(first + index, [])
-        truth = _sum([e.usage.ledger() for e in spent if e.usage])
-        held = _held(turn, truth)
+        truth = _as_logged(run.agent, _sum([e.usage.ledger() for e in spent if e.usage]))
+        logged.append(truth)
+        held = _held(turn, truth, run.agent)
         if held != truth:
             raw = "; ".join(json.dumps(_usage_sent(e)) for e in spent)
             found.append(Difference(f"turn {index + 1} tokens", truth, held, raw))
         model = spent[0].request.model if spent and spent[0].request else None
+        if model and run.agent.logged_model:
+            model = run.agent.logged_model  # what the agent calls it (Aider: litellm's route)
         if not run.agent.logs_model:
             model = None  # "not recorded": never a guess from today's configuration
         if turn["model"] != model:
             found.append(Difference(f"turn {index + 1} model", model, turn["model"]))
         window = run.runs[index] if index < len(run.runs) else None
-        if window and not (window.started <= (turn["started_at"] or "") <= window.ended):
+        # an agent that logs whole seconds (Aider) starts a run within the second it began
+        begun = window.started[:19] + ".000Z" if window and run.agent.logs_seconds else None
+        if window and not ((begun or window.started) <= (turn["started_at"] or "")
+                           <= window.ended):  # fmt: skip
             span = (window.started, window.ended)
             found.append(Difference(f"turn {index + 1} start within its run", span,
                                     turn["started_at"]))  # fmt: skip
-    total = _sum([e.usage.ledger() for index in by_prompt for e in by_prompt[index] if e.usage])
-    held = _held(session, total)
+    total = _sum(logged)
+    held = _held(session, total, run.agent)
     if held != total:
         found.append(Difference("session tokens", total, held))
     unknown = json.loads(session["metadata"] or "{}").get("unknown_records")
@@ -158,7 +168,8 @@ def _compare(run: Drive, conn: sqlite3.Connection) -> list[Difference]:
     if session["title"] is None:
         found.append(Difference("title", "the agent's title or the first prompt", None))
     closing = CLOSING[first + len(prompted) - 1]
-    if closing not in said:
+    # an agent that edits by text gets no result back: its edit's answer is its last
+    if run.agent.written is None and closing not in said:
         found.append(Difference("the last answer", closing, said[-1:] or None))
     if any(c.tool in SPAWNING for c in made):
         found += _subagent(conn, session, calls)
@@ -231,14 +242,27 @@ def _texts(value: Any) -> list[str]:
     return [t for v in value for t in _texts(v)] if isinstance(value, list) else []
 
 
-def _held(row: dict[str, Any], truth: dict[str, int]) -> dict[str, int]:
+def _held(row: dict[str, Any], truth: dict[str, int], agent: Agent) -> dict[str, Any]:
     """A row's counts beside the truth's: NULL reads as 0 (a part the API does not report), but
     for reasoning, which an agent that does not log it leaves NULL ("not recorded", within the
-    output all the same): that is taken as the truth's."""
-    held = {c: row[c] or 0 for c in TOKENS}
+    output all the same): that is taken as the truth's. A count the agent does not log at all
+    (`Agent.unlogged`) must be NULL."""
+    held: dict[str, Any] = {c: row[c] or 0 for c in TOKENS}
     if row["reasoning_tokens"] is None:
         held["reasoning_tokens"] = truth["reasoning_tokens"]
+    for column in agent.unlogged:
+        held[column] = truth[column] if row[column] is None else f"{row[column]}, not logged"
     return held
+
+
+def _as_logged(agent: Agent, truth: dict[str, int]) -> dict[str, int]:
+    """The truth as an agent that rounds its counts logs it (Aider's `1.1k`)."""
+    if agent.rounds is None:
+        return truth
+    rounded = {**truth, "input_tokens": agent.rounds(truth["input_tokens"]),
+               "output_tokens": agent.rounds(truth["output_tokens"])}  # fmt: skip
+    rounded["total_tokens"] = rounded["input_tokens"] + rounded["output_tokens"]
+    return rounded
 
 
 def _sum(counts: list[dict[str, int]]) -> dict[str, int]:

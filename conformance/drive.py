@@ -54,7 +54,7 @@ def drive(agent: Agent, installed: Path, root: Path) -> Drive:
     work.mkdir(parents=True, exist_ok=True)
     program = agent.binary(installed)
     done = Drive(agent, home, work)
-    scenario = Scenario(agent.steps(work))
+    scenario = Scenario(agent.steps(work), agent.written)
     done.prompts = scenario.prompts
     model = ScriptedModel(agent.dialect(), scenario.answer, agent.prefix)
     with model.running():

@@ -10,6 +10,7 @@ back is answered as a fresh one would be."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from conformance.servers.base import Answer, Call, Request
@@ -30,6 +31,7 @@ CLOSING = (
 )
 SIDE = "Scripted title"  # what a call outside the conversation (a title, a subagent) is told
 TASK = "Check that the notes file is there."  # what a subagent is asked
+ANSWERED = Call("", {})  # a step an agent answers from what it was given, with no call
 
 
 def prompt_of(request: Request) -> int | None:
@@ -44,16 +46,27 @@ def prompt_of(request: Request) -> int | None:
 
 @dataclass(frozen=True)
 class Scenario:
-    steps: tuple[Call, ...]  # the agent's own calls: shell, write, read, failing shell (, task)
+    # the agent's own calls: shell, write, read, failing shell (, task); None for a prompt the
+    # agent is not given (it has no such step)
+    steps: tuple[Call | None, ...]
+    # an agent that acts on what the answer says rather than on tool calls (Aider's edit
+    # blocks): how a step is written in the answer
+    written: Callable[[Call], str] | None = None
 
     @property
     def prompts(self) -> tuple[str, ...]:
-        return PROMPTS[: len(self.steps)]
+        return tuple(p for p, step in zip(PROMPTS, self.steps, strict=False) if step is not None)
 
     def answer(self, request: Request) -> Answer:
         index = prompt_of(request)
-        if not request.tools or index is None:
+        if index is None or (not request.tools and self.written is None):
             return Answer(text=SIDE)
+        if self.written is not None:
+            step = self.steps[index]
+            if step is None or step == ANSWERED:
+                return Answer(text=CLOSING[index])
+            said = f"Step {index + 1}: calling {step.tool}.\n\n{self.written(step)}"
+            return Answer(text=said, edits=(step,))
         answered = 0
         for role, text in reversed(request.said):
             if role == "user" and PROMPTS[index] in text:
@@ -61,5 +74,6 @@ class Scenario:
             answered += role == "tool"
         if answered == 0:
             call = self.steps[index]
+            assert call is not None
             return Answer(text=f"Step {index + 1}: calling {call.tool}.", calls=(call,))
         return Answer(text=CLOSING[index])

@@ -63,7 +63,7 @@ class Agent:
     first: Callable[[Path, str], list[str]]  # (program, prompt) → argv
     resume: Callable[[Path, str, str], list[str]]  # (program, session id, prompt) → argv
     session_id: Callable[[Path, str], str]  # (home, first run's stdout) → the session's id
-    steps: Callable[[Path], tuple[Call, ...]]  # work dir → the scenario's calls (scenario.py)
+    steps: Callable[[Path], tuple[Call | None, ...]]  # work dir → the scenario's calls
     pinned_as: str = ""  # the package npm/package.json pins, where not `package` itself
     # whether a session can be resumed headless; where not, each prompt is a session of its own
     resumes: bool = True
@@ -71,6 +71,15 @@ class Agent:
     python: str = ""  # the Python (X.Y) a PyPI agent runs on
     # whether its session log names the model; where not, the ledger's model must be NULL
     logs_model: bool = True
+    # an agent that edits by what its answer says, not by tool calls (scenario.py)
+    written: Callable[[Call], str] | None = None
+    # an agent that logs its token counts rounded: how it rounds one
+    rounds: Callable[[int], int] | None = None
+    # the counts its log never holds, which the ledger must keep NULL ("not recorded")
+    unlogged: frozenset[str] = frozenset()
+    # what its log calls the model, where not what the API was sent
+    logged_model: str = ""
+    logs_seconds: bool = False  # its times are whole seconds
 
 
 def version_of(agent: Agent, installed: Path) -> str:

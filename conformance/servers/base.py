@@ -35,6 +35,9 @@ class Answer:
 
     text: str = ""
     calls: tuple[Call, ...] = ()
+    # what an agent that edits by text (Aider's edit blocks) does with the text: no API call,
+    # but a call in the agent's own log
+    edits: tuple[Call, ...] = ()
 
 
 @dataclass(frozen=True)

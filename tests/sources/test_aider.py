@@ -153,3 +153,19 @@ def test_local_times_are_read_in_this_machines_zone_and_stored_in_utc(units, zon
     assert first.session["metadata"]["local_offset"] == "-05:00"
     # the session's id stays the one its header names, whatever the zone
     assert first.session["source_session_id"].startswith("20251203T14")
+
+
+def test_a_count_aider_did_not_print_is_not_recorded() -> None:
+    """Aider prints no reasoning count, and a cache part only where litellm reports one (never
+    for an OpenAI-compatible provider): what it did not print is NULL, "not recorded", not 0
+    (issue #64). The turn that printed `1.2k cache hit` keeps it."""
+    ((item, rows),) = sessions(aider, aider.discover([RELEASED])).values()
+    spent = [r for r in (item.session, *rows["turns"].to_dicts()) if r["input_tokens"]]
+    assert len(spent) == 3  # the session and the two turns that printed `Tokens:`
+    for row in spent:
+        assert row["reasoning_tokens"] is None
+        assert row["cached_input_tokens"] is None and row["cache_write_tokens"] is None
+    found = sessions(aider, aider.discover([HOME]))
+    turns = [t for _, rows in found.values() for t in rows["turns"].to_dicts()]
+    assert sorted(t["cached_input_tokens"] or 0 for t in turns)[-1] == 1200
+    assert all(t["reasoning_tokens"] is None for t in turns)

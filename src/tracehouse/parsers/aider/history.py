@@ -156,11 +156,20 @@ class _Session:
     def _tokens(self, found: re.Match[str]) -> None:
         counts = {kind: _number(n, unit) for n, unit, kind in COUNT.findall(found["parts"])}
         cost = float(found["cost"]) if found["cost"] else None
-        self.talk.usage(ledger_counts(
+        spent = ledger_counts(
             input=counts.get("sent", 0), output=counts.get("received", 0),
             cache_read=counts.get("cache hit", 0), cache_write=counts.get("cache write", 0),
             input_holds_cache=True, output_holds_reasoning=True,
-        ), cost)  # fmt: skip
+        )  # fmt: skip
+        # Aider prints no reasoning count, and a cache part only where litellm reports one (not
+        # for an OpenAI-compatible provider, whose cache it never shows): what it did not print
+        # is "not recorded", NULL, never 0.
+        del spent["reasoning_tokens"]
+        for printed, column in (("cache hit", "cached_input_tokens"),
+                                ("cache write", "cache_write_tokens")):  # fmt: skip
+            if printed not in counts:
+                del spent[column]
+        self.talk.usage(spent, cost)
         self.fields["metadata"]["tokens"] = "rounded"  # aider prints 9.4k, not 9,412
 
     def _typed_at(self, prompt: str) -> str | None:
