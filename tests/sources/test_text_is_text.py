@@ -2,8 +2,9 @@
 test home, with CJK, emoji, bidirectional overrides, combining marks and line separators put
 into every piece of prose in its logs (JSON strings holding JSON too), gives the same sessions
 and rows as the home without them, the text stored as written, and the same fingerprints on
-every run. The homes of text logs (JSON, JSONL, Markdown) are all here; Crush and Cursor keep
-SQLite databases (Crush's non-ASCII rows have a test of their own)."""
+every run; a PostgreSQL ledger holds them as SQLite does. The homes of text logs (JSON, JSONL,
+Markdown) are all here; Crush and Cursor keep SQLite databases (Crush's non-ASCII rows have a
+test of their own)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import DATA
 from tracehouse.cli.app import app
+from tracehouse.store import open_store
 
 pytestmark = pytest.mark.slow
 HOMES = sorted(p.parent.name for p in DATA.glob("*/home"))
@@ -121,3 +123,38 @@ def test_a_lone_surrogate_escape_is_kept_as_a_replacement_character(
     assert {t: len(r) for t, r in after.items()} == {t: len(r) for t, r in before.items()}
     assert any("cut here \ufffd and on" in text for text in _texts(tmp_path / "spiced.db"))
     assert _ledger(spiced, tmp_path / "again.db") == after
+
+
+EVERY_PIECE = " " + "".join(PIECES) + " and \ud83d cut"
+
+
+def _fingerprints(address: str) -> dict[str, list[tuple[Any, ...]]]:
+    store = open_store(address)
+    try:
+        return {t: [tuple(r.values()) for r in store.query(
+            f"SELECT {t[:-1]}_id, fingerprint FROM {t} ORDER BY 1")] for t in TABLES}  # fmt: skip
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("source", JSON_HOMES)
+def test_a_postgresql_ledger_holds_every_script_as_sqlite_does(
+    source: str, tmp_path: Path, pg_schemas: Any
+) -> None:
+    """Every piece at once, a lone surrogate's escape among them, into a PostgreSQL ledger: the
+    same rows and fingerprints as SQLite's, the text stored as written."""
+    spiced = tmp_path / "spiced"
+    shutil.copytree(DATA / source / "home", spiced)
+    _spice_home(spiced, EVERY_PIECE, escaped=True)
+    expected = _ledger(spiced, tmp_path / "spiced.db")
+    address = str(pg_schemas())
+    done = CliRunner().invoke(app, ["sync", "backfill", "--home", str(spiced), "--store",
+                                    address, "-q"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert _fingerprints(address) == {t: [tuple(r) for r in rows] for t, rows in expected.items()}
+    store = open_store(address)
+    try:
+        texts = [r["content"] for r in store.query("SELECT content FROM messages") if r["content"]]
+    finally:
+        store.close()
+    assert any("".join(PIECES) + " and \ufffd cut" in text for text in texts)
