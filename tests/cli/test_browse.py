@@ -84,6 +84,25 @@ def test_a_search_still_being_typed_is_no_error(ledger: Path) -> None:
         store.close()
 
 
+def test_a_search_pause_that_ends_as_browse_quits_is_no_error(ledger: Path) -> None:
+    """The pause after a key ends on a timer; quitting takes the search box away first, and a
+    busy machine can run the timer between the two (a failure seen under load)."""
+    store = open_store(ledger)
+
+    async def drive() -> None:
+        browse = _browse(store, ledger)
+        async with browse.run_test(size=(80, 24)) as pilot:
+            await pilot.press("/", "x")
+            await browse.query_one("#query", Input).remove()
+            browse._searched("x")  # what the timer calls
+            await pilot.press("q")
+
+    try:
+        asyncio.run(drive())
+    finally:
+        store.close()
+
+
 def _pressed(ledger: Path, *keys: str) -> Browse:
     """Browse at 80×24 after `keys` and `q`, as it was when it quit."""
     store = open_store(ledger)

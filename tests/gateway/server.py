@@ -70,6 +70,15 @@ class Gateway:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Gateway:
+        """The gateway, answering. A free port can be taken by another test's process between
+        `free_port` and the gateway's bind: then it starts again on another."""
+        for _ in range(5):
+            if self._started():
+                return self
+            self.port = free_port()
+        raise RuntimeError(f"no free port held: {self.log.read_text()[-2000:]}")
+
+    def _started(self) -> bool:
         command = [sys.executable, "-m", "tracehouse.cli.app", "serve", "--store", self.store,
                    "--port", str(self.port)]  # fmt: skip
         with self.log.open("ab") as log:
@@ -78,11 +87,14 @@ class Gateway:
         while time.monotonic() < deadline:
             try:
                 if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
-                    return self
+                    return True
             except httpx.TransportError:
                 pass
             if self.process.poll() is not None:
-                raise RuntimeError(f"the gateway exited: {self.log.read_text()[-2000:]}")
+                said = self.log.read_text()[-2000:]
+                if "address already in use" in said.rsplit("tracehouse gateway on", 1)[-1]:
+                    return False
+                raise RuntimeError(f"the gateway exited: {said}")
             time.sleep(0.1)
         raise RuntimeError("the gateway did not answer within 30 s")
 
@@ -134,11 +146,14 @@ def gateway_in_thread(address: str) -> Iterator[str]:
     from tracehouse.gateway.app import GatewayConfig, create_app
 
     token = ledger_with_tokens(address, {"push": ("laptop", "push")})["push"]
-    port = free_port()
-    config = uvicorn.Config(create_app(GatewayConfig(address)), host="127.0.0.1", port=port,
-                            log_level="warning", lifespan="on")  # fmt: skip
+    # the socket bound here and handed over: no other process can take the port between
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    port = int(listening.getsockname()[1])
+    config = uvicorn.Config(create_app(GatewayConfig(address)), log_level="warning",
+                            lifespan="on")  # fmt: skip
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
@@ -150,3 +165,4 @@ def gateway_in_thread(address: str) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+        listening.close()

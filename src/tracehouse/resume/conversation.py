@@ -92,6 +92,13 @@ def conversation(store: SessionStore, ref: str) -> Conversation:
         text = m.get("content") or ""
         if not text and not calls:
             continue
+        if calls and role != "assistant":  # a request that made calls (Codex's `/review`):
+            steps.append(Step(role, text, m.get("created_at"), m.get("source_message_id"),
+                              m.get("model"), (), m.get("turn_id"), m["role"]))  # fmt: skip
+            # ...and, as in every agent's log, an answer made them: after the request
+            at = m.get("created_at") or entry.calls[0].get("started_at")
+            steps.append(Step("assistant", "", at, None, None, calls, m.get("turn_id")))
+            continue
         steps.append(Step(role, text, m.get("created_at"), m.get("source_message_id"),
                           m.get("model"), calls, m.get("turn_id"), m["role"]))  # fmt: skip
     turns = {t["turn_id"]: t for t in detail["turns"]}

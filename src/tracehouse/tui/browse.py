@@ -205,8 +205,9 @@ class Browse(App[None]):
         self.set_timer(TYPED_PAUSE, lambda: self._searched(typed))
 
     def _searched(self, typed: str) -> None:
-        if typed != self.query_one("#query", Input).value:
-            return  # more was typed since: that search will run
+        query = next(iter(self.query("#query").results(Input)), None)
+        if query is None or typed != query.value:
+            return  # quitting (the pause ended as the screen went), or more typed since
         if typed.strip():
             self.show_hits(typed)
         else:
