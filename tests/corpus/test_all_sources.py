@@ -26,6 +26,7 @@ PARTS = {
     ".qwen": "haidonglethqb-CloudSchool/.qwen",
     ".pi": "EddieisxD-dotfiles/.pi",
     ".kimi": "youngstunners88-ihhashi/.kimi",
+    ".continue": "toamedbd-code-hms/.continue",
     "projects/Simple-Calulator": "AndrewJacop-Simple-Calulator/projects/Simple-Calulator",
     "projects/dotfiles": "michaeljjacob-dotfiles/projects/dotfiles",
 }

@@ -1,4 +1,4 @@
-"""The seven agents read through the parser kit, on every fixture home that holds their logs:
+"""The agents read through the parser kit, on every fixture home that holds their logs:
 each home imports with no rejects, and sessions, prompts and replies, tool calls and tokens
 equal a count made here from the files themselves, independently of the parsers."""
 
@@ -251,3 +251,28 @@ def test_aider(corpus: Path, tmp_path: Path) -> None:
 def _rounded(count: str) -> int:
     """Aider's printed count (`9.4k`) as the number it stands for."""
     return round(float(count.rstrip("k")) * (1000 if count.endswith("k") else 1))
+
+
+def test_continue(corpus: Path, tmp_path: Path) -> None:
+    roots = [h / ".continue" for h in homes(corpus, ".continue/sessions/*.json")]
+    want = {"sessions": 0, "prompts": 0, "replies": 0, "calls": 0, "input": None,
+            "output": None}  # fmt: skip
+    for file in (f for r in roots for f in r.glob("sessions/*.json") if f.name != "sessions.json"):
+        thought = False
+        for entry in json.loads(file.read_text(encoding="utf-8"))["history"]:
+            message = entry["message"]
+            content = message.get("content")
+            text = content if isinstance(content, str) else "".join(
+                p.get("text", "") for p in content or [] if p.get("type") == "text")  # fmt: skip
+            if message["role"] == "user":
+                want["prompts"] += 1
+            elif message["role"] == "thinking":
+                thought = thought or bool(text.strip())
+            elif message["role"] == "assistant":
+                said = re.sub(r"\A\s*<think>.*?</think>\s*", "", text, flags=re.S)
+                calls = len(message.get("toolCalls") or [])
+                want["replies"] += bool(said.strip() or calls or thought)
+                want["calls"] += calls
+                thought = False
+        want["sessions"] += 1  # every file holds a prompt
+    assert ledger_counts("continue", roots, tmp_path) == want

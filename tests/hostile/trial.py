@@ -47,7 +47,7 @@ CONTENT = ("turns", "messages", "tool_calls", "message_sources")
 # the place in it: a Cursor agent transcript's twins).
 LOCATED = re.compile(
     r"^(\S+\.(json|jsonl|txt) )?"
-    r"(line \d+( \(byte \d+\))?|file|database|directory|document|(items|messages)?\[\d+\]"
+    r"(line \d+( \(byte \d+\))?|file|database|directory|document|(items|messages|history)?\[\d+\]"
     r"|(composerData|bubbleId):\S+( bubble #\d+)?"
     r"|(workbench\.panel\.aichat\.view\.aichat\.chatdata|composer\.composerData"
     r"|composer\.composerHeaders)(\[\d+\])?( bubble #\d+)?"

@@ -30,6 +30,7 @@ PROVIDERS = (
     "pi",
     "kimi-cli",
     "cline",
+    "continue",
 )
 
 _TOKENS = (

@@ -10,6 +10,7 @@ from tracehouse.parsers import (
     claude_code,
     cline,
     codex,
+    continue_dev,
     copilot_cli,
     crush,
     cursor,
@@ -36,6 +37,7 @@ _MODULES: tuple[ModuleType, ...] = (
     cline,
     crush,
     aider,
+    continue_dev,
 )
 PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
 
