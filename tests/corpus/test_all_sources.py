@@ -27,6 +27,7 @@ PARTS = {
     ".pi": "EddieisxD-dotfiles/.pi",
     ".kimi": "youngstunners88-ihhashi/.kimi",
     ".continue": "toamedbd-code-hms/.continue",
+    ".openhands": "sheepdestroyer-SheepVibes/.openhands",
     "projects/Simple-Calulator": "AndrewJacop-Simple-Calulator/projects/Simple-Calulator",
     "projects/dotfiles": "michaeljjacob-dotfiles/projects/dotfiles",
 }

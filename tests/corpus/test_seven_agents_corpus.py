@@ -276,3 +276,21 @@ def test_continue(corpus: Path, tmp_path: Path) -> None:
                 thought = False
         want["sessions"] += 1  # every file holds a prompt
     assert ledger_counts("continue", roots, tmp_path) == want
+
+
+def test_openhands(corpus: Path, tmp_path: Path) -> None:
+    conversations = sorted((corpus / "homes").glob("*/.openhands/sessions/*/metadata.json"))
+    roots = sorted({c.parent.parent.parent for c in conversations})
+    want = {"sessions": len(conversations), "prompts": 0, "replies": 0, "calls": 0, "input": 0,
+            "output": 0}  # fmt: skip
+    for conversation in conversations:
+        meta = json.loads(conversation.read_text())
+        want["input"] += meta["prompt_tokens"]  # the conversation's totals
+        want["output"] += meta["completion_tokens"]
+        for event in (json.loads(e.read_text()) for e in conversation.parent.glob("events/*.json")):
+            action = event.get("action")
+            want["prompts"] += action == "message" and event["source"] == "user"
+            made = "tool_call_metadata" in event and action is not None
+            want["replies"] += (action == "message" and event["source"] == "agent") or made
+            want["calls"] += made
+    assert ledger_counts("openhands", roots, tmp_path) == want

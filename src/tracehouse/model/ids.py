@@ -40,7 +40,8 @@ def source_id(kind: str, uri: str) -> str:
 _LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu", "gemini-cli": "gm",
                  "opencode": "oc", "cursor-agent": "ca", "copilot-cli": "gh", "aider": "ai",
                  "qwen-code": "qw", "crush": "cr", "pi": "pi", "kimi-cli": "km",
-                 "cline": "cl", "continue": "ct"}  # fmt: skip
+                 "cline": "cl", "continue": "ct",
+                 "openhands": "oh"}  # fmt: skip
 
 
 def session_label(provider: str, source_session_id: str, size: int = 8) -> str:

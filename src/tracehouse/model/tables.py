@@ -31,6 +31,7 @@ PROVIDERS = (
     "kimi-cli",
     "cline",
     "continue",
+    "openhands",
 )
 
 _TOKENS = (

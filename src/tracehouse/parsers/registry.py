@@ -18,6 +18,7 @@ from tracehouse.parsers import (
     gemini_cli,
     kimi_cli,
     opencode,
+    openhands,
     pi,
     qwen_code,
 )
@@ -38,6 +39,7 @@ _MODULES: tuple[ModuleType, ...] = (
     crush,
     aider,
     continue_dev,
+    openhands,
 )
 PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
 

@@ -125,6 +125,15 @@ class Conversation:
         self.said = said
         return message_id
 
+    def preamble(self, key: str, text: str | None, at: str | None) -> str:
+        """What the agent is told before anything is said (its system prompt): a `system`
+        message of the first turn, which the first prompt then joins."""
+        said = self.said
+        self.ensure_turn(key, at)
+        message_id = self.message("system", "system", key, text, at)
+        self.said = said
+        return message_id
+
     def note_model(
         self, model: str | None, llm_provider: str | None = None, *, used: bool = False
     ) -> None:
