@@ -31,11 +31,11 @@ import xxhash
 
 from tracehouse.parsers.registry import PARSERS
 
-# v6: fifteen sources; v5: thirteen; v4: uuids hashed whole; v3: six; v2: Claude Code, Codex
+# v6: sixteen sources; v5: thirteen; v4: uuids hashed whole; v3: six; v2: Claude Code, Codex
 VERSION = "v6"
 WHOLE_HOME = ("cursor", "gemini-cli", "opencode", "cursor-agent", "copilot-cli", "qwen-code",
               "pi", "kimi-cli", "cline", "continue",
-              "openhands")  # replicated per home  # fmt: skip
+              "openhands", "zed")  # replicated per home  # fmt: skip
 # Kept in projects, not under a root of their own: each project folder holding one is copied.
 IN_PROJECTS = ("aider", "crush")
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -28,6 +28,7 @@ PARTS = {
     ".kimi": "youngstunners88-ihhashi/.kimi",
     ".continue": "toamedbd-code-hms/.continue",
     ".openhands": "sheepdestroyer-SheepVibes/.openhands",
+    ".local/share/zed": "atlasatakahraman-AtlasAta-DotFiles/.local/share/zed",
     "projects/Simple-Calulator": "AndrewJacop-Simple-Calulator/projects/Simple-Calulator",
     "projects/dotfiles": "michaeljjacob-dotfiles/projects/dotfiles",
 }

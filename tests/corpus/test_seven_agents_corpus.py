@@ -294,3 +294,24 @@ def test_openhands(corpus: Path, tmp_path: Path) -> None:
             want["replies"] += (action == "message" and event["source"] == "agent") or made
             want["calls"] += made
     assert ledger_counts("openhands", roots, tmp_path) == want
+
+
+def test_zed(corpus: Path, tmp_path: Path) -> None:
+    import zstandard
+
+    databases = sorted((corpus / "homes").glob("*/.local/share/zed/threads/threads.db"))
+    roots = [db.parent.parent for db in databases]
+    want = {"sessions": 0, "prompts": 0, "replies": 0, "calls": 0, "input": None,
+            "output": None}  # fmt: skip
+    for db in databases:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            for kind, data in conn.execute("SELECT data_type, data FROM threads"):
+                if kind == "zstd":
+                    data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+                messages = json.loads(data)["messages"]
+                want["sessions"] += 1
+                want["prompts"] += sum("User" in m for m in messages)
+                want["replies"] += sum("Agent" in m for m in messages)
+                want["calls"] += sum("ToolUse" in p for m in messages if "Agent" in m
+                                     for p in m["Agent"]["content"])  # fmt: skip
+    assert ledger_counts("zed", roots, tmp_path) == want

@@ -32,6 +32,7 @@ PROVIDERS = (
     "cline",
     "continue",
     "openhands",
+    "zed",
 )
 
 _TOKENS = (

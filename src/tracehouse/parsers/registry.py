@@ -21,6 +21,7 @@ from tracehouse.parsers import (
     openhands,
     pi,
     qwen_code,
+    zed,
 )
 from tracehouse.parsers.base import SourceParser
 
@@ -40,6 +41,7 @@ _MODULES: tuple[ModuleType, ...] = (
     aider,
     continue_dev,
     openhands,
+    zed,
 )
 PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
 
