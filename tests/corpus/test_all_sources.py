@@ -1,5 +1,7 @@
 """One home holding every source (assembled from fixture homes by symlinks, so nothing is
-copied or written beside them): one `sync backfill --home` imports all thirteen, no rejects."""
+copied or written beside them): one `sync backfill --home` imports every source, no rejects.
+Roo Code and Kilo Code, of which the fixtures hold no real logs, come from the tests' own
+homes."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import DATA
 from tracehouse.cli.app import app
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.store import open_store
@@ -34,11 +37,23 @@ PARTS = {
 }
 
 
+STORAGE = ".config/{editor}/User/globalStorage"
+MADE = {
+    f"{STORAGE.format(editor='VSCodium')}/rooveterinaryinc.roo-cline":
+        DATA / "roo/home/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
+    f"{STORAGE.format(editor='Code - Insiders')}/kilocode.kilo-code":
+        DATA / "kilo/home/.config/Code/User/globalStorage/kilocode.kilo-code",
+}  # fmt: skip
+
+
 def test_a_home_with_every_source_imports_in_one_run(corpus: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     for name, source in PARTS.items():
         (home / name).parent.mkdir(parents=True, exist_ok=True)
         (home / name).symlink_to((corpus / "homes" / source).resolve())
+    for name, made in MADE.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).symlink_to(made.resolve())
     store = tmp_path / "ledger.db"
     result = CliRunner().invoke(
         app, ["sync", "backfill", "--home", str(home), "--store", str(store)]

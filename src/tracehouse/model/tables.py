@@ -33,6 +33,8 @@ PROVIDERS = (
     "continue",
     "openhands",
     "zed",
+    "roo-code",
+    "kilo-code",
 )
 
 _TOKENS = (

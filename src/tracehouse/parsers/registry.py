@@ -16,11 +16,13 @@ from tracehouse.parsers import (
     cursor,
     cursor_agent,
     gemini_cli,
+    kilo_code,
     kimi_cli,
     opencode,
     openhands,
     pi,
     qwen_code,
+    roo_code,
     zed,
 )
 from tracehouse.parsers.base import SourceParser
@@ -42,6 +44,8 @@ _MODULES: tuple[ModuleType, ...] = (
     continue_dev,
     openhands,
     zed,
+    roo_code,
+    kilo_code,
 )
 PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
 

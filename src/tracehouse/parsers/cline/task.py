@@ -27,16 +27,25 @@ from tracehouse.parsers.untrusted import decode_json, mapping, not_json, place
 PROVIDER = "cline"
 EXTENSION = ("globalStorage", "saoudrizwan.claude-dev")
 EDITORS = ("Code", "Code - Insiders", "Cursor", "VSCodium", "Windsurf", "Trae")
-CWD = re.compile(r"# Current Working Directory \((.+?)\)")
+# Cline writes "Working", Roo Code and Kilo Code "Workspace"
+CWD = re.compile(r"# Current (?:Working|Workspace) Directory \((.+?)\)")
 REPLIES = ("text", "completion_result", "reasoning")
 NOTICES = ("error", "error_retry", "api_req_retried", "api_req_failed", "mistake_limit_reached",
-           "diff_error", "clineignore_error")  # fmt: skip
+           "diff_error", "clineignore_error",
+           # Roo Code's and Kilo Code's (forks of Cline, the same task layout)
+           "rooignore_error", "shell_integration_warning", "condense_context",
+           "condense_context_error", "sliding_window_truncation", "too_many_tools_warning",
+           "auto_approval_max_req_reached", "subtask_result")  # fmt: skip
 QUIET = ("checkpoint_created", "task_progress", "deleted_api_reqs", "resume_task",
-         "resume_completed_task", "completion_result", "browser_action_launch")  # fmt: skip
+         "resume_completed_task", "completion_result", "browser_action_launch",
+         "checkpoint_saved", "api_req_finished", "api_req_deleted", "api_req_retry_delayed",
+         "api_req_rate_limit_wait", "user_edit_todos", "image", "codebase_search_result",
+         "mcp_server_request_started")  # fmt: skip
 # `api_req_started`: `tokensIn` leaves the cache reads and writes out, as Anthropic counts.
 USAGE = Usage("tokensIn", "tokensOut", "cacheReads", "cacheWrites", input_holds_cache=False)
-KNOWN = {"text", "user_feedback", *REPLIES, "followup", "tool", "command", "command_output",
-         "api_req_started", *NOTICES, *QUIET}  # fmt: skip
+KNOWN = {"text", "user_feedback", "user_feedback_diff", *REPLIES, "followup", "tool", "command",
+         "command_output", "use_mcp_server", "mcp_server_response", "api_req_started", *NOTICES,
+         *QUIET}  # fmt: skip
 LAYOUT = Layout(PROVIDER, ("tasks/*/ui_messages.json", "tasks/*/claude_messages.json",
                           "sessions/*/*.messages.json"))  # the last, Cline CLI 3's (cli.py)
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
@@ -44,6 +53,12 @@ discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch
 
 def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
     """The extension's storage in every VS Code-family editor, on each OS, and the CLI's."""
+    return [*extension_storage(home, env, EXTENSION[1]), home / ".cline" / "data"]
+
+
+def extension_storage(home: Path, env: Mapping[str, str], extension: str) -> list[Path]:
+    """An extension's global storage in every VS Code-family editor, on each OS (Cline's and
+    its forks', Roo Code and Kilo Code, which keep the same tasks)."""
     bases = [
         Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config",
         home / "Library" / "Application Support",
@@ -51,8 +66,8 @@ def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
     ]
     if env.get("APPDATA"):
         bases.append(Path(env["APPDATA"]))
-    roots = [base / editor / "User" / Path(*EXTENSION) for base in bases for editor in EDITORS]
-    return [*roots, home / ".cline" / "data"]
+    return [base / editor / "User" / "globalStorage" / extension for base in bases
+            for editor in EDITORS]  # fmt: skip
 
 
 def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
@@ -63,7 +78,7 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
         read.problems.append((place(problem, "document"), f"not a list of messages: {problem}"))
         return read
     task = unit.path.parent.name
-    talk = Conversation(PROVIDER, task, unit.key, options.max_field)
+    talk = Conversation(unit.provider, task, unit.key, options.max_field)
     state: dict[str, Any] = {}
     for index, record in enumerate(records):
         if not isinstance(record, dict):
@@ -82,6 +97,9 @@ def _record(talk: Conversation, record: Mapping[str, Any], index: int, state: di
     kind = str(record.get("say") or record.get("ask"))
     said = f"{record.get('type')}.{kind}"
     text: str = record["text"] if isinstance(record.get("text"), str) else ""
+    condensed = mapping(record.get("contextCondense"))  # Roo Code's: the summary kept
+    if kind == "condense_context" and not text:
+        text = str(condensed.get("summary") or "")
     at, key = iso(record.get("ts")), str(record.get("ts") or index)
     info = mapping(record.get("modelInfo"))
     model = info.get("modelId") and str(info["modelId"])
@@ -93,7 +111,7 @@ def _record(talk: Conversation, record: Mapping[str, Any], index: int, state: di
     if kind == "text" and record.get("type") == "say" and not state.get("asked"):
         state["asked"] = True
         talk.prompt(key, text, at)
-    elif kind == "user_feedback":
+    elif kind in ("user_feedback", "user_feedback_diff"):
         talk.prompt(key, text, at)
     elif not text.strip():
         return f"empty.{said}"
@@ -115,6 +133,13 @@ def _record(talk: Conversation, record: Mapping[str, Any], index: int, state: di
         talk.call(key, "execute_command", {"command": text}, at)
     elif kind == "command_output" and state.get("command"):
         talk.result(state["command"], text, at)
+    elif kind == "use_mcp_server":  # {type, serverName, toolName, arguments} or a resource
+        request = mapping(_json(text))
+        state["mcp"] = key
+        talk.call(key, str(request.get("toolName") or request.get("type") or "use_mcp_server"),
+                  request or {"request": text}, at)  # fmt: skip
+    elif kind == "mcp_server_response" and state.get("mcp"):
+        talk.result(state.pop("mcp"), text, at)
     elif kind == "api_req_started":
         _request(talk, mapping(_json(text)), key, at, state)
     elif kind in NOTICES:
@@ -149,4 +174,4 @@ def _json(text: str) -> Any:
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     if unit.key.endswith(".messages.json"):
         return parse_document(PROVIDER, unit, cursor, options, cli.build)
-    return parse_document(PROVIDER, unit, cursor, options, build)
+    return parse_document(unit.provider, unit, cursor, options, build)
