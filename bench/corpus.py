@@ -31,11 +31,11 @@ import xxhash
 
 from tracehouse.parsers.registry import PARSERS
 
-# v6: sixteen sources; v5: thirteen; v4: uuids hashed whole; v3: six; v2: Claude Code, Codex
+# v6: eighteen sources; v5: thirteen; v4: uuids hashed whole; v3: six; v2: Claude Code, Codex
 VERSION = "v6"
 WHOLE_HOME = ("cursor", "gemini-cli", "opencode", "cursor-agent", "copilot-cli", "qwen-code",
               "pi", "kimi-cli", "cline", "continue",
-              "openhands", "zed")  # replicated per home  # fmt: skip
+              "openhands", "zed", "goose", "warp")  # replicated per home  # fmt: skip
 # Kept in projects, not under a root of their own: each project folder holding one is copied.
 IN_PROJECTS = ("aider", "crush")
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -44,6 +44,9 @@ _HEX_JSON = re.compile(rb"(?:[0-9a-f]{2})+")
 _DATABASE = (".db", ".vscdb")
 _SHORT_ID = re.compile(r"[0-9a-z]{4,12}")
 _MS_FOLDER = re.compile(r"1[0-9]{12}")
+# OpenHands names a conversation by 32 hex digits, its folder and its metadata's id alike
+_HEX_ID = re.compile(r"[0-9a-f]{32}")
+_CONVERSATION = re.compile(rb'("conversation_id":\s*")([0-9a-f]{32})(")')
 
 
 def build(source: Path, copies: int, out: Path) -> Path:
@@ -140,12 +143,15 @@ def _copy_tree(root: Path, dest: Path, n: int, agents: re.Pattern[bytes] | None 
 def fresh_name(name: str, n: int, agents: re.Pattern[bytes] | None = None) -> str:
     if _MS_FOLDER.fullmatch(name):  # a Cline task folder: its id is its creation time in ms
         return str(int(name) + n)
+    if _HEX_ID.fullmatch(name):
+        return _hashed_hex(name.encode(), n).decode()
     return fresh(name.encode(), n, agents).decode()
 
 
 def fresh(data: bytes, n: int, agents: re.Pattern[bytes] | None = None) -> bytes:
     """Every id in `data` made copy `n`'s, at the same length (`agents`: Claude subagent ids)."""
     data = _UUID.sub(lambda m: _fresh_uuid(m.group(), n), data)
+    data = _CONVERSATION.sub(lambda m: m.group(1) + _hashed_hex(m.group(2), n) + m.group(3), data)
     if agents is not None:
         data = agents.sub(lambda m: _hashed_hex(m.group(), n), data)
     tag = f"{n:04x}".encode()

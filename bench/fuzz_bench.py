@@ -3,7 +3,8 @@
     uv run python bench/fuzz_bench.py [--trials 5000] [--seed 1] [--corpus ../shared/fixtures]
                                       [--source NAME ...]
 
-Each trial copies one source of one fixture home (all sixteen) and damages one of its files
+Each trial copies one source of one fixture home (every source it holds) and damages one of its
+files
 (`tests/hostile/trial.py`), drawn from:
 
   line      one line's value (a NaN, an integer past int64, 300 or 1,100 levels of nesting,

@@ -1,7 +1,7 @@
 """One home holding every source (assembled from fixture homes by symlinks, so nothing is
 copied or written beside them): one `sync backfill --home` imports every source, no rejects.
-Roo Code and Kilo Code, of which the fixtures hold no real logs, come from the tests' own
-homes."""
+Roo Code, Kilo Code, Goose and Factory Droid, of which the fixtures hold no real conversation,
+come from the tests' own homes."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ PARTS = {
     ".continue": "toamedbd-code-hms/.continue",
     ".openhands": "sheepdestroyer-SheepVibes/.openhands",
     ".local/share/zed": "atlasatakahraman-AtlasAta-DotFiles/.local/share/zed",
+    ".local/state/warp-terminal": "tooy2-hyprmatu/.local/state/warp-terminal",
     "projects/Simple-Calulator": "AndrewJacop-Simple-Calulator/projects/Simple-Calulator",
     "projects/dotfiles": "michaeljjacob-dotfiles/projects/dotfiles",
 }
@@ -43,6 +44,8 @@ MADE = {
         DATA / "roo/home/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
     f"{STORAGE.format(editor='Code - Insiders')}/kilocode.kilo-code":
         DATA / "kilo/home/.config/Code/User/globalStorage/kilocode.kilo-code",
+    ".local/share/goose": DATA / "goose/home/.local/share/goose",
+    ".factory": DATA / "droid/home/.factory",
 }  # fmt: skip
 
 

@@ -315,3 +315,39 @@ def test_zed(corpus: Path, tmp_path: Path) -> None:
                 want["calls"] += sum("ToolUse" in p for m in messages if "Agent" in m
                                      for p in m["Agent"]["content"])  # fmt: skip
     assert ledger_counts("zed", roots, tmp_path) == want
+
+
+def test_warp(corpus: Path, tmp_path: Path) -> None:
+    databases = sorted((corpus / "homes").glob("*/.local/state/warp-terminal/warp.sqlite"))
+    roots = [db.parent for db in databases]
+    want = {"sessions": 0, "prompts": 0, "replies": 0, "calls": 0, "input": None,
+            "output": None}  # fmt: skip
+    for db in databases:  # a private copy with its WAL: opening in place loses it
+        copy = tmp_path / "copies" / db.parent.parent.parent.parent.name / "warp.sqlite"
+        copy.parent.mkdir(parents=True)
+        for suffix in ("", "-wal"):
+            if Path(f"{db}{suffix}").exists():
+                shutil.copyfile(f"{db}{suffix}", f"{copy}{suffix}")
+        with sqlite3.connect(copy) as conn:
+            asked = conn.execute("SELECT conversation_id, input FROM ai_queries").fetchall()
+            want["sessions"] += len({c for c, given in asked if "Query" in given})
+            want["prompts"] += sum("Query" in given for _, given in asked)
+            want["calls"] += conn.execute("SELECT count(*) FROM blocks WHERE json_extract("
+                                          "ai_metadata, '$.conversation_id') IS NOT NULL"
+                                          ).fetchone()[0]  # fmt: skip
+    assert ledger_counts("warp", roots, tmp_path) == want
+
+
+def test_goose(corpus: Path, tmp_path: Path) -> None:
+    """The real database holds one session and no message: nothing to import, no reject."""
+    databases = sorted((corpus / "homes").glob("*/.local/share/goose/sessions/sessions.db"))
+    roots = [db.parent.parent for db in databases]
+    want = {"sessions": 0, "prompts": 0, "replies": 0, "calls": 0, "input": None,
+            "output": None}  # fmt: skip
+    for db in databases:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            for (content,) in conn.execute("SELECT content_json FROM messages"):
+                want["calls"] += content.count('"toolRequest"')
+            want["sessions"] += conn.execute("SELECT count(DISTINCT session_id) FROM"
+                                             " messages").fetchone()[0]  # fmt: skip
+    assert databases and ledger_counts("goose", roots, tmp_path) == want

@@ -37,8 +37,8 @@ from tracehouse.store import open_store
 # What a trial mutates: every source of the registry (a source added later is fuzzed too), at
 # its default places under a home; the files that hold its records, by name.
 SOURCES = tuple(PARSERS)
-PATTERNS = ("*.jsonl", "*.json", "*.txt", "*.db", "*.vscdb", ".aider.chat.history.md")
-DATABASES = (".vscdb", ".db")
+PATTERNS = ("*.jsonl", "*.json", "*.txt", "*.db", "*.vscdb", "*.sqlite", ".aider.chat.history.md")
+DATABASES = (".vscdb", ".db", ".sqlite")
 CONTENT = ("turns", "messages", "tool_calls", "message_sources")
 # Where a reject can point: a line of a JSONL file, a whole file, database or directory, an item
 # of a G0 rollout, or a Cursor key (a composer, a bubble, a chat list entry and its bubble).

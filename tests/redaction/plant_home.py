@@ -29,12 +29,15 @@ from tests.redaction.planted import (
     plant,
 )
 from tests.sources.cursor_dbs import make_user_dir
+from tests.sources.goose_sessions import write_sessions
+from tests.sources.warp_db import write_warp
+from tests.sources.zed_threads import write_threads
 
 # Where people's and agents' words are kept, across the formats.
 TEXT_KEYS = {
     "text", "content", "output", "result", "message", "prompt", "display", "command",
     "thinking", "summary", "title", "body", "stdout", "stderr", "aggregated_output", "cmd",
-    "richText", "rawText", "query", "description", "thought", "response",
+    "richText", "rawText", "query", "description", "thought", "response", "Text",
 }  # fmt: skip
 HOMES = (
     DATA / "claude" / "home",
@@ -48,6 +51,12 @@ HOMES = (
     DATA / "copilot" / "home",
     DATA / "cline" / "home",
     DATA / "aider" / "home",
+    DATA / "continue" / "home",
+    DATA / "openhands" / "home",
+    DATA / "roo" / "home",
+    DATA / "kilo" / "home",
+    DATA / "goose" / "home",
+    DATA / "droid" / "home",
 )
 
 
@@ -100,6 +109,9 @@ def planted_home(root: Path, seed: int = 11) -> tuple[Path, list[Planted]]:
     make_user_dir(home)
     _opencode_database(home)
     _crush_database(home)
+    write_threads(home / ".local" / "share" / "zed")
+    write_sessions(home / ".local" / "share" / "goose")
+    write_warp(home / ".local" / "state" / "warp-terminal")
     planter = Planter(seed)
     plant_tree(home, planter)
     return home, planter.planted
@@ -112,7 +124,7 @@ def plant_tree(home: Path, planter: Planter) -> None:
             _rewrite_lines(path, planter.walk)
         elif path.suffix == ".json":
             _rewrite_document(path, planter.walk)
-        elif path.suffix in (".vscdb", ".db") and not path.name.endswith("-wal"):
+        elif path.suffix in (".vscdb", ".db", ".sqlite") and not path.name.endswith("-wal"):
             _rewrite_database(path, planter)
         elif path.name == ".aider.chat.history.md":
             _rewrite_prompts(path, planter)

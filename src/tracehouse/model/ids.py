@@ -41,7 +41,8 @@ _LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu", "gemini-cli
                  "opencode": "oc", "cursor-agent": "ca", "copilot-cli": "gh", "aider": "ai",
                  "qwen-code": "qw", "crush": "cr", "pi": "pi", "kimi-cli": "km",
                  "cline": "cl", "continue": "ct",
-                 "openhands": "oh", "zed": "zd", "roo-code": "ro", "kilo-code": "kl"}  # fmt: skip
+                 "openhands": "oh", "zed": "zd", "roo-code": "ro", "kilo-code": "kl",
+                 "goose": "gs", "droid": "fd", "warp": "wp"}  # fmt: skip
 
 
 def session_label(provider: str, source_session_id: str, size: int = 8) -> str:

@@ -35,6 +35,9 @@ PROVIDERS = (
     "zed",
     "roo-code",
     "kilo-code",
+    "goose",
+    "droid",
+    "warp",
 )
 
 _TOKENS = (

@@ -15,7 +15,9 @@ from tracehouse.parsers import (
     crush,
     cursor,
     cursor_agent,
+    droid,
     gemini_cli,
+    goose,
     kilo_code,
     kimi_cli,
     opencode,
@@ -23,6 +25,7 @@ from tracehouse.parsers import (
     pi,
     qwen_code,
     roo_code,
+    warp,
     zed,
 )
 from tracehouse.parsers.base import SourceParser
@@ -46,6 +49,9 @@ _MODULES: tuple[ModuleType, ...] = (
     zed,
     roo_code,
     kilo_code,
+    goose,
+    droid,
+    warp,
 )
 PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
 

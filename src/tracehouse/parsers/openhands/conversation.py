@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.jsonl import TooLarge, read_file
 from tracehouse.parsers.kit.conversation import Conversation
@@ -66,12 +64,13 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
     folder = os.path.join(os.path.dirname(unit.key), "events")
     for name in _numbered(folder):
         try:
-            event = orjson.loads(read_file(os.path.join(folder, name)))
-        except (OSError, TooLarge, orjson.JSONDecodeError) as exc:
+            raw = read_file(os.path.join(folder, name))
+        except (OSError, TooLarge) as exc:
             read.problems.append((f"events/{name}", f"unreadable: {exc}"))
             continue
-        if not isinstance(event, dict):
-            read.problems.append((f"events/{name}", "not an object"))
+        event, problem = decode_json(raw, dict)  # a lone surrogate's escape kept as U+FFFD
+        if problem is not None:
+            read.problems.append((f"events/{name}", f"not an event: {problem}"))
             continue
         try:
             read.count(events.feed(event))
