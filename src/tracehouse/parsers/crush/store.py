@@ -28,11 +28,10 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
-    session_item,
     shape_error,
 )
 from tracehouse.parsers.kit.conversation import Conversation
-from tracehouse.parsers.kit.database import parse_database, plan_database
+from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.sqlite_snapshot import read
 from tracehouse.parsers.untrusted import decode_json, items, mapping
@@ -100,24 +99,8 @@ def _session(conn: sqlite3.Connection, row: Mapping[str, Any], unit: Unit,
             where = f"session {sid} message {mid}"
             result.rejects.append(Reject(PROVIDER, unit.key, where, shape_error(exc)))
             result.accounting["rejected"] += 1
-    talk.finish()
-    if not talk.has_content():
-        result.accounting["empty session"] += 1
-        return []
-    for buffer in talk.buffers():
-        if len(buffer):
-            result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())
-    result.accounting["session"] += 1
-    row_fields = _fields(row, unit)
-    return [
-        session_item(
-            PROVIDER,
-            sid,
-            talk.session_row(**row_fields),
-            [orjson.dumps(dict(row), default=str).decode()],
-            options.now,
-        )
-    ]
+    stamp = orjson.dumps(dict(row), default=str).decode()
+    return built(talk, result, _fields(row, unit), stamp, options.now)
 
 
 def _message(talk: Conversation, mid: str, role: str, parts: list[Any], model: Any,

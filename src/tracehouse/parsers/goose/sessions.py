@@ -26,11 +26,10 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
-    session_item,
     shape_error,
 )
 from tracehouse.parsers.kit.conversation import Conversation
-from tracehouse.parsers.kit.database import parse_database, plan_database
+from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.sqlite_snapshot import read
@@ -100,17 +99,8 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
                 result.rejects.append(Reject(PROVIDER, unit.key, where, shape_error(exc)))
                 result.accounting["rejected"] += 1
         talk.seen(_utc(row.get("updated_at")))
-        talk.finish()
-        if not talk.has_content():
-            result.accounting["empty session"] += 1
-            return []
-        for buffer in talk.buffers():
-            if len(buffer):
-                result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())
-        result.accounting["session"] += 1
         stamp = orjson.dumps([row.get("updated_at")]).decode()
-        return [session_item(PROVIDER, sid, talk.session_row(**_fields(row)), [stamp],
-                             options.now)]  # fmt: skip
+        return built(talk, result, _fields(row), stamp, options.now)
 
     return parse_database(PROVIDER, unit, cursor, options, ("sessions", "messages"), stamps,
                           build)  # fmt: skip

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
+from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, session_item
+from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
 from tracehouse.state.watermark import Action
 
@@ -68,3 +69,19 @@ def parse_database(
     result.cursor = {"files": files}
     result.watermark = WatermarkUpdate(provider, unit.key, result.cursor, {"sessions": known})
     return result
+
+
+def built(talk: Conversation, result: UnitResult, fields: Mapping[str, Any], stamp: str,
+          now: float) -> list[ImportItem]:  # fmt: skip
+    """One session of the database finished: its rows added to the result, and its item (none
+    for a session with nothing said in it). `stamp` salts its fingerprint."""
+    talk.finish()
+    if not talk.has_content():
+        result.accounting["empty session"] += 1
+        return []
+    for buffer in talk.buffers():
+        if len(buffer):
+            result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())
+    result.accounting["session"] += 1
+    row = talk.session_row(**fields)
+    return [session_item(talk.provider, talk.sid, row, [stamp], now)]

@@ -26,11 +26,10 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
-    session_item,
     shape_error,
 )
 from tracehouse.parsers.kit.conversation import Conversation
-from tracehouse.parsers.kit.database import parse_database, plan_database
+from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.sqlite_snapshot import read
 from tracehouse.parsers.untrusted import decode_json, items, mapping
@@ -112,19 +111,11 @@ def _conversation(conn: sqlite3.Connection, sid: str, unit: Unit, options: Parse
             talk.result(str(call or block or rowid), _plain(output), _utc(done),
                         failed=isinstance(code, int) and code != 0, metadata=ended)  # fmt: skip
             result.accounting["command"] += 1
-    talk.finish()
-    if not talk.has_content():
-        result.accounting["empty session"] += 1
-        return []
-    for buffer in talk.buffers():
-        if len(buffer):
-            result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())
-    result.accounting["session"] += 1
     usage = _usage(conn, sid)
     fields = {"workspace_path": cwd, "entrypoint": "terminal",
               "metadata": {"usage": usage} if usage else None}  # fmt: skip
     stamp = orjson.dumps([len(events), usage]).decode()
-    return [session_item(PROVIDER, sid, talk.session_row(**fields), [stamp], options.now)]
+    return built(talk, result, fields, stamp, options.now)
 
 
 def _usage(conn: sqlite3.Connection, sid: str) -> Mapping[str, Any] | None:

@@ -25,11 +25,10 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
-    session_item,
     shape_error,
 )
 from tracehouse.parsers.kit.conversation import Conversation
-from tracehouse.parsers.kit.database import parse_database, plan_database
+from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.sqlite_snapshot import read
 from tracehouse.parsers.untrusted import items, mapping
@@ -119,17 +118,8 @@ def _thread(row: Mapping[str, Any], unit: Unit, options: ParseOptions,
             talk.unknown(f"message.{tag}")
         result.accounting[f"message.{tag}"] += 1
     talk.seen(_utc(row.get("updated_at")))
-    talk.finish()
-    if not talk.has_content():
-        result.accounting["empty session"] += 1
-        return []
-    for buffer in talk.buffers():
-        if len(buffer):
-            result.rows.setdefault(buffer.table.name, []).extend(buffer.tuples())
-    result.accounting["session"] += 1
-    fields = _fields(row, thread)
     stamp = orjson.dumps([row.get("updated_at"), len(row.get("data") or b"")]).decode()
-    return [session_item(PROVIDER, sid, talk.session_row(**fields), [stamp], options.now)]
+    return built(talk, result, _fields(row, thread), stamp, options.now)
 
 
 def _answer(talk: Conversation, body: Mapping[str, Any], key: str) -> None:
