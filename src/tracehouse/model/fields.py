@@ -65,3 +65,18 @@ def iso_seconds(value: Any) -> str | None:
     if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
         return None
     return iso(value * 1000)
+
+
+def iso_utc(value: Any) -> str | None:
+    """An ISO-8601 text as agents' databases write it — `T` or a space, no zone (UTC, as
+    SQLite's `CURRENT_TIMESTAMP` and servers in containers write it), up to nanoseconds
+    (Zed's, Warp's) — as the ledger's ISO-8601 UTC in milliseconds; None if it is none."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)  # 3.11: a space, `Z`, digits past µs all read
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

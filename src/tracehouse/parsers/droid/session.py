@@ -71,9 +71,9 @@ class DroidSession(JsonlSession):
     def fields(self) -> dict[str, Any]:
         settings = _settings(self.unit.key)
         title = self.kept.get("sessionTitle") or self.kept.get("title")
-        if isinstance(settings.get("model"), str):
-            self.talk.note_model(settings["model"])
+        model = settings.get("model")
         return {
+            **({"model": model} if isinstance(model, str) else {}),
             "title": title if isinstance(title, str) and not title.startswith(SUBAGENT) else None,
             "workspace_path": self.kept.get("cwd"),
             "is_subagent": isinstance(title, str) and title.startswith(SUBAGENT),

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from tracehouse.model.contract import ImportItem, Reject
-from tracehouse.model.fields import iso_seconds
+from tracehouse.model.fields import iso_seconds, iso_utc
 from tracehouse.parsers.base import (
     SHAPE_ERRORS,
     ParseOptions,
@@ -85,7 +85,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
         (values,) = read(conn, "SELECT * FROM sessions WHERE id = ?", (sid,))
         row = dict(zip(names, values, strict=True))
         talk = Conversation(PROVIDER, sid, unit.key, options.max_field)
-        talk.seen(_utc(row.get("created_at")))
+        talk.seen(iso_utc(row.get("created_at")))
         sql = "SELECT id, role, content_json, created_timestamp FROM messages WHERE session_id = ?"
         for mid, role, content, created in read(conn, f"{sql} ORDER BY id", (sid,)):
             decoded, problem = decode_json(content, list)
@@ -98,7 +98,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
                 where = f"session {sid} message {mid}"
                 result.rejects.append(Reject(PROVIDER, unit.key, where, shape_error(exc)))
                 result.accounting["rejected"] += 1
-        talk.seen(_utc(row.get("updated_at")))
+        talk.seen(iso_utc(row.get("updated_at")))
         stamp = orjson.dumps([row.get("updated_at")]).decode()
         return built(talk, result, _fields(row), stamp, options.now)
 
@@ -180,10 +180,3 @@ def _fields(row: Mapping[str, Any]) -> dict[str, Any]:
         "metadata": {"tokens": {k: row.get(k) for k in TOTALS if row.get(k) is not None} or None,
                      "schedule_id": row.get("schedule_id")},
     }  # fmt: skip
-
-
-def _utc(value: Any) -> str | None:
-    """SQLite's `CURRENT_TIMESTAMP` (`2025-12-02 16:58:55`, UTC) → ISO."""
-    if not isinstance(value, str) or len(value) < 19:
-        return None
-    return value[:10] + "T" + value[11:19] + ".000Z"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tracehouse.model.fields import iso_utc
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.jsonl import TooLarge, read_file
 from tracehouse.parsers.kit.conversation import Conversation
@@ -59,7 +59,7 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
         return read
     sid = str(meta.get("conversation_id") or unit.path.parent.name)
     talk = Conversation(PROVIDER, sid, unit.key, options.max_field)
-    talk.seen(_utc(meta.get("created_at")))
+    talk.seen(iso_utc(meta.get("created_at")))
     events = _Events(talk)
     folder = os.path.join(os.path.dirname(unit.key), "events")
     for name in _numbered(folder):
@@ -76,7 +76,7 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
             read.count(events.feed(event))
         except SHAPE_ERRORS as exc:
             read.problems.append((f"events/{name}", shape_error(exc)))
-    talk.seen(_utc(meta.get("last_updated_at")))
+    talk.seen(iso_utc(meta.get("last_updated_at")))
     title = meta.get("title")
     repository = meta.get("selected_repository")
     read.sessions.append((talk, {
@@ -100,7 +100,7 @@ class _Events:
         self.calls: dict[int, str] = {}  # an action's event id → its call's key
 
     def feed(self, event: Mapping[str, Any]) -> str:
-        at, key = _utc(event.get("timestamp")), str(event.get("id"))
+        at, key = iso_utc(event.get("timestamp")), str(event.get("id"))
         source = str(event.get("source"))
         made = mapping(event.get("tool_call_metadata"))
         response = mapping(made.get("model_response"))
@@ -160,17 +160,3 @@ def _numbered(folder: str) -> list[str]:
         return []
     found = [n for n in names if n.endswith(".json") and n[:-5].isdigit()]
     return sorted(found, key=lambda n: int(n[:-5]))
-
-
-def _utc(value: Any) -> str | None:
-    """An event's time: ISO with no zone, written by a server that runs in UTC (its
-    `metadata.json` says the same moments with a `Z`)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

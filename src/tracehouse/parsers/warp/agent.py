@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from tracehouse.model.contract import ImportItem, Reject
+from tracehouse.model.fields import iso_utc
 from tracehouse.parsers.base import (
     SHAPE_ERRORS,
     ParseOptions,
@@ -99,16 +100,16 @@ def _conversation(conn: sqlite3.Connection, sid: str, unit: Unit, options: Parse
                 tag = next(iter(given_item), "")
                 query = mapping(given_item.get("Query"))
                 if isinstance(query.get("text"), str):
-                    talk.prompt(str(exchange), query["text"], _utc(at))
+                    talk.prompt(str(exchange), query["text"], iso_utc(at))
                 elif tag != "Query":
                     talk.unknown(f"input.{tag}")
             result.accounting["exchange" if asked else "continuation"] += 1
         else:
             block, rowid, command, output, code, done, call = row
             talk.call(str(call or block or rowid), "run_command", {"command": _plain(command)},
-                      _utc(at))  # fmt: skip
+                      iso_utc(at))  # fmt: skip
             ended = {"exit_code": code} if isinstance(code, int) else None
-            talk.result(str(call or block or rowid), _plain(output), _utc(done),
+            talk.result(str(call or block or rowid), _plain(output), iso_utc(done),
                         failed=isinstance(code, int) and code != 0, metadata=ended)  # fmt: skip
             result.accounting["command"] += 1
     usage = _usage(conn, sid)
@@ -137,11 +138,3 @@ def _plain(value: Any) -> str | None:
     raw = value if isinstance(value, bytes) else str(value).encode()
     text = ANSI.sub(b"", raw).decode("utf-8", "replace").replace("\r\n", "\n")
     return text.replace("\r", "").strip("\n") or None
-
-
-def _utc(value: Any) -> str | None:
-    """`2025-12-31 19:09:31.418070496` (UTC, ns) → ISO, ms."""
-    if not isinstance(value, str) or len(value) < 19:
-        return None
-    fraction = (value[20:23] if len(value) > 20 else "").ljust(3, "0")
-    return f"{value[:10]}T{value[11:19]}.{fraction}Z"

@@ -20,6 +20,7 @@ import orjson
 
 from tracehouse.model import ids
 from tracehouse.model.contract import ImportItem, Reject
+from tracehouse.model.fields import iso_utc
 from tracehouse.parsers.base import (
     SHAPE_ERRORS,
     ParseOptions,
@@ -97,7 +98,7 @@ def _thread(row: Mapping[str, Any], unit: Unit, options: ParseOptions,
     sid = str(row["id"])
     thread = _decoded(row)
     talk = Conversation(PROVIDER, sid, unit.key, options.max_field)
-    talk.seen(_utc(row.get("created_at")))
+    talk.seen(iso_utc(row.get("created_at")))
     model = mapping(thread.get("model"))
     talk.note_model(model.get("model") and str(model["model"]),
                     model.get("provider") and str(model["provider"]))  # fmt: skip
@@ -117,7 +118,7 @@ def _thread(row: Mapping[str, Any], unit: Unit, options: ParseOptions,
         else:
             talk.unknown(f"message.{tag}")
         result.accounting[f"message.{tag}"] += 1
-    talk.seen(_utc(row.get("updated_at")))
+    talk.seen(iso_utc(row.get("updated_at")))
     stamp = orjson.dumps([row.get("updated_at"), len(row.get("data") or b"")]).decode()
     return built(talk, result, _fields(row, thread), stamp, options.now)
 
@@ -171,19 +172,3 @@ def _fields(row: Mapping[str, Any], thread: Mapping[str, Any]) -> dict[str, Any]
             "cumulative_tokens": thread.get("cumulative_token_usage") or None,
         },
     }
-
-
-def _utc(value: Any) -> str | None:
-    """RFC 3339 with nanoseconds (`2026-02-06T02:10:31.190699425+00:00`) → ms, UTC."""
-    if not isinstance(value, str) or len(value) < 19:
-        return None
-    from datetime import UTC, datetime
-
-    head, _, rest = value.partition(".")
-    digits = "".join(c for c in rest[:3] if c.isdigit()).ljust(3, "0")
-    zone = rest.lstrip("0123456789") or "Z"
-    try:
-        moment = datetime.fromisoformat(f"{head}.{digits}{zone.replace('Z', '+00:00')}")
-    except ValueError:
-        return None
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
