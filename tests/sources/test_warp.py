@@ -68,3 +68,12 @@ def test_a_conversation_with_its_prompts_and_commands(units) -> None:
     assert calls["call_1"]["result"] == "4242" and calls["call_1"]["status"] == "completed"
     assert calls["call_2"]["status"] == "failed"
     assert json.loads(calls["call_2"]["metadata"]) == {"exit_code": 2}
+
+
+def test_each_turn_has_the_model_of_its_own_exchanges(root) -> None:
+    with sqlite3.connect(root / "warp.sqlite") as conn:
+        conn.execute("UPDATE ai_queries SET model_id = 'claude 4 sonnet'"
+                     " WHERE exchange_id = 'ex-2'")
+    ((_item, rows),) = sessions(warp, warp.discover([root])).values()
+    models = rows["turns"].sort("seq")["model"].to_list()
+    assert models == ["gpt-5 (high reasoning)", "claude 4 sonnet"]

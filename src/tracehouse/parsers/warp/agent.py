@@ -92,7 +92,6 @@ def _conversation(conn: sqlite3.Connection, sid: str, unit: Unit, options: Parse
         if kind == "ask":
             exchange, given, directory, model_id = row
             cwd = cwd or directory
-            talk.note_model(model_id and str(model_id), used=True)
             asked, problem = decode_json(given, list)
             if problem is not None:
                 raise ValueError(f"exchange {exchange}: input is not a JSON list: {problem}")
@@ -103,6 +102,8 @@ def _conversation(conn: sqlite3.Connection, sid: str, unit: Unit, options: Parse
                     talk.prompt(str(exchange), query["text"], iso_utc(at))
                 elif tag != "Query":
                     talk.unknown(f"input.{tag}")
+            # the model of this exchange's turn: the one its prompt opened, or the open one
+            talk.note_model(model_id and str(model_id), used=True)
             result.accounting["exchange" if asked else "continuation"] += 1
         else:
             block, rowid, command, output, code, done, call = row
