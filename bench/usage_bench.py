@@ -1,6 +1,6 @@
 """Usage, blocks and the status line on a large ledger: how long each waits from process start.
 
-    uv run python bench/usage_bench.py [--copies 24] [--runs 15] [--fresh]
+    uv run python bench/usage_bench.py [--copies 24] [--runs 15] [--fresh] [--before SRC]
 
 Builds (or reuses) backfill_bench's replicated corpus of every source and its ledger (24
 copies: the 880 MB bench ledger), then runs each command --runs times in a process of its own,
@@ -11,6 +11,9 @@ runs: the interpreter alone (`python -c pass`) and `tracehouse --version` (the C
               after its first run, as it is after a day's first message); target p95 ≤ 50 ms
   usage       `tracehouse usage` (the daily report); target p95 ≤ 100 ms
   blocks      `tracehouse usage blocks`
+
+--before SRC adds each command as the `src/` of another checkout runs it (a release before:
+`git worktree add /tmp/before <rev>`, then `--before /tmp/before/src`), in the same rounds.
 """
 
 from __future__ import annotations
@@ -45,12 +48,15 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=24)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--fresh", action="store_true", help="rebuild the ledger")
+    parser.add_argument("--before", type=Path, help="another checkout's src/ to time beside")
     parser.add_argument("--fixtures", type=Path,
                         default=Path(os.environ.get("TRACEHOUSE_CORPUS", HERE.parent.parent
                                                     / "shared" / "fixtures")))  # fmt: skip
     args = parser.parse_args()
     if args.copies < 1 or args.runs < 2:
         raise SystemExit("--copies must be at least 1 and --runs at least 2")
+    if args.before is not None and not (args.before / "tracehouse").is_dir():
+        raise SystemExit(f"--before {args.before}: no tracehouse package there")
     ledger = bench_ledger(build_corpus(args.fixtures, args.copies), "usage-ledger.db", args.fresh)
     with sqlite3.connect(ledger) as conn:
         (session,) = conn.execute(
@@ -60,7 +66,10 @@ def main() -> None:
         (turns,) = conn.execute("SELECT count(*) FROM turns").fetchone()
     print(f"ledger   {ledger.stat().st_size / 1e6:,.0f} MB, {turns:,} turns")
     state = tempfile.mkdtemp()
+    # As a user's machine runs them: bytecode cached (a shell that sets PYTHONDONTWRITEBYTECODE
+    # would time compiling every module of the program on every run instead).
     env = {**os.environ, "XDG_STATE_HOME": state, "TRACEHOUSE_PROGRESS": "false"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     store = ["--store", str(ledger)]
     payload = json.dumps({"session_id": session, "model": {"display_name": "Opus"}})
     commands = {
@@ -70,18 +79,25 @@ def main() -> None:
         "usage": ([TRACEHOUSE, "usage", *store], ""),
         "blocks": ([TRACEHOUSE, "usage", "blocks", *store], ""),
     }
-    for command, stdin in commands.values():  # warm: the page cache, the price memo
-        timed(command, stdin, env)
+    envs = dict.fromkeys(commands, env)
+    if args.before is not None:  # its own state directory: its caches are its own
+        before = {**env, "PYTHONPATH": str(args.before.resolve()),
+                  "XDG_STATE_HOME": tempfile.mkdtemp()}  # fmt: skip
+        for name in ("statusline", "usage", "blocks"):
+            commands[f"{name} (before)"] = commands[name]
+            envs[f"{name} (before)"] = before
+    for name, (command, stdin) in commands.items():  # warm: the page cache, the price memo
+        timed(command, stdin, envs[name])
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.runs):
         for name, (command, stdin) in commands.items():
-            times[name].append(timed(command, stdin, env))
+            times[name].append(timed(command, stdin, envs[name]))
     print(f"{args.runs} interleaved runs each, from process start to exit")
     for name, seconds in times.items():
         ordered = sorted(seconds)
         p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
         low, high = ordered[0] * 1000, ordered[-1] * 1000
-        print(f"  {name:<11} p50 {statistics.median(seconds) * 1000:6.0f} ms   p95"
+        print(f"  {name:<20} p50 {statistics.median(seconds) * 1000:6.0f} ms   p95"
               f" {p95 * 1000:6.0f} ms   range {low:.0f}–{high:.0f} ms")  # fmt: skip
 
 

@@ -1,12 +1,12 @@
 """The `tracehouse` program's first step. An agent's status line hook runs `tracehouse
 statusline` after every message, so that command, given only the options it takes, is answered
-here without loading typer and the command line's modules (100 ms of a 50 ms budget); every
-other command line goes to the typer app (`cli/app.py`)."""
+here without loading typer and the command line's modules (100 ms of a 50 ms budget): from the
+state the last full answer kept (`reports/statusline_quick.py`), else through the settings;
+every other command line goes to the typer app (`cli/app.py`)."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 STATUSLINE_OPTIONS = ("--agent", "--store", "--config")
 
@@ -41,13 +41,22 @@ def _statusline_options(args: list[str]) -> dict[str, str] | None:
 
 def _statusline(agent: str = "claude-code", store: str | None = None,
                 config: str | None = None) -> int:  # fmt: skip
+    from tracehouse.reports.statusline_quick import quick_answer
+
+    document = agent_document()
+    line = quick_answer(agent, store, config, document)
+    if line is not None:
+        print(line)
+        return 0
+    from pathlib import Path
+
     from tracehouse.config import load_settings
     from tracehouse.errors import TracehouseError
     from tracehouse.reports.statusline import answer
 
     try:
         settings = load_settings(Path(config) if config is not None else None)
-        line = answer(settings.with_flags(store=store), agent, agent_document())
+        line = answer(settings.with_flags(store=store), agent, document, (store, config))
     except TracehouseError as exc:  # a bad option or config: said as any command says it
         from tracehouse.shown import escaped
 

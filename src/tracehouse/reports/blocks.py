@@ -3,9 +3,10 @@ per agent, as ccusage draws them.
 
 A block opens at the hour of its first turn (a turn at 14:37 opens the block 14:00–19:00) and
 takes every later turn until one comes five hours or more after the block opened, or after the
-turn before it: that turn opens the next block. A block whose end is still ahead and whose last
-turn is less than five hours old is active: its burn rate is its tokens over the minutes from
-its first turn to its last, and its projection adds that rate over the minutes it has left.
+turn before it: that turn opens the next block (`turn_rules.opens_block`). A block whose end
+is still ahead and whose last turn is less than five hours old is active: its burn rate is its
+tokens over the minutes from its first turn to its last, and its projection adds that rate over
+the minutes it has left.
 
 Each turn counts at the time it began (ccusage dates each response: a turn that runs across a
 block's end counts whole in the block it began in). Tokens are priced per model and UTC day, as
@@ -16,16 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.reports.pricing import Prices, Tokens
-from tracehouse.reports.usage import MODEL, UNKNOWN, WHEN, tokens_of, turn_sql
+from tracehouse.reports.turn_rules import MODEL, WHEN, WINDOW, block_hour, opens_block
+from tracehouse.reports.usage import UNKNOWN, tokens_of, turn_sql
 from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
-
-WINDOW = timedelta(hours=5)
 
 
 @dataclass
@@ -98,10 +98,10 @@ def blocks(store: SessionStore, filters: SessionFilters, prices: Prices) -> list
             continue
         provider = row["source_provider"]
         block = open_.get(provider)
-        if block is None or at - block.start >= WINDOW or at - block.last >= WINDOW:
+        if block is None or opens_block(at, block.start, block.last):
             if block is not None:
                 done.append(block)
-            block = open_[provider] = Block(provider, _hour(at), at, at)
+            block = open_[provider] = Block(provider, block_hour(at), at, at)
         tokens = tokens_of(row)
         block.last = at
         block.turns += 1
@@ -132,10 +132,6 @@ def _turns(store: SessionStore, filters: SessionFilters) -> Iterable[dict[str, A
         f" ORDER BY {when}",
         params,
     )
-
-
-def _hour(at: datetime) -> datetime:
-    return at.replace(minute=0, second=0, microsecond=0)
 
 
 def _iso(at: datetime) -> str:

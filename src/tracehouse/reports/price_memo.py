@@ -21,6 +21,7 @@ import orjson
 
 from tracehouse.reports.price_data import Price
 from tracehouse.reports.pricing import PriceTable, Tokens, priced
+from tracehouse.reports.turn_rules import kept_rates, price_key
 
 
 class PriceMemo:
@@ -44,7 +45,7 @@ class PriceMemo:
 
     def price(self, model: str | None, at: str | None = None) -> Price | None:
         day = (at or datetime.now(UTC).isoformat())[:10]
-        key = f"{(model or '').strip().lower()}|{day}"
+        key = price_key(model, day)
         if key in self.known:
             found = self.known[key]
             if found is None:
@@ -75,20 +76,16 @@ class PriceMemo:
     def _loaded(self) -> PriceTable:
         if self._table is None:
             self._table = self._load()
-            if self._source and self._source != self._table.source:  # a new dataset
-                self.known = {}
-            self._source = self._table.source
+            if self._source != self._table.source:  # a new dataset, or the first answer
+                self.known = {} if self._source else self.known
+                self._source = self._table.source
+                self.dirty = True  # kept, or a report that priced nothing loads it every time
         return self._table
 
 
 def _kept_price(found: object) -> Price | None:
-    """A kept price, or None for a damaged entry (then asked of the table again)."""
-    if not isinstance(found, list) or len(found) != 4:
-        return None
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in found[:2])
-    optional = all(v is None or (isinstance(v, int | float) and not isinstance(v, bool))
-                   for v in found[2:])  # fmt: skip
-    return Price(*found) if numbers and optional else None
+    rates = kept_rates(found)
+    return None if rates is None else Price(*rates)
 
 
 def _binding(own_file: Path) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from tracehouse.errors import ConfigError
 from tracehouse.reports.price_data import Dataset, Price, dataset_name
+from tracehouse.reports.turn_rules import dollars
 
 FIELDS = ("input", "cache_read", "cache_write", "output")
 _DATED = re.compile(r"-\d{8}$")  # claude-sonnet-4-5-20250929 is priced as claude-sonnet-4-5
@@ -89,14 +90,9 @@ def priced(price: Price | None, tokens: Tokens) -> float | None:
     """`tokens` at `price` in dollars; None when there is no price for tokens to be paid."""
     if price is None:
         return None if tokens.total else 0.0
-    read = price.input if price.cache_read is None else price.cache_read
-    write = price.input if price.cache_write is None else price.cache_write
-    return (
-        tokens.fresh * price.input
-        + tokens.cache_read * read
-        + tokens.cache_write * write
-        + tokens.output * price.output
-    ) / 1e6
+    rates = (price.input, price.output, price.cache_read, price.cache_write)
+    return dollars(rates, fresh=tokens.fresh, cache_read=tokens.cache_read,
+                   cache_write=tokens.cache_write, output=tokens.output)  # fmt: skip
 
 
 def own_prices_file() -> Path:

@@ -9,47 +9,82 @@ agent: until `sync` (or `sync live`) has read it, the line says so instead.
 
 The block is found among the agent's turns of the last two days: a block depends on the turns
 before it back to a pause of five hours, and two days without one is a run no person keeps.
+
+The line is computed here from SQL and a price lookup alone, so that a new process can answer
+it having imported nothing heavier than `sqlite3` (`statusline_quick.py`); `answer` is the
+same line through the configured store, the price memo and the limits, and is what every other
+way in runs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from tracehouse.config import Limit, Settings
-from tracehouse.errors import TracehouseError
 from tracehouse.humanize import hours_minutes
-from tracehouse.reports.blocks import blocks
-from tracehouse.reports.filters import build_session_filters
-from tracehouse.reports.limits import standings
-from tracehouse.reports.pricing import Prices
-from tracehouse.reports.usage import usage
-from tracehouse.store.protocol import SessionStore
+from tracehouse.reports.turn_rules import (
+    MODEL,
+    TOKEN_SUMS,
+    WHEN,
+    WINDOW,
+    block_hour,
+    dollars,
+    opens_block,
+)
+from tracehouse.timespec import parse_stored, to_utc_iso
+
+TYPE_CHECKING = False  # typing itself costs the quick path more than its queries
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from tracehouse.config import Settings
+
+    # The ledger's rows for a statement (SessionStore.query).
+    Query = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
+    # A model's rates on a UTC day: input, output, cache read, cache write; None: no price.
+    Rates = tuple[float, float, float | None, float | None]
+    RatesOf = Callable[[str | None, str], Rates | None]
 
 LOOK_BACK = timedelta(days=2)
 # The agents whose status line hook passes a session id, and the provider it is stored under.
 AGENTS = {"claude-code": "claude-code"}
 
 
-def answer(settings: Settings, agent: str, document: str) -> str:
+def answer(settings: Settings, agent: str, document: str,
+           flags: tuple[str | None, str | None] | None = None) -> str:  # fmt: skip
     """The line for `agent`'s status line hook, given the JSON document it passed: from the
     ledger the settings name, priced through the memo of prices. A ledger that cannot be read
-    is said in the line, since an agent shows nothing of a command that fails."""
+    is said in the line, since an agent shows nothing of a command that fails. Given the
+    `--store` and `--config` flags the settings were read with, what the quick path needs to
+    answer the next call alone is kept (`statusline_quick.remember`)."""
+    from tracehouse.errors import TracehouseError
+    from tracehouse.reports.limits import standings
     from tracehouse.reports.price_memo import remembered_prices
     from tracehouse.reports.pricing import own_prices_file
+    from tracehouse.reports.statusline_quick import remember
     from tracehouse.shown import escaped_line
     from tracehouse.store import open_configured_store
 
     if agent not in AGENTS:
         raise TracehouseError(f"--agent {agent!r}: one of {', '.join(AGENTS)}")
-    prices = remembered_prices(own_prices_file())
+    own = own_prices_file()
+    prices = remembered_prices(own)
+
+    def rates_of(model: str | None, day: str) -> Rates | None:
+        p = prices.price(model, day)
+        return None if p is None else (p.input, p.output, p.cache_read, p.cache_write)
+
     try:
         ledger = open_configured_store(settings, create=False)
         try:
-            line = status_line(ledger, _payload(document), prices, provider=AGENTS[agent],
-                               limits=settings.limits)  # fmt: skip
+            now = datetime.now(UTC)
+            crossed = [s.line() for s in standings(ledger, settings.limits, prices,
+                                                   now.astimezone()) if s.crossed]  # fmt: skip
+            line = status_line(ledger.query, payload_of(document), rates_of,
+                               provider=AGENTS[agent], crossed=crossed, now=now)  # fmt: skip
+            if flags is not None and ledger.backend == "sqlite":
+                remember(settings, ledger.query, prices.binding, own, flags)
         finally:
             ledger.close()
     except TracehouseError as exc:
@@ -58,7 +93,7 @@ def answer(settings: Settings, agent: str, document: str) -> str:
     return escaped_line(line)
 
 
-def _payload(text: str) -> dict[str, Any]:
+def payload_of(text: str) -> dict[str, Any]:
     """The agent's document; anything else is an empty one (the line then has no session)."""
     try:
         found = json.loads(text) if text.strip() else {}
@@ -68,37 +103,86 @@ def _payload(text: str) -> dict[str, Any]:
 
 
 def status_line(
-    store: SessionStore,
-    payload: Mapping[str, Any],
-    prices: Prices,
+    query: Query,
+    payload: dict[str, Any],
+    rates_of: RatesOf,
     *,
     provider: str = "claude-code",
-    limits: Sequence[Limit] = (),
+    crossed: Sequence[str] = (),
     now: datetime | None = None,
 ) -> str:
     now = now or datetime.now(UTC)
-    local = now.astimezone()
-    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    today = usage(store, "daily", build_session_filters(since=midnight.isoformat()), prices)
-    parts = [f"today {_money(today.total.cost, today.total.unpriced)}"]
-    since = (now - LOOK_BACK).isoformat()
-    mine = blocks(store, build_session_filters(providers=[provider], since=since), prices)
-    active = [b for b in mine if b.active(now)]
-    if active:
-        block = active[-1]
-        left = hours_minutes(block.end - now)
-        parts.append(f"block {_money(block.cost, block.unpriced)}, {left} left")
-    parts.append(_session(store, provider, str(payload.get("session_id") or "")))
-    crossed = [s for s in standings(store, limits, prices, local) if s.crossed] if limits else []
+    midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    today = to_utc_iso(midnight.isoformat(), option="today")
+    parts = [f"today {_money(*_cost(query(_TODAY, [today, today]), rates_of))}"]
+    since = to_utc_iso((now - LOOK_BACK).isoformat(), option="since")
+    block = _last_block(query(_BLOCK_TURNS, [provider, since, since]))
+    if block is not None and now < block[0] + WINDOW and now - block[1] < WINDOW:
+        left = hours_minutes(block[0] + WINDOW - now)
+        parts.append(f"block {_money(*_cost(block[2], rates_of))}, {left} left")
+    parts.append(_session(query, provider, str(payload.get("session_id") or "")))
     if crossed:
-        parts.insert(0, "over limit: " + "; ".join(s.line() for s in crossed))
+        parts.insert(0, "over limit: " + "; ".join(crossed))
     return " · ".join(p for p in parts if p)
 
 
-def _session(store: SessionStore, provider: str, source_id: str) -> str:
+# Today's tokens of every agent by model and UTC day (what a price depends on), as the daily
+# usage report sums them (`usage.turn_sql`: a turn counts where it began; the window spelled
+# out so that it is a range of the index on turns.started_at).
+_WINDOW = "(t.started_at >= ? OR t.started_at IS NULL AND s.created_at >= ?)"
+_TODAY = (
+    f"SELECT substr({WHEN}, 1, 10) AS day, {MODEL} AS model, {TOKEN_SUMS}"
+    f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE {_WINDOW}"
+    f" GROUP BY substr({WHEN}, 1, 10), {MODEL}"
+)
+# One agent's turns of the last two days, oldest first, as the block report reads them (`+`: by
+# the index on the turns' start, not every turn of the agent's sessions, which grow for ever).
+_BLOCK_TURNS = (
+    f"SELECT {WHEN} AS at, {MODEL} AS model, t.input_tokens, t.output_tokens,"
+    " t.cached_input_tokens, t.cache_write_tokens, t.reasoning_tokens"
+    " FROM turns t JOIN sessions s ON s.session_id = t.session_id"
+    f" WHERE {WHEN} IS NOT NULL AND t.input_tokens + t.output_tokens > 0"
+    f" AND +s.source_provider = ? AND {_WINDOW} ORDER BY {WHEN}"
+)
+
+
+def _last_block(
+    turns: list[dict[str, Any]],
+) -> tuple[datetime, datetime, list[dict[str, Any]]] | None:
+    """The last block of these turns: its start, its last turn's time and its turns as rows
+    of a day and a model (None when there are no turns)."""
+    block: tuple[datetime, datetime, list[dict[str, Any]]] | None = None
+    for row in turns:
+        at = parse_stored(row["at"], utc=True)
+        if at is None:
+            continue
+        if block is None or opens_block(at, block[0], block[1]):
+            block = (block_hour(at), at, [])
+        block = (block[0], at, block[2])
+        block[2].append({**row, "day": row["at"][:10]})
+    return block
+
+
+def _cost(rows: list[dict[str, Any]], rates_of: RatesOf) -> tuple[float, int]:
+    """The rows' cost and the tokens of models without a price (which the cost leaves out)."""
+    cost, unpriced = 0.0, 0
+    for row in rows:
+        input_ = int(row["input_tokens"] or 0)
+        output = int(row["output_tokens"] or 0)
+        read, write = int(row["cached_input_tokens"] or 0), int(row["cache_write_tokens"] or 0)
+        rates = rates_of(row["model"], row["day"])
+        if rates is None:
+            unpriced += input_ + output
+            continue
+        cost += dollars(rates, fresh=max(input_ - read - write, 0), cache_read=read,
+                        cache_write=write, output=output)  # fmt: skip
+    return cost, unpriced
+
+
+def _session(query: Query, provider: str, source_id: str) -> str:
     if not source_id:
         return ""
-    rows = store.query(
+    rows = query(
         "SELECT label, total_tokens FROM sessions WHERE source_provider = ?"
         " AND source_session_id = ?",
         [provider, source_id],

@@ -25,6 +25,7 @@ from typing import Any
 from tracehouse.errors import ConfigError
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.reports.pricing import Prices, Tokens
+from tracehouse.reports.turn_rules import MODEL, TOKEN_SUMS, WHEN
 from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 
@@ -153,11 +154,6 @@ GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path")
            "machine": ("s.host",)}  # fmt: skip
 
 
-# A turn's model and time: its own, else its session's.
-MODEL = "coalesce(t.model, s.model)"
-WHEN = "coalesce(t.started_at, s.created_at)"
-
-
 def turn_sql(filters: SessionFilters) -> tuple[str, list[Any]]:
     """The filters as SQL over turns `t` of sessions `s`: a turn counts in a time window when it
     began in it (a session's window would take all its turns)."""
@@ -183,10 +179,7 @@ def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable
     columns = "".join(f", {c}" for c in extra)
     return store.query(
         f"SELECT min({when}) AS at, {model} AS model, s.source_provider{columns},"
-        " count(*) AS turns, sum(t.input_tokens) AS input_tokens,"
-        " sum(t.output_tokens) AS output_tokens, sum(t.cached_input_tokens) AS cached_input_tokens,"
-        " sum(t.cache_write_tokens) AS cache_write_tokens,"
-        " sum(t.reasoning_tokens) AS reasoning_tokens"
+        f" count(*) AS turns, {TOKEN_SUMS}"
         f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE 1 = 1{where}"
         f" GROUP BY {slot}, {model}, s.source_provider{columns}",
         params,
