@@ -67,9 +67,12 @@ def test_discovery_finds_every_chat_under_both_project_directories() -> None:
     assert len(names) == 7 and "weather-app/logs.json" in names
     assert sum(n.endswith("session-2026-03-10T09-15-aaaa1111.json") for n in names) == 2
     kid = unit_named("kid123.jsonl")
-    assert kid.info == {"workspace": "/home/dev/weather-app", "child": True, "parent": B}
+    assert kid.info == {"child": True, "parent": B}
+    # The project's path is found when a chat is read, not at every run's discovery: from the
+    # slug directory's marker, or through projects.json's hash of the path.
+    assert parse_all(gemini_cli, kid)[0].session["workspace_path"] == "/home/dev/weather-app"
     hashed = next(u for u in gemini_cli.discover([ROOT]) if "weather-app" not in u.key)
-    assert hashed.info["workspace"] == "/home/dev/weather-app"  # through projects.json's hash
+    assert parse_all(gemini_cli, hashed)[0].session["workspace_path"] == "/home/dev/weather-app"
 
 
 def test_a_reply_written_again_keeps_its_place_with_its_tool_calls() -> None:

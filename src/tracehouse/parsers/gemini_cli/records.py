@@ -1,15 +1,7 @@
-"""A Gemini CLI chat file → its conversation: the metadata and the messages as the CLI itself
-would load them (gemini-cli `loadConversationRecord`), with what could not be read named.
-
-Two forms (README.md here): a `.json` document rewritten whole on every change, and from 0.39 a
-`.jsonl` log whose first line is the metadata and whose later lines are messages, `$set`
-patches and `$rewindTo` cuts. A message id seen again replaces the earlier version in its first
-place (a Gemini reply is written once without its tool calls, again with them); `$set` with
-`messages` is a snapshot of the whole list, written on every resume (0.61): it is merged by
-message id, the full records read before winning over its thinner copies (no tokens, model or
-`toolCalls`, every time reset to the resume), and a message only the snapshot holds is taken
-from it in its place. `$rewindTo` drops that message and all after it (an unknown id: all of
-them). Lines are split on `\\n` only: strings hold U+2028/U+2029.
+"""A Gemini CLI chat file → its metadata and messages as the CLI itself would load them
+(gemini-cli `loadConversationRecord`), with what could not be read named: a `.json` document,
+or a `.jsonl` log of messages, `$set` patches and `$rewindTo` cuts (README.md here, "The two
+forms"). Lines are split on `\\n` only: strings hold U+2028/U+2029.
 """
 
 from __future__ import annotations
@@ -25,7 +17,7 @@ MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
 
 
 @dataclass
-class Conversation:
+class Chat:
     meta: dict[str, Any] = field(default_factory=dict)
     messages: list[dict[str, Any]] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (location, reason)
@@ -36,10 +28,10 @@ class Conversation:
     unknown: Counter[str] = field(default_factory=Counter)
 
 
-def load_document(data: bytes) -> Conversation:
+def load_document(data: bytes) -> Chat:
     """A `.json` chat: one document, `{sessionId, …, messages: […]}`. Empty files are real (a
     session opened and left) and hold nothing."""
-    conv = Conversation()
+    conv = Chat()
     if blank(data):  # not strip(): it copies a file that ends in a newline
         conv.accounting["empty file"] += 1
         return conv
@@ -63,9 +55,9 @@ def load_document(data: bytes) -> Conversation:
     return conv
 
 
-def load_lines(data: bytes) -> Conversation:
+def load_lines(data: bytes) -> Chat:
     """A `.jsonl` chat, replayed line by line."""
-    conv = Conversation()
+    conv = Chat()
     order: list[str] = []
     latest: dict[str, dict[str, Any]] = {}
     lines = data.split(b"\n")

@@ -66,6 +66,8 @@ class Conversation:
         # by a later chunk) keeps its place instead of taking a new one.
         self.last: list[Any] = list(s.get("last") or [None, 0])
         self.unknowns: dict[str, int] = dict(s.get("unknowns") or {})
+        # What the host gave the model to read first, waiting for the turn it opens (`context`).
+        self.waiting: list[list[Any]] = list(s.get("waiting") or [])
 
     # -- what a source says happened ----------------------------------------------------------
 
@@ -78,12 +80,15 @@ class Conversation:
         metadata: Mapping[str, Any] | None = None,
         context: Mapping[str, Any] | None = None,
         titled: bool = True,
+        own_turn: bool = False,
     ) -> str:
         """A person's prompt (source id `key`): a new turn opens with it, but for one that holds
         only what the host showed before anything was said (a launch's banner): the prompt
-        joins it, so a session of three prompts has three turns. `titled`: whether it may name
-        the session (a slash command or a resumed task's note may not)."""
-        if self.turn is None or self.said:
+        joins it, so a session of three prompts has three turns; with `own_turn` it opens one
+        all the same (a source whose notices before the first prompt are a turn of their own).
+        `titled`: whether it may name the session (a slash command or a resumed task's note
+        may not)."""
+        if self.turn is None or self.said or own_turn:
             self.open_turn(key, at)
         message_id = self.message("user", "user", key, text, at, metadata=metadata,
                                   context=context)  # fmt: skip
@@ -133,6 +138,13 @@ class Conversation:
         message_id = self.message("system", "system", key, text, at)
         self.said = said
         return message_id
+
+    def context(
+        self, key: str, text: str | None, at: str | None, metadata: Mapping[str, Any] | None = None
+    ) -> None:
+        """What the host gives the model to read before a prompt (Gemini CLI's session context):
+        a `system` message at the start of the turn the next record opens."""
+        self.waiting.append([key, text, at, dict(metadata) if metadata else None])
 
     def note_model(
         self, model: str | None, llm_provider: str | None = None, *, used: bool = False
@@ -256,6 +268,9 @@ class Conversation:
                              self.llm_provider)  # fmt: skip
         self.last_turn_id = self.turn["turn_id"]
         self.seen(at)
+        waiting, self.waiting = self.waiting, []
+        for said_key, text, said_at, metadata in waiting:
+            self.message("system", "system", said_key, text, said_at, metadata=metadata)
 
     def ensure_turn(self, key: str, at: str | None) -> None:
         if self.turn is None:
@@ -348,6 +363,7 @@ class Conversation:
             "said": self.said,
             "last": self.last,
             "unknowns": self.unknowns,
+            "waiting": self.waiting,
         }
 
     def has_content(self) -> bool:

@@ -33,7 +33,7 @@ class Read:
 
 Build = Callable[[Unit, bytes, ParseOptions], Read]
 # Every place a document's rejects are filed under: a re-read clears the old ones there.
-PLACES = ("document", "[", "timeline[", "line", "session")
+PLACES = ("document", "[", "timeline[", "line", "session", "message")
 
 
 def parse_document(
