@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.reports.test_statusline import SID, ledger  # noqa: F401  (the fixture)
-from tracehouse.reports.statusline_quick import KEPT, quick_answer
+from tracehouse.reports.statusline_answer import KEPT, quick_answer
 
 DOCUMENT = json.dumps({"session_id": SID})
 # The program as the agent starts it, saying afterwards whether the settings were loaded.

@@ -1,7 +1,7 @@
 """The `tracehouse` program's first step. An agent's status line hook runs `tracehouse
 statusline` after every message, so that command, given only the options it takes, is answered
 here without loading typer and the command line's modules (100 ms of a 50 ms budget): from the
-state the last full answer kept (`reports/statusline_quick.py`), else through the settings;
+state the last full answer kept (`reports/statusline_answer.py`), else through the settings;
 every other command line goes to the typer app (`cli/app.py`)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _statusline_options(args: list[str]) -> dict[str, str] | None:
 
 def _statusline(agent: str = "claude-code", store: str | None = None,
                 config: str | None = None) -> int:  # fmt: skip
-    from tracehouse.reports.statusline_quick import quick_answer
+    from tracehouse.reports.statusline_answer import quick_answer
 
     document = agent_document()
     line = quick_answer(agent, store, config, document)
@@ -52,7 +52,7 @@ def _statusline(agent: str = "claude-code", store: str | None = None,
 
     from tracehouse.config import load_settings
     from tracehouse.errors import TracehouseError
-    from tracehouse.reports.statusline import answer
+    from tracehouse.reports.statusline_answer import answer
 
     try:
         settings = load_settings(Path(config) if config is not None else None)

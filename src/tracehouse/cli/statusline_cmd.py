@@ -28,6 +28,6 @@ def statusline(ctx: Context, agent: AgentOpt = "claude-code") -> None:
     """One line for an agent's status line: today's cost across every agent, the active 5-hour
     block and this session's tokens (docs/usage.md shows the setting)."""
     from tracehouse.cli.entry import agent_document
-    from tracehouse.reports.statusline import answer
+    from tracehouse.reports.statusline_answer import answer
 
     typer.echo(answer(ctx.settings, agent, agent_document()))

@@ -11,9 +11,9 @@ The block is found among the agent's turns of the last two days: a block depends
 before it back to a pause of five hours, and two days without one is a run no person keeps.
 
 The line is computed here from SQL and a price lookup alone, so that a new process can answer
-it having imported nothing heavier than `sqlite3` (`statusline_quick.py`); `answer` is the
-same line through the configured store, the price memo and the limits, and is what every other
-way in runs.
+it having imported nothing heavier than `sqlite3` (`statusline_answer.quick_answer`);
+`statusline_answer.answer` is the same line through the configured store, the price memo and
+the limits.
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from tracehouse.config import Settings
-
     # The ledger's rows for a statement (SessionStore.query).
     Query = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
     # A model's rates on a UTC day: input, output, cache read, cache write; None: no price.
@@ -49,48 +47,6 @@ if TYPE_CHECKING:
 LOOK_BACK = timedelta(days=2)
 # The agents whose status line hook passes a session id, and the provider it is stored under.
 AGENTS = {"claude-code": "claude-code"}
-
-
-def answer(settings: Settings, agent: str, document: str,
-           flags: tuple[str | None, str | None] | None = None) -> str:  # fmt: skip
-    """The line for `agent`'s status line hook, given the JSON document it passed: from the
-    ledger the settings name, priced through the memo of prices. A ledger that cannot be read
-    is said in the line, since an agent shows nothing of a command that fails. Given the
-    `--store` and `--config` flags the settings were read with, what the quick path needs to
-    answer the next call alone is kept (`statusline_quick.remember`)."""
-    from tracehouse.errors import TracehouseError
-    from tracehouse.reports.limits import standings
-    from tracehouse.reports.price_memo import remembered_prices
-    from tracehouse.reports.pricing import own_prices_file
-    from tracehouse.reports.statusline_quick import remember
-    from tracehouse.shown import escaped_line
-    from tracehouse.store import open_configured_store
-
-    if agent not in AGENTS:
-        raise TracehouseError(f"--agent {agent!r}: one of {', '.join(AGENTS)}")
-    own = own_prices_file()
-    prices = remembered_prices(own)
-
-    def rates_of(model: str | None, day: str) -> Rates | None:
-        p = prices.price(model, day)
-        return None if p is None else (p.input, p.output, p.cache_read, p.cache_write)
-
-    try:
-        ledger = open_configured_store(settings, create=False)
-        try:
-            now = datetime.now(UTC)
-            crossed = [s.line() for s in standings(ledger, settings.limits, prices,
-                                                   now.astimezone()) if s.crossed]  # fmt: skip
-            line = status_line(ledger.query, payload_of(document), rates_of,
-                               provider=AGENTS[agent], crossed=crossed, now=now)  # fmt: skip
-            if flags is not None and ledger.backend == "sqlite":
-                remember(settings, ledger.query, prices.binding, own, flags)
-        finally:
-            ledger.close()
-    except TracehouseError as exc:
-        line = f"tracehouse: {exc}"
-    prices.save()
-    return escaped_line(line)
 
 
 def payload_of(text: str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """What every report agrees on about a turn, in a module that imports nothing but `datetime`: the
-status line answers with it before anything heavier loads (`statusline_quick.py`), and the
+status line answers with it before anything heavier loads (`statusline_answer.py`), and the
 usage and block reports build on the same rules, so that no two of them count differently.
 
 - A turn's model and time, as SQL over `turns t JOIN sessions s`: its own, else its session's.
