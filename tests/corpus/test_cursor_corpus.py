@@ -126,7 +126,7 @@ def test_the_wal_only_database_is_read_in_full(corpus):
     ]
     with open(unit.key, "rb") as f:
         assert len(f.read()) == 4096  # the main file holds no table: everything is in the WAL
-    from tracehouse.parsers.sqlite_snapshot import read, snapshot
+    from tracehouse.parsers.kit.sqlite_snapshot import read, snapshot
 
     with snapshot(unit.key) as conn:
         assert read(conn, "SELECT count(*) FROM ItemTable")[0][0] == 57

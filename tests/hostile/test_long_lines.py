@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests.hostile.test_hostile_input import CLAUDE_HOME
-from tracehouse.parsers.jsonl import TAIL, read_chunk
+from tracehouse.parsers.kit.jsonl import TAIL, read_chunk
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.options import SyncOptions, SyncReport
 from tracehouse.pipeline.sync import sync

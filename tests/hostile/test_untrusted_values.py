@@ -16,7 +16,7 @@ from tests.hostile.test_hostile_input import _cursor_user, _messages_by_composer
 from tests.hostile.trial import LOCATED, backfill
 from tests.sources.cursor_dbs import inline_workspace
 from tests.sources.test_cursor_agent import STORE_MESSAGES, make_store
-from tracehouse.parsers import untrusted
+from tracehouse.parsers.kit import untrusted
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

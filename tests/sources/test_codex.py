@@ -317,8 +317,8 @@ def _review_home(tmp_path: Path, children: int) -> Path:
 
 
 def test_each_rollout_is_read_once_for_every_review_child(tmp_path, monkeypatch):
-    from tracehouse.parsers import jsonl
     from tracehouse.parsers.codex import context
+    from tracehouse.parsers.kit import jsonl
 
     home = _review_home(tmp_path, children=4)
     opened: list[str] = []

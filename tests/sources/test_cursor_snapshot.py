@@ -12,9 +12,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracehouse.parsers.sqlite_snapshot import snapshot
+from tracehouse.parsers.kit.sqlite_snapshot import snapshot
 
-snapshot_module = importlib.import_module("tracehouse.parsers.sqlite_snapshot")
+snapshot_module = importlib.import_module("tracehouse.parsers.kit.sqlite_snapshot")
 
 
 def wal_db(path: Path) -> sqlite3.Connection:

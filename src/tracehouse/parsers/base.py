@@ -22,7 +22,7 @@ from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.model.fingerprint import combine
 from tracehouse.model.rows import row_fingerprint, tuples_to_frame, typed_row
 from tracehouse.model.tables import SESSIONS, TABLES_BY_NAME
-from tracehouse.parsers.jsonl import MAX_LINE
+from tracehouse.parsers.kit.jsonl import MAX_LINE
 from tracehouse.state.watermark import Action
 
 if TYPE_CHECKING:

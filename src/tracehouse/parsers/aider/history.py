@@ -23,9 +23,9 @@ import xxhash
 
 from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.layout import Layout
 
 PROVIDER = "aider"

@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 
 from tracehouse.parsers.base import Unit, unreadable_directory
-from tracehouse.parsers.jsonl import read_file
-from tracehouse.parsers.untrusted import mapping
+from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.untrusted import mapping
 
 PROVIDER = "claude-code"
 

@@ -8,7 +8,7 @@ from typing import Any
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.claude_code.builder import PROVIDER, SessionBuilder
 from tracehouse.parsers.claude_code.identity import identity
-from tracehouse.parsers.jsonl_unit import parse_jsonl
+from tracehouse.parsers.kit.jsonl_unit import parse_jsonl
 
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:

@@ -10,7 +10,7 @@ import xxhash
 from tracehouse.model.fields import cap as cap  # re-exported for the builder
 from tracehouse.model.fields import count
 from tracehouse.model.tokens import ledger_counts
-from tracehouse.parsers.untrusted import items, mapping
+from tracehouse.parsers.kit.untrusted import items, mapping
 
 # Record types that only describe the session: folded into the session row's metadata.
 SESSION_METADATA_TYPES = frozenset(

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from tracehouse.model import ids
-from tracehouse.parsers.jsonl import blocks
+from tracehouse.parsers.kit.jsonl import blocks
 
 HEAD_BYTES = 1024 * 1024  # a first line carrying an image can be this long
 HEAD_STEP = 16 * 1024

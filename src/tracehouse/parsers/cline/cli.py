@@ -21,11 +21,11 @@ import orjson
 from tracehouse.model import ids
 from tracehouse.model.fields import iso
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, shape_error
-from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read
+from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, not_json, place
 from tracehouse.parsers.kit.usage import Usage
-from tracehouse.parsers.untrusted import decode_json, items, mapping, not_json, place
 
 PROVIDER = "cline"
 USAGE = Usage("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",

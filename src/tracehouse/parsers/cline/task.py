@@ -21,8 +21,8 @@ from tracehouse.parsers.cline import cli
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.kit.untrusted import decode_json, mapping, not_json, place
 from tracehouse.parsers.kit.usage import Usage, dollars
-from tracehouse.parsers.untrusted import decode_json, mapping, not_json, place
 
 PROVIDER = "cline"
 EXTENSION = ("globalStorage", "saoudrizwan.claude-dev")

@@ -17,7 +17,7 @@ from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.parsers.codex import records as rec
-from tracehouse.parsers.jsonl import blocks, loads
+from tracehouse.parsers.kit.jsonl import blocks, loads
 from tracehouse.state import scratch
 
 PROVIDER = rec.PROVIDER

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tracehouse.model.fields import cap
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.codex import tools
-from tracehouse.parsers.untrusted import items
+from tracehouse.parsers.kit.untrusted import items
 
 if TYPE_CHECKING:
     from tracehouse.model.rows import TableBuffer

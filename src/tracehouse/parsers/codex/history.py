@@ -22,9 +22,9 @@ from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex.context import rollout_paths
 from tracehouse.parsers.codex.records import PROVIDER, thread_id_of
-from tracehouse.parsers.jsonl import loads
-from tracehouse.parsers.jsonl_unit import read_whole, reject, whole_cursor, wm
-from tracehouse.parsers.recovered import Prompt, add_prompts, recovered_item
+from tracehouse.parsers.kit.jsonl import loads
+from tracehouse.parsers.kit.jsonl_unit import read_whole, reject, whole_cursor, wm
+from tracehouse.parsers.kit.recovered import Prompt, add_prompts, recovered_item
 from tracehouse.state.watermark import Action
 
 LAST_SECOND = 253402300800  # 10000-01-01: past it, a timestamp is not one

@@ -15,8 +15,8 @@ from tracehouse.model.contract import Clear, Reject
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
-from tracehouse.parsers.jsonl_unit import attach, read_whole, refused, whole_cursor, wm
-from tracehouse.parsers.untrusted import decode_json, items, mapping, place
+from tracehouse.parsers.kit.jsonl_unit import attach, read_whole, refused, whole_cursor, wm
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, place
 from tracehouse.state.watermark import Action
 
 PROVIDER = "codex"

@@ -10,7 +10,7 @@ from tracehouse.parsers.codex import history, legacy
 from tracehouse.parsers.codex.builder import RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.codex.records import PROVIDER
-from tracehouse.parsers.jsonl_unit import parse_jsonl
+from tracehouse.parsers.kit.jsonl_unit import parse_jsonl
 
 
 def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:

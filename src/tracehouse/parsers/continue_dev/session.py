@@ -21,11 +21,11 @@ import orjson
 
 from tracehouse.model.fields import iso
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
-from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.layout import Layout
-from tracehouse.parsers.untrusted import decode_json, items, mapping, not_json, place
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, not_json, place
 
 PROVIDER = "continue"
 INDEX = "sessions.json"

@@ -23,10 +23,10 @@ from typing import Any
 from tracehouse.model.fields import count, iso
 from tracehouse.model.tables import TOKEN_COLUMNS
 from tracehouse.parsers.copilot_cli.layout import PROVIDER
-from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.jsonl_session import JsonlSession
+from tracehouse.parsers.kit.untrusted import items, mapping
 from tracehouse.parsers.kit.usage import Usage
-from tracehouse.parsers.untrusted import items, mapping
 
 # Per model and per request: `inputTokens` holds the cache reads and writes (it is the input,
 # cache_read and cache_write of `tokenDetails` together), `outputTokens` the reasoning.

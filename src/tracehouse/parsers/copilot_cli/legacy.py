@@ -15,7 +15,7 @@ from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, shape_erro
 from tracehouse.parsers.copilot_cli.layout import PROVIDER
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read
-from tracehouse.parsers.untrusted import decode_json, items, mapping, not_json, place
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, not_json, place
 
 
 def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracehouse.model.fields import iso
-from tracehouse.parsers.untrusted import items, mapping
+from tracehouse.parsers.kit.untrusted import items, mapping
 
 # Where a bubble's time comes from, first found wins: `createdAt` (ISO on `_v3` bubbles), then
 # the absolute epoch-ms fields of `timingInfo` in the order the request lived them. C3 bubbles

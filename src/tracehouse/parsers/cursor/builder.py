@@ -23,7 +23,7 @@ from tracehouse.parsers.cursor import bubbles
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
-from tracehouse.parsers.untrusted import mapping, strings
+from tracehouse.parsers.kit.untrusted import mapping, strings
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
 

@@ -22,8 +22,8 @@ from urllib.parse import unquote, urlsplit
 import orjson
 
 from tracehouse.parsers.base import Unit, present, unreadable_directory
-from tracehouse.parsers.jsonl import read_file
-from tracehouse.parsers.sqlite_snapshot import signature
+from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.sqlite_snapshot import signature
 
 RECONCILE_SECONDS = 3600.0  # a changed database is reconciled in full at most this often
 

@@ -39,8 +39,13 @@ from tracehouse.parsers.cursor.discover import (
     uri_path,
     workspace_path,
 )
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
-from tracehouse.parsers.untrusted import mapping, strings
+from tracehouse.parsers.kit.sqlite_snapshot import (
+    SnapshotError,
+    require_tables,
+    signature,
+    snapshot,
+)
+from tracehouse.parsers.kit.untrusted import mapping, strings
 from tracehouse.state.watermark import Action
 
 WINDOW = 400

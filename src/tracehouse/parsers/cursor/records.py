@@ -16,8 +16,8 @@ import orjson
 import xxhash
 
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
-from tracehouse.parsers.sqlite_snapshot import read
-from tracehouse.parsers.untrusted import decode_json, digest_bytes, items, mapping
+from tracehouse.parsers.kit.sqlite_snapshot import read
+from tracehouse.parsers.kit.untrusted import decode_json, digest_bytes, items, mapping
 
 CHAT_TABS = "workbench.panel.aichat.view.aichat.chatdata"  # C0
 WORKSPACE_COMPOSERS = "composer.composerData"  # C1 inline, C4 heads

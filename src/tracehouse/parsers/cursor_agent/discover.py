@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tracehouse.parsers.base import Unit, entries, files_digest, present, within
-from tracehouse.parsers.sqlite_snapshot import signature
+from tracehouse.parsers.kit.sqlite_snapshot import signature
 
 PROVIDER = "cursor-agent"
 TRANSCRIPTS = "agent-transcripts"

@@ -36,8 +36,8 @@ from tracehouse.parsers.cursor_agent.discover import (
     subagents,
     unit_files,
 )
-from tracehouse.parsers.jsonl import read_file
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, snapshot
+from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.sqlite_snapshot import SnapshotError, require_tables, snapshot
 from tracehouse.state.watermark import Action
 
 

@@ -20,8 +20,8 @@ import orjson
 import xxhash
 
 from tracehouse.parsers.cursor_agent.transcripts import Reply, Tool, Transcript
-from tracehouse.parsers.sqlite_snapshot import read
-from tracehouse.parsers.untrusted import blob, decode_json
+from tracehouse.parsers.kit.sqlite_snapshot import read
+from tracehouse.parsers.kit.untrusted import blob, decode_json
 
 MESSAGE_IDS, PENDING = 1, 4
 

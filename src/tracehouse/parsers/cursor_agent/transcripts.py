@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracehouse.parsers.jsonl import LineError, decode_line
-from tracehouse.parsers.untrusted import decode_json, items, mapping, place
+from tracehouse.parsers.kit.jsonl import LineError, decode_line
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, place
 
 HEADER = re.compile(r"^(user|assistant|A|User|Assistant|Human):\s*$")
 TOOL_CALL = re.compile(r"^\[Tool call\] ([\w.:@/-]+)(.*)$")

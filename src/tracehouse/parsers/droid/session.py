@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 
 from tracehouse.model.fields import iso
-from tracehouse.parsers.jsonl import TooLarge, read_file
+from tracehouse.parsers.kit.jsonl import TooLarge, read_file
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, text_of
 from tracehouse.parsers.kit.layout import Layout
-from tracehouse.parsers.untrusted import items, mapping
+from tracehouse.parsers.kit.untrusted import items, mapping
 
 PROVIDER = "droid"
 LAYOUT = Layout(PROVIDER, ("sessions/*.jsonl", "sessions/*/*.jsonl"))

@@ -24,11 +24,11 @@ from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult
 from tracehouse.parsers.gemini_cli import replies
 from tracehouse.parsers.gemini_cli.discover import PROVIDER
 from tracehouse.parsers.gemini_cli.records import Chat, load_document, load_lines
-from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.prompt_log import parse_prompt_log
-from tracehouse.parsers.untrusted import items
+from tracehouse.parsers.kit.untrusted import items
 
 MAIN_FILE = re.compile(r"^session-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2})-(.+)\.jsonl?$")
 TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",

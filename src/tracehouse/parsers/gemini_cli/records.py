@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracehouse.parsers.jsonl import LineError, blank, decode_line
-from tracehouse.parsers.untrusted import decode_json, not_json, place
+from tracehouse.parsers.kit.jsonl import LineError, blank, decode_line
+from tracehouse.parsers.kit.untrusted import decode_json, not_json, place
 
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
 

@@ -32,8 +32,8 @@ from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.layout import Layout
-from tracehouse.parsers.sqlite_snapshot import read
-from tracehouse.parsers.untrusted import decode_json, items, mapping, not_json
+from tracehouse.parsers.kit.sqlite_snapshot import read
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, not_json
 from tracehouse.state.watermark import Action, quick_plan
 
 PROVIDER = "goose"

@@ -17,9 +17,9 @@ from typing import Any
 
 import orjson
 
-from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.layout import Layout
-from tracehouse.parsers.untrusted import items, mapping
+from tracehouse.parsers.kit.untrusted import items, mapping
 
 PROVIDER = "kimi-cli"
 SESSION = "sessions/*/*"

@@ -21,11 +21,11 @@ import orjson
 from tracehouse.model import ids
 from tracehouse.model.fields import iso_seconds
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kimi_cli.layout import PROVIDER
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, text_of
+from tracehouse.parsers.kit.untrusted import items, mapping
 from tracehouse.parsers.kit.usage import Usage
-from tracehouse.parsers.untrusted import items, mapping
 
 # What Kimi asks a subagent whose answer was under 200 characters (`subagents/runner.py`
 # SUMMARY_CONTINUATION_PROMPT): the host's words, not a task.

@@ -14,7 +14,12 @@ from typing import Any
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, session_item
 from tracehouse.parsers.kit.conversation import Conversation
-from tracehouse.parsers.sqlite_snapshot import SnapshotError, require_tables, signature, snapshot
+from tracehouse.parsers.kit.sqlite_snapshot import (
+    SnapshotError,
+    require_tables,
+    signature,
+    snapshot,
+)
 from tracehouse.state.watermark import Action
 
 # Each session's id and stamp (what changes whenever any of its rows does).

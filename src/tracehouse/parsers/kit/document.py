@@ -12,8 +12,8 @@ from typing import Any
 
 from tracehouse.model.contract import Clear, Reject
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, session_item
-from tracehouse.parsers.jsonl_unit import read_whole, refused, whole_cursor, wm
 from tracehouse.parsers.kit.conversation import Conversation
+from tracehouse.parsers.kit.jsonl_unit import read_whole, refused, whole_cursor, wm
 from tracehouse.state.watermark import Action
 
 

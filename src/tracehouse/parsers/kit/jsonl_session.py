@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 
 from tracehouse.model.rows import TableBuffer
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.jsonl_unit import parse_jsonl
 from tracehouse.parsers.kit.conversation import Conversation
+from tracehouse.parsers.kit.jsonl_unit import parse_jsonl
 
 
 class JsonlSession:

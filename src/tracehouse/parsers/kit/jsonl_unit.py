@@ -24,7 +24,7 @@ from tracehouse.parsers.base import (
     session_item,
     shape_error,
 )
-from tracehouse.parsers.jsonl import (
+from tracehouse.parsers.kit.jsonl import (
     Chunk,
     LineError,
     blank,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tracehouse.parsers.jsonl import LineError, decode_line
+from tracehouse.parsers.kit.jsonl import LineError, decode_line
 
 BLOB = (bytes, bytearray, memoryview)
 _LINE = re.compile(r"\bline (\d+) column \d+")

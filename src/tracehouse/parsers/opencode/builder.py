@@ -26,9 +26,9 @@ from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
 from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
 from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
+from tracehouse.parsers.kit.untrusted import items
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
-from tracehouse.parsers.untrusted import items
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "pending": "pending",
                "running": "running"}  # fmt: skip

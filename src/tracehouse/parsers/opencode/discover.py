@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 
 from tracehouse.parsers.base import Unit, entries, files_digest, present, within
-from tracehouse.parsers.jsonl import read_file
 from tracehouse.parsers.kit.database import plan_database
+from tracehouse.parsers.kit.jsonl import read_file
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")

@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 import xxhash
 
-from tracehouse.parsers.jsonl import read_file
-from tracehouse.parsers.sqlite_snapshot import read
-from tracehouse.parsers.untrusted import decode_json, place
+from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.sqlite_snapshot import read
+from tracehouse.parsers.kit.untrusted import decode_json, place
 
 # Gen 2 session columns → the session JSON's keys (time and summary columns are nested there).
 SESSION_COLUMNS = {"id": "id", "slug": "slug", "version": "version", "project_id": "projectID",

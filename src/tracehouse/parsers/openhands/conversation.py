@@ -18,12 +18,12 @@ from typing import Any
 
 from tracehouse.model.fields import iso_utc
 from tracehouse.parsers.base import SHAPE_ERRORS, ParseOptions, Unit, UnitResult, shape_error
-from tracehouse.parsers.jsonl import TooLarge, read_file
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
+from tracehouse.parsers.kit.jsonl import TooLarge, read_file
 from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.kit.untrusted import decode_json, mapping, not_json, place
 from tracehouse.parsers.kit.usage import Usage
-from tracehouse.parsers.untrusted import decode_json, mapping, not_json, place
 
 PROVIDER = "openhands"
 LAYOUT = Layout(PROVIDER, ("sessions/*/metadata.json",))

@@ -16,8 +16,8 @@ from typing import Any
 from tracehouse.model.fields import iso
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser, text_of
 from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.kit.untrusted import items, mapping
 from tracehouse.parsers.kit.usage import Usage, dollars
-from tracehouse.parsers.untrusted import items, mapping
 
 PROVIDER = "pi"
 # Pi's `input` leaves the cache reads and writes out; its `output` holds the reasoning.

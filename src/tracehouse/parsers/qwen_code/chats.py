@@ -28,12 +28,12 @@ import orjson
 from tracehouse.model import ids
 from tracehouse.model.fields import iso
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.jsonl import read_file
+from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.jsonl_session import JsonlSession, jsonl_parser
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.prompt_log import parse_prompt_log
+from tracehouse.parsers.kit.untrusted import items, mapping
 from tracehouse.parsers.kit.usage import Usage
-from tracehouse.parsers.untrusted import items, mapping
 
 PROVIDER = "qwen-code"
 # Both hold the cache reads in the prompt count and the reasoning in the output count.

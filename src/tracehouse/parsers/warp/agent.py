@@ -32,8 +32,8 @@ from tracehouse.parsers.base import (
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
-from tracehouse.parsers.sqlite_snapshot import read
-from tracehouse.parsers.untrusted import decode_json, items, mapping
+from tracehouse.parsers.kit.sqlite_snapshot import read
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping
 
 PROVIDER = "warp"
 LAYOUT = Layout(PROVIDER, ("warp.sqlite",))
