@@ -1,7 +1,7 @@
 """Backfill throughput against its floors, measured in one run.
 
     uv run python bench/backfill_bench.py [--copies 24] [--repeat 3] [--corpus ../shared/fixtures]
-                                          [--workers 1,2,4,8,16]
+                                          [--workers 1,2,4,8,16] [--before SRC] [--per-source]
 
 Replicates every fixture source (Claude Code, Codex, Cursor, Gemini CLI, OpenCode, Cursor
 agent) `--copies` times with fresh ids (`bench/corpus.py`; about 42 MB a copy, so 24 copies ≈
@@ -23,6 +23,11 @@ warmed first): medians and ranges, ratios against the median floor.
 each worker count a backfill from an empty ledger and a parse-only run (`--dry-run`), interleaved
 with the others `--repeat` times, each printed with its speed-up over the first count, the
 tree's peak memory, and where the time went (the median run's phases, summed over processes).
+
+`--before SRC` (another checkout's `src/`: `git worktree add /tmp/before <rev>`) runs its
+parse-only and backfill beside these, interleaved in the same rounds, each printed with the
+ratio of this checkout's to it. `--per-source` then prints each source's parse-only rate (one
+worker, the bytes its report read over its seconds in sync), beside the `--before` one's.
 
 Targets (issue #20): backfill ≥ 100 MB/s, peak memory ≤ 250 MB, parse only ≥ 150 MB/s (≥ 35% of
 bare parse), written ≤ 1.5× read, no-change ≤ 0.3 s, append ≤ no-change + 0.2 s. Issue #46: on
@@ -281,15 +286,51 @@ def sweep(counts: list[int], repeat: int, sources_toml: Path, common: list[str],
             )
 
 
+def per_source(sources_toml: Path, one_core: Path, common: list[str], repeat: int,
+               before: dict[str, str] | None) -> None:  # fmt: skip
+    """Each source's parse-only rate on one worker: the bytes its report read over its
+    seconds in sync (a process's start left out: it would swamp the small sources)."""
+    import tomllib
+
+    roots = tomllib.loads(sources_toml.read_text())["sources"]
+    names = sorted(roots)
+    sides = {"this": None, **({"before": before} if before else {})}
+    rates: dict[tuple[str, str], list[float]] = {}
+    read: dict[str, int] = {}
+    for _ in range(repeat):
+        for name in names:
+            for side, env in sides.items():
+                for suffix in ("", "-wal", "-shm", "-journal"):  # an empty ledger: all is new
+                    Path(f"{common[common.index('--store') + 1]}{suffix}").unlink(missing_ok=True)
+                only = [f"--source={name}={root}" for root in roots[name]]  # a name alone: ~
+                run = Run([*common, "--config", str(one_core), "--dry-run", *only], env=env)
+                read[name] = int(run.report["bytesRead"])  # type: ignore[call-overload]
+                seconds = max(float(run.report["seconds"]), 1e-3)  # type: ignore[arg-type]
+                rates.setdefault((name, side), []).append(read[name] / 1e6 / seconds)
+    print("per source, parse only on one worker (MB/s in sync, median and range):")
+    for name in names:
+        line = f"  {name:<14} {read[name] / 1e6:7.1f} MB  {spread(rates[name, 'this'], 'MB/s')}"
+        if before:
+            then = statistics.median(rates[name, "before"])
+            ratio = f"{statistics.median(rates[name, 'this']) / then:.2f}x" if then else "—"
+            line += f"   before {spread(rates[name, 'before'], 'MB/s')}  {ratio}"
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "fixtures")
     parser.add_argument("--workers", type=worker_counts, default=[], help="e.g. 1,2,4,8,16")
+    parser.add_argument("--before", type=Path, help="another checkout's src/ to run beside")
+    parser.add_argument("--per-source", action="store_true", help="each source's parse rate")
     args = parser.parse_args()
     if args.copies < 1 or args.repeat < 1:
         raise SystemExit("--copies and --repeat must be at least 1")
+    if args.before is not None and not (args.before / "tracehouse").is_dir():
+        raise SystemExit(f"--before {args.before}: no tracehouse package there")
+    before = {"PYTHONPATH": str(args.before.resolve())} if args.before else None
 
     t0 = time.perf_counter()
     corpus = build_corpus(args.corpus, args.copies)
@@ -304,15 +345,22 @@ def main() -> None:
     ledger = OUT / "bench-ledger.db"
     common = ["sync", "backfill", "--store", str(ledger), "--json", "-q"]
     dry, full, reads, parses = [], [], [], []
+    dry_before: list[Run] = []
+    full_before: list[Run] = []
     for _ in range(args.repeat):  # interleaved with the floors: a noisy minute hits all alike
         reads.append(raw_read(files)[1])
         parses.append(bare_parse(files))
         if args.workers:  # the sweep's own runs instead
             continue
-        for run, config, flags in ((dry, one_core, ["--dry-run"]), (full, sources_toml, [])):
+        for run, config, flags, env in (
+            (dry, one_core, ["--dry-run"], None),
+            (full, sources_toml, [], None),
+            *(((dry_before, one_core, ["--dry-run"], before),
+               (full_before, sources_toml, [], before)) if before else ()),
+        ):  # fmt: skip
             for suffix in ("", "-wal", "-shm", "-journal"):  # each from an empty ledger
                 Path(f"{ledger}{suffix}").unlink(missing_ok=True)
-            run.append(Run([*common, "--config", str(config), *flags]))
+            run.append(Run([*common, "--config", str(config), *flags], env=env))
     parse_s = statistics.median(parses)
     print(
         f"floor    raw read            {spread([mb / t for t in reads], 'MB/s')}   ({mb:,.0f} MB)"
@@ -334,6 +382,11 @@ def main() -> None:
         f" ({statistics.median(r.wall for r in full):.2f}s wall,"
         f" {last.report['seconds']}s in sync)"
     )
+    for name, ours, theirs in (("parse", dry, dry_before), ("backfill", full, full_before)):
+        if theirs:
+            rate, then = (statistics.median(mb / r.wall for r in runs) for runs in (ours, theirs))
+            print(f"before   {name:<8} {spread([mb / r.wall for r in theirs], 'MB/s')}"
+                  f" → this checkout {rate / then:.2f}x")  # fmt: skip
     report = last.report
     print(
         f"         sessions {report['sessions']}, rows {report['rowsWritten']:,},"
@@ -355,6 +408,8 @@ def main() -> None:
         f"memory   peak PSS of the tree {spread([r.pss / 2**20 for r in full], 'MB')}"
         f"    (largest single process RSS {max(r.rss for r in full) / 2**20:.0f} MB)"
     )
+    if args.per_source:
+        per_source(sources_toml, one_core, common, args.repeat, before)
     peer_agsearch(corpus, OUT / "peer-ledger.db", args.repeat)
 
     # This machine's timings vary from run to run: the no-change figure is the median of five.

@@ -363,7 +363,9 @@ class Conversation:
             "said": self.said,
             "last": self.last,
             "unknowns": self.unknowns,
-            "waiting": self.waiting,
+            # only when something waits: the states of the sources that never use it stay as
+            # they were (a watermark written before `context` existed reads the same)
+            **({"waiting": self.waiting} if self.waiting else {}),
         }
 
     def has_content(self) -> bool:
