@@ -19,10 +19,10 @@ import orjson
 
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
-from tracehouse.model.rows import TableBuffer, turn_row
-from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer
 from tracehouse.parsers.cursor_agent.discover import PROVIDER
-from tracehouse.parsers.cursor_agent.transcripts import Reply, Tool, Transcript
+from tracehouse.parsers.cursor_agent.transcripts import Tool, Transcript
+from tracehouse.parsers.kit.conversation import Conversation
 
 SPAWNING_TOOLS = ("task", "agent", "subagent")
 USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*(?:</user_query>|$)", re.S)
@@ -34,86 +34,55 @@ _DRIVES = frozenset(string.ascii_letters)
 
 
 class TranscriptBuilder:
+    """A transcript told to the kit's `Conversation`, turn by turn at the positions it has."""
+
     def __init__(
         self, transcript: Transcript, source_id: str, where: dict[str, Any], max_field: int
     ) -> None:
         self.transcript = transcript
         self.sid = source_id
-        self.session_id = ids.session_id(PROVIDER, source_id)
         self.where = where
-        self.max_field = max_field
-        self.turns = TableBuffer(TURNS)
-        self.messages = TableBuffer(MESSAGES)
-        self.calls = TableBuffer(TOOL_CALLS)
+        self.talk = Conversation(PROVIDER, source_id, where["source_path"], max_field)
         self.children = list(where.get("children") or [])  # subagents, in spawning order
         # What may name the workspace, in conversation order: (a reply's text?, text or input)
         self.naming: list[tuple[bool, Any]] = [(False, self.transcript.system or "")]
 
     def build(self) -> None:
-        previous = None
+        talk, system = self.talk, self.transcript.system
         for k, replies in enumerate(self.transcript.turns):
-            turn_id = ids.turn_id(PROVIDER, self.sid, f"t{k}")
-            queries = []
+            talk.open_turn(f"t{k}", None)
+            assert talk.turn is not None
             for i, reply in enumerate(replies):
-                message_id = self._message(reply, f"t{k}.{i}", turn_id, k == i == 0)
+                self.naming.append((True, reply.text))
+                message_id = talk.message(reply.role, reply.role, f"t{k}.{i}", reply.text, None,
+                                          thinking=reply.thinking,
+                                          context={"system": system} if k == i == 0 and system
+                                          else None)  # fmt: skip
                 if reply.role == "user":
-                    queries.append(message_id)
+                    talk.turn["query_message_ids"].append(message_id)
+                elif reply.role == "assistant":  # the turn's response is its last reply
+                    talk.turn["response_message_id"] = message_id
                 for j, tool in enumerate(reply.tools):
-                    self._tool_call(tool, f"t{k}.{i}.{j}", turn_id, message_id)
-            last = next((i for i in reversed(range(len(replies)))
-                         if replies[i].role == "assistant"), None)  # fmt: skip
-            row = turn_row(PROVIDER, self.sid, f"t{k}", k, previous)
-            row["query_message_ids"] = queries
-            if last is not None:
-                row["response_message_id"] = ids.message_id(PROVIDER, self.sid, f"t{k}.{last}")
-            self.turns.add(row)
-            previous = turn_id
+                    self._tool_call(tool, f"t{k}.{i}.{j}", message_id)
+        talk.finish()
 
-    def _message(self, reply: Reply, key: str, turn_id: str, first: bool) -> str:
-        message_id = ids.message_id(PROVIDER, self.sid, key)
-        self.naming.append((True, reply.text))
-        self.messages.add(
-            {
-                "message_id": message_id,
-                "session_id": self.session_id,
-                "turn_id": turn_id,
-                "source_message_id": key,
-                "seq": len(self.messages),
-                "role": reply.role,
-                "message_type": reply.role,
-                "content": cap(reply.text, self.max_field) if reply.text else None,
-                "thinking": cap(reply.thinking, self.max_field) if reply.thinking else None,
-                "context": {"system": self.transcript.system}
-                if first and self.transcript.system else None,
-                "source_ref": f"{self.where['source_path']}#{key}",
-            }
-        )  # fmt: skip
-        return message_id
-
-    def _tool_call(self, tool: Tool, key: str, turn_id: str, message_id: str) -> None:
+    def _tool_call(self, tool: Tool, key: str, message_id: str) -> None:
         child = None
         if tool.name.lower() in SPAWNING_TOOLS and self.children:
             child = self.children.pop(0)  # children pair with spawning calls by position
         if tool.input is not None:
             self.naming.append((False, tool.input))
-        self.calls.add(
-            {
-                "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, tool.id or key),
-                "session_id": self.session_id,
-                "turn_id": turn_id,
-                "message_id": message_id,
-                "source_tool_call_id": tool.id or key,
-                "seq": len(self.calls),
-                "tool_name": tool.name,
-                "params": _params(tool.input),
-                "result": _text(tool.result, self.max_field) if tool.has_result else None,
-                # a transcript keeps a call once it was made; only the store says what came back
-                "status": "completed" if tool.has_result or self.transcript.form != "store"
-                else "pending",
-                "spawned_session_id": ids.session_id(PROVIDER, child) if child else None,
-                "spawned_source_session_id": child,
-            }
+        source_id = tool.id or key
+        self.talk.call(source_id, tool.name, None, None, message_id=message_id).update(
+            params=_params(tool.input),
+            result=_text(tool.result, self.talk.max_field) if tool.has_result else None,
+            # a transcript keeps a call once it was made; only the store says what came back
+            status="completed" if tool.has_result or self.transcript.form != "store"
+            else "pending",
+            spawned_session_id=ids.session_id(PROVIDER, child) if child else None,
+            spawned_source_session_id=child,
         )  # fmt: skip
+        self.talk.calls.add(self.talk.pending.pop(source_id))
 
     def named_paths(self) -> Iterator[str]:
         """The absolute paths the conversation names, in order, found only as far as they are
@@ -128,7 +97,7 @@ class TranscriptBuilder:
                 yield from _absolute_paths(text)
 
     def has_content(self) -> bool:
-        return len(self.messages) > 0
+        return self.talk.has_content()
 
     def session_row(self) -> dict[str, Any]:
         where = self.where
@@ -137,48 +106,33 @@ class TranscriptBuilder:
         query = USER_QUERY.search(first)
         prompt = (query.group(1) if query else first).strip()
         title = meta.get("name") if isinstance(meta.get("name"), str) else None
-        workspace = where.get("workspace") or workspace_of(
-            self.named_paths(), where.get("slug"), where.get("cwd_md5")
-        )
         created = where.get("created_at")
         parent = where.get("parent")
-        metadata = {
-            "variants": self.transcript.form,
-            "project_slug": where.get("slug"),
-            "mode": meta.get("mode"),
-            "order": "stored" if where.get("unordered") else None,
-            "times": "none recorded" if created is None else None,
-            "records": dict(sorted(self.transcript.accounting.items())) or None,
-        }
-        return {
-            "session_id": self.session_id,
-            "source_provider": PROVIDER,
-            "source_session_id": self.sid,
-            "label": ids.session_label(PROVIDER, self.sid),
-            "title": cap((title or prompt).strip().split("\n")[0], 200) or None
-            if not parent else None,
-            "created_at": created,
-            "updated_at": where.get("updated_at") or created,
-            "model": meta.get("lastUsedModel") if isinstance(meta.get("lastUsedModel"), str)
+        return self.talk.session_row(
+            title=(title or prompt).strip().split("\n")[0] if not parent else None,
+            created_at=created,
+            updated_at=where.get("updated_at") or created,
+            model=meta.get("lastUsedModel") if isinstance(meta.get("lastUsedModel"), str)
             else None,
-            "workspace_path": workspace,
-            "project": re.split(r"[\\/]", workspace.rstrip("/\\"))[-1] or None
-            if workspace else None,
-            "entrypoint": where.get("entrypoint"),
-            "is_subagent": parent is not None,
-            "parent_session_id": parent and ids.session_id(PROVIDER, parent),
-            "parent_source_session_id": parent,
-            "task_description": cap(prompt, 2000) if parent and prompt else None,
-            **dict.fromkeys(TOKEN_COLUMNS),
-            "turn_count": len(self.turns),
-            "message_count": len(self.messages),
-            "tool_call_count": len(self.calls),
-            "metadata": {k: v for k, v in metadata.items() if v},
-            "source_path": where["source_path"],
-        }  # fmt: skip
+            workspace_path=where.get("workspace") or workspace_of(
+                self.named_paths(), where.get("slug"), where.get("cwd_md5")),
+            entrypoint=where.get("entrypoint"),
+            is_subagent=parent is not None,
+            parent_session_id=parent and ids.session_id(PROVIDER, parent),
+            parent_source_session_id=parent,
+            task_description=cap(prompt, 2000) if parent and prompt else None,
+            metadata={
+                "variants": self.transcript.form,
+                "project_slug": where.get("slug"),
+                "mode": meta.get("mode"),
+                "order": "stored" if where.get("unordered") else None,
+                "times": "none recorded" if created is None else None,
+                "records": dict(sorted(self.transcript.accounting.items())) or None,
+            },
+        )  # fmt: skip
 
     def buffers(self) -> list[TableBuffer]:
-        return [self.turns, self.messages, self.calls]
+        return self.talk.buffers()
 
 
 def slug_of(path: str) -> str:
