@@ -87,3 +87,18 @@ def test_an_untitled_conversation_takes_its_first_prompt(tmp_path) -> None:
     metadata.write_text(json.dumps({**meta, "title": f"Conversation {CID[:5]}"}))
     ((item, _),) = sessions(openhands, openhands.discover([tmp_path / "store"])).values()
     assert item.session["title"] == "Fix the failing test"
+
+
+def test_a_runs_bytes_read_count_the_events_too(units) -> None:
+    """The unit is `metadata.json`, but a read reads every event beside it: a run's report
+    counts their bytes (it counted the metadata's alone)."""
+    import time
+
+    from tracehouse.parsers.base import ParseOptions
+
+    for unit in units:
+        folder = unit.path.parent
+        on_disk = sum(p.stat().st_size for p in [folder / "metadata.json",
+                                                  *(folder / "events").glob("*.json")])  # fmt: skip
+        result = openhands.parse(unit, None, ParseOptions(now=time.time() + 3600))
+        assert result.bytes_read == on_disk > (folder / "metadata.json").stat().st_size

@@ -26,6 +26,8 @@ class Read:
     problems: list[tuple[str, str]] = field(default_factory=list)
     incomplete: bool = False
     accounting: dict[str, int] = field(default_factory=dict)
+    # Bytes read from files beside the unit's own (OpenHands' events): a run's bytes read too.
+    also_read: int = 0
 
     def count(self, what: str) -> None:
         self.accounting[what] = self.accounting.get(what, 0) + 1
@@ -52,12 +54,13 @@ def parse_document(
     except SHAPE_ERRORS as exc:
         return refused(provider, unit, exc)
     quiet = options.now - st.st_mtime_ns / 1e9 >= options.quiet_seconds
+    size = len(data) + read.also_read
     if read.incomplete and not quiet:  # come back when the agent has finished writing it
-        return UnitResult(unit, Action.WAIT, bytes_read=len(data), mtime_ns=st.st_mtime_ns)
+        return UnitResult(unit, Action.WAIT, bytes_read=size, mtime_ns=st.st_mtime_ns)
     cursor = whole_cursor(st, data)
     watermark = wm(provider, unit, cursor)
     result = UnitResult(
-        unit, Action.FULL, bytes_read=len(data), cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
+        unit, Action.FULL, bytes_read=size, cursor=cursor.to_json(), mtime_ns=st.st_mtime_ns
     )
     result.clear = Clear(provider, unit.key, from_line=1, keys=PLACES)
     result.accounting.update(read.accounting)

@@ -68,6 +68,7 @@ def build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
         except (OSError, TooLarge) as exc:
             read.problems.append((f"events/{name}", f"unreadable: {exc}"))
             continue
+        read.also_read += len(raw)
         event, problem = decode_json(raw, dict)  # a lone surrogate's escape kept as U+FFFD
         if problem is not None:
             read.problems.append((f"events/{name}", f"not an event: {problem}"))
