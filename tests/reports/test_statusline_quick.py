@@ -140,3 +140,16 @@ def test_the_lines_figures_are_the_usage_and_block_reports(ledger: Path) -> None
     today, block = line.split(" · ")
     assert total.cost > 1 and today == f"today ${total.cost:,.2f}" + ("*" * bool(total.unpriced))
     assert block.startswith(f"block ${active.cost:,.2f}" + ("*" * bool(active.unpriced)) + ", ")
+
+
+def test_the_working_directory_is_in_the_key_only_where_a_path_is_relative(tmp_path: Path) -> None:
+    """A relative `--store` names another ledger in another folder; an absolute one does not,
+    so that sessions in many projects share one kept state."""
+    from tracehouse.reports.statusline_answer import key
+
+    env = {"HOME": str(tmp_path), "TRACEHOUSE_CONFIG": "/etc/tracehouse.toml", "PATH": "/bin"}
+    assert key(env, "ledger.db", None)["cwd"] == os.getcwd()
+    assert key(env, str(tmp_path / "ledger.db"), None)["cwd"] is None
+    assert key(env, "postgresql://db/x", None)["cwd"] is None
+    assert key({**env, "TRACEHOUSE_STORE": "here.db"}, None, None)["cwd"] == os.getcwd()
+    assert "PATH" not in key(env, None, None)["env"]  # what does not name a setting is left out
