@@ -169,3 +169,22 @@ def test_a_recent_window_reads_the_turns_of_the_window(ledger: Path) -> None:
     finally:
         store.close()
     assert any("idx_turns_started" in step["detail"] for step in plan), plan
+
+
+def test_a_report_that_priced_nothing_keeps_where_the_prices_come_from(tmp_path: Path) -> None:
+    """A status line on a day with nothing priced yet asks only where the prices come from; the
+    memo keeps that too, or every such call loaded the whole price dataset again."""
+    from tracehouse.reports.price_memo import PriceMemo
+    from tracehouse.reports.pricing import load_prices
+
+    own, loads = tmp_path / "prices.toml", []
+
+    def load():  # type: ignore[no-untyped-def]
+        loads.append(1)
+        return load_prices(own)
+
+    first = PriceMemo(tmp_path / "p.json", own, load)
+    assert first.source and first.known == {}
+    first.save()
+    again = PriceMemo(tmp_path / "p.json", own, load)
+    assert again.source == first.source and loads == [1]
