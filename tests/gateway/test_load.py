@@ -54,8 +54,9 @@ def test_many_readers_at_once_are_answered_and_health_stays_up(tmp_path: Path) -
         assert slowest < 12  # every request answered: the wait for a store is 10 s at most
         # Health never queues behind the readers' wait for a store (10 s): it answers within
         # the time the machine takes to serve the burst at all (about 1 s on this project's
-        # 2 cores, the client parsing 150 lists in the same process), with room for its noise.
-        assert health and max(health) < 2.5
+        # 2 cores, the client parsing 150 lists in the same process, and 2.5 s on a day they
+        # ran at half speed), well under the wait it would share if it queued.
+        assert health and max(health) < 5
         after = httpx.get(
             gateway.url + "/v1/sessions", headers={"Authorization": f"Bearer {token}"}
         )

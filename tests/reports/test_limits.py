@@ -23,19 +23,29 @@ from tracehouse.reports.limits import period_start, standings
 from tracehouse.reports.usage import usage
 
 SONNET = "claude-sonnet-4-5-20250929"
+
+
 def _at(delta: timedelta) -> str:
     """A time `delta` before now, when the test runs."""
     return (datetime.now(UTC) - delta).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+def _earlier_today(delta: timedelta) -> str:
+    """A time `delta` before now, or today's first second where that was yesterday here: a
+    test run minutes after midnight still has its turns in this day, week and month."""
+    now = datetime.now(UTC)
+    midnight = now.astimezone().replace(hour=0, minute=0, second=1, microsecond=0)
+    return max(now - delta, midnight.astimezone(UTC)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
 @pytest.fixture
 def ledger(store):  # type: ignore[no-untyped-def]
     claude = item("c1", 2, model=SONNET, project="api")
-    claude["turns"] = [turn(0, _at(timedelta(minutes=5)), SONNET, 1_000_000, 100_000),
+    claude["turns"] = [turn(0, _earlier_today(timedelta(minutes=5)), SONNET, 1_000_000, 100_000),
                        turn(1, _at(timedelta(days=40)), SONNET, 9_000_000, 1)]  # fmt: skip
     codex = item("x1", 2, model="gpt-5.4", project="web")
     codex["sourceProvider"] = "codex"
-    codex["turns"] = [turn(0, _at(timedelta(minutes=3)), "gpt-5.4", 2000, 10)]
+    codex["turns"] = [turn(0, _earlier_today(timedelta(minutes=3)), "gpt-5.4", 2000, 10)]
     store.import_batch(batch([claude, codex]))
     return store
 

@@ -21,10 +21,14 @@ SID = "11111111-1111-4111-8111-111111111111"
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Path:
-    """The Claude Code test home, its turns moved to an hour ago."""
+    """The Claude Code test home, its turns moved to an hour ago, or to this hour where an
+    hour ago was yesterday here: today's and in an open block whenever the test runs (a zone
+    whose midnight is on the hour)."""
     home = tmp_path / "home"
     shutil.copytree(DATA / "claude" / "home", home)
-    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:")
+    now = datetime.now(UTC)
+    midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    hour_ago = max(now - timedelta(hours=1), midnight.astimezone(UTC)).strftime("%Y-%m-%dT%H:")
     for path in (home / ".claude").rglob("*.jsonl"):
         text = path.read_text().replace("2026-03-01T10:", hour_ago)
         path.write_text(text.replace("2026-02-01T09:", hour_ago))
