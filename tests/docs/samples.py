@@ -40,6 +40,8 @@ VOLATILE = [
     # a redaction marker's hash is keyed by the installation's own key
     (re.compile(r"(\[REDACTED:[a-z0-9-]+:)[0-9a-f]+\]"), r"\1<key>]"),
     (re.compile(r"(?:[^\s'\"]*/shared/fixtures|\$TRACEHOUSE_CORPUS)/"), "<corpus>/"),
+    # the time of the export before, which `--since-last` starts from: a run's, whatever day
+    (re.compile(r"(changed since )\d{4}-\d{2}-\d{2}T[\d:.]+Z"), r"\1<then>"),
     # a time of today: when the sample ran (session times come from the fixtures and stay)
     (
         re.compile(rf"\b{datetime.now(UTC):%Y-%m-%d}[T ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?Z?)?"),
