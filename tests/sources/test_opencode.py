@@ -210,3 +210,59 @@ def test_a_database_rereads_only_the_sessions_that_changed(home) -> None:
 
 def test_backfill_and_a_rerun_that_writes_nothing(home, tmp_path) -> None:
     assert backfill_twice("opencode", home, tmp_path / "ledger.db") == (4, 1)
+
+
+def test_a_reply_to_a_queued_prompt_joins_the_turn_it_answers(tmp_path) -> None:
+    """A prompt typed while the agent works is written before the reply to the one before: the
+    reply names that one (`parentID`) and its tokens, call and end are that turn's."""
+    storage = tmp_path / "opencode" / "storage"
+    sid, first, second = (
+        "ses_3f00000000feQueuedAbCd01",
+        "msg_d000000001aUser1",
+        "msg_d000000002aUser2",
+    )
+    messages = {
+        first: {"role": "user", "time": {"created": 1769900000000}},
+        second: {"role": "user", "time": {"created": 1769900001000}},
+        "msg_d000000003aAsst1": {"role": "assistant", "parentID": first, "modelID": "m1",
+                                  "providerID": "p1",
+                                  "time": {"created": 1769900002000, "completed": 1769900009000}},
+        "msg_d000000004aAsst2": {"role": "assistant", "parentID": second, "modelID": "m2",
+                                  "providerID": "p2",
+                                  "time": {"created": 1769900010000, "completed": 1769900012000}},
+    }  # fmt: skip
+    tokens = {"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    step = {"type": "step-finish", "cost": 0.5, "tokens": tokens}
+    parts = {
+        first: [{"type": "text", "text": "fix the build"}],
+        second: [{"type": "text", "text": "and then run the tests"}],
+        "msg_d000000003aAsst1": [
+            {"type": "tool", "tool": "bash", "state": {"status": "completed",
+             "input": {"command": "make"}, "output": "ok"}},
+            {"type": "text", "text": "fixed"}, step],
+        "msg_d000000004aAsst2": [{"type": "text", "text": "tests pass"}, step],
+    }  # fmt: skip
+    session_file = storage / "session" / "global" / f"{sid}.json"
+    session_file.parent.mkdir(parents=True)
+    session_file.write_text(json.dumps({"id": sid, "directory": "/w", "time": {}}))
+    for mid, message in messages.items():
+        path = storage / "message" / sid / f"{mid}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"id": mid, "sessionID": sid, **message}))
+        for k, part in enumerate(parts[mid]):
+            path = storage / "part" / mid / f"prt_{mid[4:]}{k}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"id": f"prt_{mid[4:]}{k}", "messageID": mid, **part}))
+    item, frames = sessions(opencode.discover([tmp_path / "opencode"]))[sid]
+    turns = frames["turns"].sort("seq").to_dicts()
+    assert [t["source_turn_id"] for t in turns] == [first, second]
+    assert [t["input_tokens"] for t in turns] == [10, 10]
+    assert [t["model"] for t in turns] == ["m1", "m2"]
+    assert [t["llm_provider"] for t in turns] == ["p1", "p2"]
+    assert turns[0]["completed_at"] == "2026-01-31T22:53:29.000Z"
+    assert turns[0]["response_message_id"] == ids.message_id(
+        "opencode", sid, "msg_d000000003aAsst1"
+    )
+    (call,) = frames["tool_calls"].to_dicts()
+    assert call["turn_id"] == turns[0]["turn_id"]
+    assert item.session["input_tokens"] == 20 and item.session["total_tokens"] == 30

@@ -7,7 +7,7 @@ of each row is computed as it is added, over the table's content columns in decl
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracehouse.model import ids
@@ -164,6 +164,9 @@ class TableBuffer:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._rows.values())
 
     def tuples(self) -> list[tuple[Any, ...]]:
         """Rows in the table's column order, ready for a frame or an `executemany`."""

@@ -15,8 +15,6 @@ import string
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
-
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
@@ -73,16 +71,13 @@ class TranscriptBuilder:
         if tool.input is not None:
             self.naming.append((False, tool.input))
         source_id = tool.id or key
-        self.talk.call(source_id, tool.name, None, None, message_id=message_id).update(
-            params=_params(tool.input),
-            result=_text(tool.result, self.talk.max_field) if tool.has_result else None,
-            # a transcript keeps a call once it was made; only the store says what came back
-            status="completed" if tool.has_result or self.transcript.form != "store"
-            else "pending",
-            spawned_session_id=ids.session_id(PROVIDER, child) if child else None,
-            spawned_source_session_id=child,
-        )  # fmt: skip
-        self.talk.calls.add(self.talk.pending.pop(source_id))
+        row = self.talk.call(source_id, tool.name, None, None, message_id=message_id)
+        row["params"] = _params(tool.input)
+        # a transcript keeps a call once it was made; only the store says what came back
+        made = tool.has_result or self.transcript.form != "store"
+        result = tool.result if tool.has_result and tool.result != "" else None
+        self.talk.settle(source_id, "completed" if made else "pending", result=result,
+                         child=child)  # fmt: skip
 
     def named_paths(self) -> Iterator[str]:
         """The absolute paths the conversation names, in order, found only as far as they are
@@ -186,9 +181,3 @@ def _params(value: Any) -> Any:
     if value in (None, "", {}):
         return None
     return value if isinstance(value, (dict, list)) else {"input": value}
-
-
-def _text(value: Any, limit: int) -> str | None:
-    if value is None or value == "":
-        return None
-    return cap(value if isinstance(value, str) else orjson.dumps(value).decode(), limit)

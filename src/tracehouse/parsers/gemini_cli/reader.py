@@ -50,11 +50,10 @@ class _Talk(Conversation):
     """A chat's conversation, with what its session row needs beside the kit's."""
 
     def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+        super().__init__(*args, turn_model="first")
         self.llm_provider = "google"
         self.times: list[str] = []  # when its messages were written
         self.agents: set[str] = set()  # the subagents it ran, by name
-        self.answerable: dict[str, dict[str, Any]] = {}  # calls from parts, by id
 
     def has_content(self) -> bool:  # the CLI's notices alone are a session too
         return self.counts["messages"] > 0
@@ -100,10 +99,8 @@ def _message(talk: _Talk, message: dict[str, Any]) -> None:
     if kind == "user":
         message_id = talk.prompt(mid, text, at, metadata=metadata, own_turn=True)
     elif kind == "gemini":
-        first = talk.turn["model"] if talk.turn else None  # a turn's model is its first reply's
         thinking = replies.thoughts(message.get("thoughts")) or replies.thought_parts(content)
         message_id = talk.reply(mid, text, at, thinking=thinking, model=model, metadata=metadata)
-        talk.turn["model"] = first or model  # type: ignore[index]
     else:  # info, warning, error (or a type of a later version)
         message_id = talk.notice(mid, text, at, {"notice": kind, **metadata})
         if kind == "error":
@@ -123,40 +120,32 @@ def _call(talk: _Talk, call: dict[str, Any], message_id: str, at: str | None) ->
     agent = call.get("agentId") if isinstance(call.get("agentId"), str) else None
     display = call.get("resultDisplay")
     progress = isinstance(display, dict) and display.get("isSubagentProgress")
-    if progress and isinstance(display.get("agentName"), str):  # type: ignore[union-attr]
-        talk.agents.add(display["agentName"])  # type: ignore[index]
+    name = display.get("agentName") if isinstance(display, dict) and progress else None
+    if isinstance(name, str):
+        talk.agents.add(name)
     started = _time(call.get("timestamp")) or at
     row = talk.call(key, str(call.get("name") or "tool"), None, started, message_id=message_id)
-    row.update(
-        params=call.get("args") if call.get("args") not in (None, "") else None,
-        result=replies.text(_first(output, error, display), talk.max_field),
-        status=status,
-        error=replies.text(error, talk.max_field) if error else None,
-        spawned_session_id=ids.session_id(PROVIDER, agent) if agent else None,
-        spawned_source_session_id=agent,
-        completed_at=started if status in ("completed", "failed") else None,
-    )
-    if status != "running" or call.get("result") is not None:
-        talk.calls.add(talk.pending.pop(key))
-    else:
-        talk.answerable[key] = row
+    row["params"] = call.get("args") if call.get("args") not in (None, "") else None
+    # A call read from a `functionCall` part (a snapshot's replies have no `toolCalls`) is
+    # answered by the next user message's `functionResponse` part (`_answered`).
+    talk.settle(key, status, result=_first(output, error, display), error=error or None,
+                at=started if status in ("completed", "failed") else None, child=agent,
+                final=status != "running" or call.get("result") is not None)  # fmt: skip
 
 
 def _answered(talk: _Talk, content: Any) -> None:
-    """Results of calls read from `functionCall` parts (a snapshot's replies have no
-    `toolCalls`), from the `functionResponse` parts the next user message sends back."""
+    """Results of calls read from `functionCall` parts, from the `functionResponse` parts the
+    next user message sends back."""
     for part in content:
         key = str(part["functionResponse"].get("id"))
-        call = talk.answerable.pop(key, None)
+        call = talk.pending.get(key)
         if call is None:
             continue
         output, error = replies.function_response([part])
         # an error is what the model was given back: the result too (`store/failed_calls.py`)
-        call["result"] = replies.text(output if output is not None else error, talk.max_field)
-        call["error"] = replies.text(error, talk.max_field) if error else None
-        call["status"] = "failed" if error else "completed"
-        call["completed_at"] = call["started_at"]
-        talk.calls.add(talk.pending.pop(key))
+        talk.settle(key, "failed" if error else "completed",
+                    result=output if output is not None else error, error=error or None,
+                    at=call["started_at"])  # fmt: skip
 
 
 def _session(unit: Unit, chat: Chat, talk: _Talk, form: str) -> dict[str, Any]:

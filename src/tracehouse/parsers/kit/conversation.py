@@ -1,75 +1,36 @@
 """Turn assembly every source repeats, in one resumable place.
 
 A source reads its records and says what happened: a prompt (`prompt`), a reply (`reply`), a
-notice from the host (`notice`), a tool call and its result (`call`, `result`), a model call's
-usage (`usage`). The conversation turns that into the ledger's rows: each prompt opens a turn,
-replies and calls join the open turn, usage adds to it, and the session row is summed from them.
-The title is the first prompt that gives one (`titles.prompt_title`), never blank where a prompt
-exists.
+notice from the host (`notice`), a tool call and its result (`call`, `result`, or `settle` for
+an outcome a snapshot states whole), a model call's usage (`usage`). The conversation turns that
+into the ledger's rows (`turn_rows.py`): each prompt opens a turn, replies and calls join the
+open turn (or, `answering`, the turn of the prompt they name), usage adds to it, and the session
+row is summed from them. The title is the first prompt that gives one (`titles.prompt_title`),
+never blank where a prompt exists.
 
 It is resumable: `to_state()` is what a later append of a JSONL file needs (the open turn, the
-calls still waiting for a result, the counters and the sums of closed turns), JSON-safe so it is
-kept in the unit's watermark; `Conversation(..., state=...)` carries on from it. Rows with the
-same key replace earlier ones in a batch and in the store, so an open turn or a pending call is
-emitted again, complete, when a later chunk finishes it.
+calls still waiting for a result, the counters and the sums of closed turns);
+`Conversation(..., state=...)` carries on from it.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
 
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
-from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
-from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
+from tracehouse.model.rows import add_tokens, token_sums
+from tracehouse.model.tables import TOKEN_COLUMNS
 from tracehouse.model.titles import first_line, prompt_title
+from tracehouse.parsers.kit.turn_rows import TurnRows
 
-STATE_VERSION = 1
 
-
-class Conversation:
-    def __init__(
-        self,
-        provider: str,
-        source_session_id: str,
-        source_path: str,
-        max_field: int,
-        state: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.provider = provider
-        self.sid = source_session_id
-        self.session_id = ids.session_id(provider, source_session_id)
-        self.source_path = source_path
-        self.max_field = max_field
-        self.turns = TableBuffer(TURNS)
-        self.messages = TableBuffer(MESSAGES)
-        self.calls = TableBuffer(TOOL_CALLS)
-        s = state if state and state.get("v") == STATE_VERSION else {}
-        self.turn: dict[str, Any] | None = s.get("turn")
-        self.pending: dict[str, dict[str, Any]] = dict(s.get("pending") or {})
-        self.counts: dict[str, int] = dict(s.get("counts") or {"turns": 0, "messages": 0,
-                                                                "calls": 0})  # fmt: skip
-        self.closed: dict[str, int | None] = dict(s.get("closed") or dict.fromkeys(TOKEN_COLUMNS))
-        self.cost: float = float(s.get("cost") or 0.0)
-        self.stamps: list[str] = list(s.get("stamps") or [])  # [first, last] seen
-        self.title: str | None = s.get("title")
-        self.fallback_title: str | None = s.get("fallback_title")
-        self.model: str | None = s.get("model")
-        self.llm_provider: str | None = s.get("llm_provider")
-        self.last_turn_id: str | None = s.get("last_turn_id")
-        self.said = bool(s.get("said"))  # anything conversational yet
-        # The last message's key and place: a message said again (streamed in parts, re-emitted
-        # by a later chunk) keeps its place instead of taking a new one.
-        self.last: list[Any] = list(s.get("last") or [None, 0])
-        self.unknowns: dict[str, int] = dict(s.get("unknowns") or {})
-        # What the host gave the model to read first, waiting for the turn it opens (`context`).
-        self.waiting: list[list[Any]] = list(s.get("waiting") or [])
-
-    # -- what a source says happened ----------------------------------------------------------
+class Conversation(TurnRows):
+    """What a source says happened, as the ledger's rows."""
 
     def prompt(
         self,
@@ -94,6 +55,7 @@ class Conversation:
                                   context=context)  # fmt: skip
         assert self.turn is not None
         self.turn["query_message_ids"].append(message_id)
+        self.prompt_turns[key] = self.turn
         if titled and text:
             self.title = self.title or prompt_title(text)
             self.fallback_title = self.fallback_title or first_line(text)
@@ -109,24 +71,32 @@ class Conversation:
         model: str | None = None,
         llm_provider: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> str:
         """The model's reply: joins the open turn (one opens if none is), and is its response."""
         self.ensure_turn(key, at)
         assert self.turn is not None
         message_id = self.message("assistant", "assistant", key, text, at, thinking=thinking,
-                                  model=model, metadata=metadata)  # fmt: skip
+                                  model=model, metadata=metadata, context=context)  # fmt: skip
         self.turn["response_message_id"] = message_id
         self.note_model(model, llm_provider, used=True)
         return message_id
 
     def notice(
-        self, key: str, text: str | None, at: str | None, metadata: Mapping[str, Any] | None = None
+        self,
+        key: str,
+        text: str | None,
+        at: str | None,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        ref: str | None = None,
     ) -> str:
         """What the host showed or injected (an error, a status line): kept apart from what the
-        model saw, as a `host` message of the open turn."""
+        model saw, as a `host` message of the open turn. `ref`: the source key it was read
+        from, where that is not `key` (a notice drawn from a reply's record)."""
         said = self.said  # a notice alone is not a conversation (a session opened and left)
         self.ensure_turn(key, at)
-        message_id = self.message("system", "host", key, text, at, metadata=metadata)
+        message_id = self.message("system", "host", key, text, at, metadata=metadata, ref=ref)
         self.said = said
         return message_id
 
@@ -153,9 +123,9 @@ class Conversation:
         model), not only chosen for the calls to come (a model switch)."""
         if model:
             self.model, self.llm_provider = str(model), llm_provider or self.llm_provider
-            if used and self.turn is not None:
-                self.turn["model"] = self.model
-                self.turn["llm_provider"] = self.llm_provider
+            turn = self.turn
+            if used and turn is not None and not (self.turn_model == "first" and turn["model"]):
+                turn["model"], turn["llm_provider"] = self.model, self.llm_provider
 
     def call(
         self,
@@ -234,6 +204,55 @@ class Conversation:
         self.calls.add(row)
         self.seen(at)
 
+    def settle(
+        self,
+        key: str,
+        status: str,
+        *,
+        result: Any = None,
+        error: Any = None,
+        at: str | None = None,
+        child: str | None = None,
+        final: bool = True,
+    ) -> None:
+        """A call's outcome as the source states it whole (a snapshot's status, result and
+        error, each text or JSON): the pending call `key` takes them and is emitted as it
+        stands, `running` or `pending` too; `child`: the subagent session it spawned. Not
+        `final`: its result may still come (a later `settle`), so it stays pending."""
+        row = self.pending[key] if not final else self.pending.pop(key)
+        row.update(status=status, result=self._text(result), error=self._text(error),
+                   completed_at=at)  # fmt: skip
+        if child:
+            row["spawned_session_id"] = ids.session_id(self.provider, child)
+            row["spawned_source_session_id"] = child
+        if final:
+            self.calls.add(row)
+
+    def _text(self, value: Any) -> str | None:
+        if value is None:  # an empty result is one: the tool gave back nothing
+            return None
+        return cap(value if isinstance(value, str) else orjson.dumps(value).decode(),
+                   self.max_field)  # fmt: skip
+
+    @contextmanager
+    def answering(self, prompt_key: str) -> Iterator[None]:
+        """What is said within answers the prompt `prompt_key` (OpenCode's replies name the
+        prompt they answer, which a queued prompt may have followed): it joins that prompt's
+        turn, open or closed, and a closed one is emitted again with it."""
+        turn = self.prompt_turns.get(prompt_key)
+        if turn is None or turn is self.turn:
+            yield
+            return
+        before, opened, self.turn = token_sums([turn]), self.turn, turn
+        try:
+            yield
+        finally:
+            self.turn = opened
+            self.turns.add(turn)
+            grown = {c: (turn[c] or 0) - (before[c] or 0) for c in TOKEN_COLUMNS}
+            self.closed = token_sums([self.closed, {c: n for c, n in grown.items()
+                                                    if turn[c] is not None}])  # fmt: skip
+
     def usage(self, counts: Mapping[str, int], cost: float | None = None) -> None:
         """One model call's tokens in the ledger's convention (`model.tokens.ledger_counts`),
         added to the open turn; all zero records nothing."""
@@ -258,160 +277,3 @@ class Conversation:
                 self.turn["status"] = status
             if at:
                 self.turn["completed_at"] = max(filter(None, (self.turn["completed_at"], at)))
-
-    # -- rows ----------------------------------------------------------------------------------
-
-    def open_turn(self, key: str, at: str | None) -> None:
-        self._close_turn()
-        seq = self._next("turns")
-        self.turn = turn_row(self.provider, self.sid, f"{key}", seq, self.last_turn_id, at,
-                             self.llm_provider)  # fmt: skip
-        self.last_turn_id = self.turn["turn_id"]
-        self.seen(at)
-        waiting, self.waiting = self.waiting, []
-        for said_key, text, said_at, metadata in waiting:
-            self.message("system", "system", said_key, text, said_at, metadata=metadata)
-
-    def ensure_turn(self, key: str, at: str | None) -> None:
-        if self.turn is None:
-            self.open_turn(key, at)
-
-    def message(
-        self,
-        role: str,
-        message_type: str,
-        key: str,
-        text: str | None,
-        at: str | None,
-        *,
-        thinking: str | None = None,
-        model: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        context: Mapping[str, Any] | None = None,
-    ) -> str:
-        self.ensure_turn(key, at)
-        assert self.turn is not None
-        message_id = ids.message_id(self.provider, self.sid, key)
-        if self.last[0] != key:
-            self.last = [key, self._next("messages")]
-        self.messages.add(
-            {
-                "message_id": message_id,
-                "session_id": self.session_id,
-                "turn_id": self.turn["turn_id"],
-                "source_message_id": key,
-                "parent_message_id": None,
-                "seq": self.last[1],
-                "role": role,
-                "message_type": message_type,
-                "content": cap(text, self.max_field) if text else None,
-                "thinking": cap(thinking, self.max_field) if thinking else None,
-                "created_at": at,
-                "model": model if role == "assistant" else None,
-                "metadata": dict(metadata) if metadata else None,
-                "context": dict(context) if context else None,
-                "source_ref": f"{self.source_path}#{key}",
-            }
-        )
-        if at:
-            self.turn["completed_at"] = max(filter(None, (self.turn["completed_at"], at)))
-        self.seen(at)
-        self.said = True
-        return message_id
-
-    def message_id(self, key: str) -> str:
-        return ids.message_id(self.provider, self.sid, key)
-
-    def _close_turn(self) -> None:
-        if self.turn is not None:
-            self.turns.add(self.turn)
-            sums = token_sums([{**self.closed}, self.turn])
-            self.closed = sums
-            self.turn = None
-
-    def _next(self, what: str) -> int:
-        self.counts[what] += 1
-        return self.counts[what] - 1
-
-    def seen(self, at: str | None) -> None:
-        if at:
-            self.stamps = [min(self.stamps[0], at), max(self.stamps[1], at)] if self.stamps \
-                else [at, at]  # fmt: skip
-
-    def finish(self) -> dict[str, Any]:
-        """Emit the open turn and the calls still pending; returns the resume state."""
-        if self.turn is not None:
-            self.turns.add(self.turn)
-        for row in self.pending.values():
-            self.calls.add(row)
-        return self.to_state()
-
-    def to_state(self) -> dict[str, Any]:
-        return {
-            "v": STATE_VERSION,
-            "turn": self.turn,
-            "pending": self.pending,
-            "counts": self.counts,
-            "closed": self.closed,
-            "cost": self.cost,
-            "stamps": self.stamps,
-            "title": self.title,
-            "fallback_title": self.fallback_title,
-            "model": self.model,
-            "llm_provider": self.llm_provider,
-            "last_turn_id": self.last_turn_id,
-            "said": self.said,
-            "last": self.last,
-            "unknowns": self.unknowns,
-            # only when something waits: the states of the sources that never use it stay as
-            # they were (a watermark written before `context` existed reads the same)
-            **({"waiting": self.waiting} if self.waiting else {}),
-        }
-
-    def has_content(self) -> bool:
-        return self.said
-
-    def buffers(self) -> list[TableBuffer]:
-        return [self.turns, self.messages, self.calls]
-
-    def session_row(self, **fields: Any) -> dict[str, Any]:
-        """The session row from what was read; `fields` add to it or override it (a source's
-        own title, workspace, version, metadata)."""
-        sums = token_sums([self.closed, self.turn or {}])
-        title = fields.pop("title", None) or self.title or self.fallback_title
-        metadata = {k: v for k, v in (fields.pop("metadata", None) or {}).items()
-                    if v not in (None, "", [], {})}  # fmt: skip
-        if self.cost:
-            metadata.setdefault("cost_usd", self.cost)
-        if self.unknowns:
-            metadata["unknown_records"] = dict(sorted(self.unknowns.items()))
-        workspace = fields.get("workspace_path")
-        row = {
-            "session_id": self.session_id,
-            "source_provider": self.provider,
-            "source_session_id": self.sid,
-            "label": ids.session_label(self.provider, self.sid),
-            "title": cap(title, 200) if title else None,
-            "created_at": self.stamps[0] if self.stamps else None,
-            "updated_at": self.stamps[1] if self.stamps else None,
-            "model": self.model,
-            "llm_provider": self.llm_provider,
-            "project": project_name(workspace),
-            "entrypoint": "cli",
-            "is_subagent": False,
-            **sums,
-            "turn_count": self.counts["turns"],
-            "message_count": self.counts["messages"],
-            "tool_call_count": self.counts["calls"],
-            "metadata": metadata or None,
-            "source_path": self.source_path,
-        }
-        row.update(fields)
-        return row
-
-
-def project_name(workspace: Any) -> str | None:
-    """A workspace's last path part, whichever separator its OS wrote."""
-    if not isinstance(workspace, str) or not workspace.strip("/\\"):
-        return None
-    return re.split(r"[\\/]", workspace.rstrip("/\\"))[-1] or None

@@ -19,10 +19,10 @@ from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGES, TURNS
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.kit.conversation import project_name
 from tracehouse.parsers.kit.jsonl import blank
 from tracehouse.parsers.kit.jsonl_unit import read_whole, whole_cursor, wm
 from tracehouse.parsers.kit.recovered import Prompt, add_prompts, recovered_item
+from tracehouse.parsers.kit.turn_rows import project_name
 from tracehouse.parsers.kit.untrusted import decode_json, not_json, place
 from tracehouse.state.watermark import Action
 

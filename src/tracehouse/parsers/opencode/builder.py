@@ -18,14 +18,12 @@ import re
 from collections import Counter
 from typing import Any
 
-import orjson
-
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
-from tracehouse.model.rows import TableBuffer, add_tokens, token_sums, turn_row
-from tracehouse.model.tables import MESSAGES, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
+from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.untrusted import items
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
@@ -44,16 +42,10 @@ class SessionBuilder:
         self.raw = raw
         self.where = where
         self.sid = str(raw.info["id"])
-        self.session_id = ids.session_id(PROVIDER, self.sid)
-        self.max_field = max_field
-        self.turns = TableBuffer(TURNS)
-        self.messages = TableBuffer(MESSAGES)
-        self.calls = TableBuffer(TOOL_CALLS)
-        self.turn: dict[str, Any] | None = None
-        self.turn_of: dict[str, dict[str, Any]] = {}  # user message id → its turn
-        self.turn_rows: list[dict[str, Any]] = []
+        # A turn is named by its own replies' model and provider, and ends when they completed.
+        self.talk = Conversation(PROVIDER, self.sid, raw.location, max_field,
+                                 carry_provider=False, stated_ends=True)  # fmt: skip
         self.first_prompt: str | None = None
-        self.models: list[tuple[str, str | None]] = []
         self.cwd: str | None = None
         self.accounting: Counter[str] = Counter()
 
@@ -63,21 +55,18 @@ class SessionBuilder:
                 self._message(message)
             except SHAPE_ERRORS as exc:  # this message is a reject; the session goes on
                 self.raw.problems.append((f"message {message.get('id')}", shape_error(exc)))
+        self.talk.finish()
 
     def _message(self, message: dict[str, Any]) -> None:
         mid, role = str(message["id"]), str(message.get("role"))
         time = _dict(message.get("time"))
         at = iso(time.get("created"))
-        if role == "user" or self.turn is None:
-            self._open_turn(mid, at)
-        turn = self.turn_of.get(str(message.get("parentID")), self.turn)
-        assert turn is not None
         self.accounting[f"message.{role}"] += 1
         texts: list[str] = []
         thinking: list[str] = []
         metadata = _message_metadata(message)
-        message_id = ids.message_id(PROVIDER, self.sid, mid)
-        step_tokens: list[dict[str, Any]] = []
+        tools: list[dict[str, Any]] = []
+        steps: list[dict[str, Any]] = []
         for part in items(message.get("parts")):
             kind = str(part.get("type"))
             self.accounting[f"part.{kind}"] += 1
@@ -89,193 +78,132 @@ class SessionBuilder:
             elif kind == "reasoning" and text:
                 thinking.append(text)
             elif kind == "tool":
-                self._tool_call(part, turn, message_id, at)
+                tools.append(part)
             elif kind == "step-finish" and isinstance(part.get("tokens"), dict):
-                step_tokens.append(part)
+                steps.append(part)
             elif kind in ("file", "subtask", "patch", "agent", "retry", "compaction"):
                 metadata.setdefault(f"{kind}s", []).append(_part_note(part))
             elif kind not in ("text", "reasoning", *QUIET_PARTS):
                 metadata.setdefault("unknown_parts", []).append(kind)
         content = "\n\n".join(t.strip("\n") for t in texts)
+        system = message.get("system")
+        said = {"metadata": metadata or None, "context": {"system": system} if system else None}
+        talk = self.talk
+        if role == "user":
+            message_id = talk.prompt(mid, content, at, titled=False, own_turn=True, **said)
+            if content.strip() and self.first_prompt is None:
+                self.first_prompt = content.strip().splitlines()[0]
+        with talk.answering(str(message.get("parentID"))):
+            if role == "assistant":
+                message_id = self._reply(mid, message, content, thinking, at, said, steps)
+            elif role != "user":  # a role of a later version: shown, not said to the model
+                message_id = talk.notice(mid, content, at, metadata)
+            for part in tools:
+                self._tool_call(part, message_id, at)
+            if isinstance(metadata.get("error"), dict):
+                error = metadata["error"]
+                text = ": ".join(str(v) for v in (error.get("name"), error.get("message")) if v)
+                talk.notice(f"{mid}#error", text, at, {"notice": "error"}, ref=mid)
+
+    def _reply(
+        self,
+        mid: str,
+        message: dict[str, Any],
+        content: str,
+        thinking: list[str],
+        at: str | None,
+        said: dict[str, Any],
+        steps: list[dict[str, Any]],
+    ) -> str:
         chosen = _dict(message.get("model"))
         model = message.get("modelID") or chosen.get("modelID")
         provider = message.get("providerID") or chosen.get("providerID")
-        if role == "assistant":
-            if model:
-                self.models.append((str(model), provider and str(provider)))
-                turn["model"] = str(model)
-                turn["llm_provider"] = provider and str(provider)
-            self._tokens(turn, message, step_tokens)
-            turn["response_message_id"] = message_id
-            error = message.get("error")
-            if isinstance(error, dict):
-                aborted = error.get("name") == "MessageAbortedError"
-                turn["status"] = "aborted" if aborted else "error"
-            path = message.get("path")
-            if isinstance(path, dict) and isinstance(path.get("cwd"), str):
-                self.cwd = self.cwd or path["cwd"]
-            done = iso(time.get("completed"))
-            if done:
-                turn["completed_at"] = max(filter(None, (turn["completed_at"], done)))
-        elif role == "user":
-            turn["query_message_ids"].append(message_id)
-            if content.strip() and self.first_prompt is None:
-                self.first_prompt = content.strip().splitlines()[0]
-        system = message.get("system")
-        self.messages.add(
-            {
-                "message_id": message_id,
-                "session_id": self.session_id,
-                "turn_id": turn["turn_id"],
-                "source_message_id": mid,
-                "parent_message_id": None,
-                "seq": len(self.messages),
-                "role": role if role in ("user", "assistant") else "system",
-                "message_type": role if role in ("user", "assistant") else "host",
-                "content": cap(content, self.max_field) if content else None,
-                "thinking": cap("\n\n".join(thinking), self.max_field) if thinking else None,
-                "created_at": at,
-                "model": str(model) if model and role == "assistant" else None,
-                "metadata": metadata or None,
-                "context": {"system": system} if system else None,
-                "source_ref": f"{self.raw.location}#{mid}",
-            }
-        )
-        if isinstance(metadata.get("error"), dict):
-            self._notice(f"{mid}#error", metadata["error"], turn, at)
+        talk = self.talk
+        message_id = talk.reply(mid, content, at, thinking="\n\n".join(thinking) or None,
+                                model=str(model) if model else None,
+                                llm_provider=str(provider) if provider else None,
+                                **said)  # fmt: skip
+        for step in steps or ([message] if isinstance(message.get("tokens"), dict) else []):
+            cost = step.get("cost")
+            priced = isinstance(cost, (int, float)) and not isinstance(cost, bool)
+            talk.usage(token_columns(step["tokens"]), cost if priced else None)
+        error = message.get("error")
+        if isinstance(error, dict):
+            talk.end_turn("aborted" if error.get("name") == "MessageAbortedError" else "error")
+        path = message.get("path")
+        if isinstance(path, dict) and isinstance(path.get("cwd"), str):
+            self.cwd = self.cwd or path["cwd"]
+        talk.end_turn(at=iso(_dict(message.get("time")).get("completed")))
+        return message_id
 
-    def _notice(
-        self, key: str, error: dict[str, Any], turn: dict[str, Any], at: str | None
-    ) -> None:
-        """A reply's error as the words OpenCode showed: a `host` message after the reply."""
-        text = ": ".join(str(v) for v in (error.get("name"), error.get("message")) if v)
-        self.messages.add(
-            {
-                "message_id": ids.message_id(PROVIDER, self.sid, key),
-                "session_id": self.session_id,
-                "turn_id": turn["turn_id"],
-                "source_message_id": key,
-                "seq": len(self.messages),
-                "role": "system",
-                "message_type": "host",
-                "content": cap(text, self.max_field) or None,
-                "created_at": at,
-                "metadata": {"notice": "error"},
-                "source_ref": f"{self.raw.location}#{key.split('#')[0]}",
-            }
-        )
-
-    def _open_turn(self, mid: str, at: str | None) -> None:
-        parent = self.turn_rows[-1]["turn_id"] if self.turn_rows else None
-        self.turn = self.turns.add(turn_row(PROVIDER, self.sid, mid, len(self.turns), parent, at))
-        self.turn_of[mid] = self.turn
-        self.turn_rows.append(self.turn)
-
-    def _tokens(
-        self, turn: dict[str, Any], message: dict[str, Any], steps: list[dict[str, Any]]
-    ) -> None:
-        sources = steps or ([message] if isinstance(message.get("tokens"), dict) else [])
-        for source in sources:
-            add_tokens(turn, token_columns(source["tokens"]).items())
-            cost = source.get("cost")
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost:
-                meta = turn["metadata"] = turn["metadata"] or {}
-                meta["cost_usd"] = round(meta.get("cost_usd", 0) + float(cost), 10)
-
-    def _tool_call(
-        self, part: dict[str, Any], turn: dict[str, Any], message_id: str, at: str | None
-    ) -> None:
+    def _tool_call(self, part: dict[str, Any], message_id: str, at: str | None) -> None:
         state = _dict(part.get("state"))
         status = TOOL_STATUS.get(str(state.get("status")), "pending")
         times, meta = _dict(state.get("time")), _dict(state.get("metadata"))
         child = meta.get("sessionId") if part.get("tool") == "task" else None
-        child = child if isinstance(child, str) and child else None
-        self.calls.add(
-            {
-                # callIDs repeat within a session (`functions.bash:0` on some providers); the
-                # part id never does.
-                "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, str(part["id"])),
-                "session_id": self.session_id,
-                "turn_id": turn["turn_id"],
-                "message_id": message_id,
-                "source_tool_call_id": str(part["id"]),
-                "seq": len(self.calls),
-                "tool_name": str(part.get("tool") or "tool"),
-                "params": state.get("input") if state.get("input") not in (None, "", {}) else None,
-                # a failed call's error is what the model was given back: its result too
-                # (`store/failed_calls.py`)
-                "result": _text(
-                    state.get("output") or (state.get("error") if status == "failed" else None),
-                    self.max_field,
-                ),
-                "status": status,
-                "error": _text(state.get("error"), self.max_field),
-                "spawned_session_id": ids.session_id(PROVIDER, child) if child else None,
-                "spawned_source_session_id": child,
-                "started_at": iso(times.get("start")) or at,
-                "completed_at": iso(times.get("end")),
-            }
-        )
+        # callIDs repeat within a session (`functions.bash:0` on some providers); the part id
+        # never does.
+        key = str(part["id"])
+        self.talk.call(key, str(part.get("tool") or "tool"), state.get("input"),
+                       iso(times.get("start")) or at, message_id=message_id)  # fmt: skip
+        # a failed call's error is what the model was given back: its result too
+        # (`store/failed_calls.py`)
+        output = state.get("output") or (state.get("error") if status == "failed" else None)
+        self.talk.settle(key, status, result=output, error=state.get("error") or None,
+                         at=iso(times.get("end")),
+                         child=child if isinstance(child, str) and child else None)  # fmt: skip
 
     def has_content(self) -> bool:
-        return len(self.messages) > 0
+        return self.talk.counts["messages"] > 0
 
     def session_row(self) -> dict[str, Any]:
-        info, where = self.raw.info, self.where
+        info, talk = self.raw.info, self.talk
         time = _dict(info.get("time"))
         created, updated = iso(time.get("created")), iso(time.get("updated"))
-        stamps = [t for t in (created, updated, *(r["completed_at"] for r in self.turn_rows)) if t]
+        stamps = [t for t in (created, updated, *(r["completed_at"] for r in talk.turns)) if t]
         title = info.get("title") if isinstance(info.get("title"), str) else None
         parent = info.get("parentID") if isinstance(info.get("parentID"), str) else None
         task = SUBAGENT_TITLE.match(title or "") if parent else None
         if title and PLACEHOLDER_TITLE.match(title):
             title = None
-        workspace = info.get("directory") or self.cwd
-        model, provider = self.models[-1] if self.models else (None, None)
+        model, provider = talk.model, talk.llm_provider
         chosen = info.get("model")
         if isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
             model, provider = chosen["id"], chosen.get("providerID") or provider
-        metadata = {
+        version = info.get("version")
+        return talk.session_row(
+            title=cap(title or self.first_prompt or "", 200) or None,
+            created_at=min(stamps) if stamps else None,
+            updated_at=max(stamps) if stamps else None,
+            model=model,
+            llm_provider=provider,
+            workspace_path=info.get("directory") or self.cwd,
+            tool_version=version if isinstance(version, str) else None,
+            is_subagent=parent is not None,
+            parent_session_id=parent and ids.session_id(PROVIDER, parent),
+            parent_source_session_id=parent,
+            task_description=cap(task.group(1), 2000) if task else None,
+            metadata=self._metadata(info, time),
+            source_path=self.where["source_path"],
+        )
+
+    def _metadata(self, info: dict[str, Any], time: dict[str, Any]) -> dict[str, Any]:
+        return {
             "slug": info.get("slug"),
             "project_id": info.get("projectID"),
-            "generation": where.get("generation"),
+            "generation": self.where.get("generation"),
             "summary": info.get("summary") or None,
             "share_url": info.get("share_url") or _dict(info.get("share")).get("url"),
             "agent": info.get("agent") if isinstance(info.get("agent"), str) else None,
+            # OpenCode's own sum: not the steps' (`Conversation.cost`), which it may not keep
             "cost_usd": info.get("cost") or None,
             "token_rollup": self.raw.rollup or None,
             "archived_at": iso(time.get("archived")),
             "records": dict(sorted(self.accounting.items())),
         }
-        return {
-            "session_id": self.session_id,
-            "source_provider": PROVIDER,
-            "source_session_id": self.sid,
-            "label": ids.session_label(PROVIDER, self.sid),
-            "title": cap(title or self.first_prompt or "", 200) or None,
-            "created_at": min(stamps) if stamps else None,
-            "updated_at": max(stamps) if stamps else None,
-            "model": model,
-            "llm_provider": provider,
-            "workspace_path": workspace,
-            "project": re.split(r"[\\/]", workspace.rstrip("/\\"))[-1] or None
-            if isinstance(workspace, str) and workspace else None,
-            "tool_version": info.get("version") if isinstance(info.get("version"), str) else None,
-            "entrypoint": "cli",
-            "is_subagent": parent is not None,
-            "parent_session_id": parent and ids.session_id(PROVIDER, parent),
-            "parent_source_session_id": parent,
-            "task_description": cap(task.group(1), 2000) if task else None,
-            **token_sums(self.turn_rows),
-            "turn_count": len(self.turns),
-            "message_count": len(self.messages),
-            "tool_call_count": len(self.calls),
-            "metadata": {k: v for k, v in metadata.items() if v not in (None, "", [], {})},
-            "source_path": where["source_path"],
-        }  # fmt: skip
 
     def buffers(self) -> list[TableBuffer]:
-        return [self.turns, self.messages, self.calls]
+        return self.talk.buffers()
 
 
 def token_columns(tokens: dict[str, Any]) -> dict[str, int]:
@@ -314,12 +242,6 @@ def _part_note(part: dict[str, Any]) -> dict[str, Any]:
     if isinstance(note.get("url"), str) and note["url"].startswith("data:"):
         note["url"] = note["url"][:32] + "…"  # an attachment's bytes are not the ledger's
     return note
-
-
-def _text(value: Any, limit: int) -> str | None:
-    if value is None or value == "":
-        return None
-    return cap(value if isinstance(value, str) else orjson.dumps(value).decode(), limit)
 
 
 def _dict(value: Any) -> dict[str, Any]:
