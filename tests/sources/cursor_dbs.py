@@ -214,6 +214,7 @@ def global_db(user: Path) -> Path:
             2,
             "",
             createdAt="2026-06-12T12:41:04.000Z",
+            modelInfo={"modelName": "claude-4.5-sonnet"},  # the request that failed
             errorDetails={
                 "error": {"error": 51, "details": {"title": "Usage limit", "detail": "Upgrade"}}
             },

@@ -129,6 +129,7 @@ def test_an_unlisted_error_bubble_is_placed_by_time_as_a_host_notice(units):
     _item, messages, _ = sessions(units)["c5-new"]
     assert [m["message_type"] for m in messages] == ["user", "host", "assistant"]
     assert messages[1]["content"] == "Usage limit: Upgrade"
+    assert messages[1]["model"] is None  # the host wrote it, whatever model the bubble names
 
 
 def test_workspaces_come_from_the_workspace_dbs_and_the_c5_headers(units):

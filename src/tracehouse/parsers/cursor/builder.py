@@ -16,13 +16,14 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
-from tracehouse.model.rows import TableBuffer, add_tokens, token_sums
-from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
+from tracehouse.model.rows import TableBuffer, token_sums
+from tracehouse.model.tables import MESSAGE_SOURCES
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor import bubbles
 from tracehouse.parsers.cursor.discover import PROVIDER
 from tracehouse.parsers.cursor.records import Conversation
 from tracehouse.parsers.cursor.text import bubble_text
+from tracehouse.parsers.kit.conversation import Conversation as Talk
 from tracehouse.parsers.kit.untrusted import mapping, strings
 
 TOOL_STATUS = {"completed": "completed", "error": "failed", "cancelled": "failed"}
@@ -32,18 +33,14 @@ class ConversationBuilder:
     def __init__(self, conv: Conversation, max_field: int) -> None:
         self.conv = conv
         self.sid = conv.source_id
-        self.session_id = ids.session_id(PROVIDER, self.sid)
-        self.max_field = max_field
-        self.turns = TableBuffer(TURNS)
-        self.messages = TableBuffer(MESSAGES)
-        self.calls = TableBuffer(TOOL_CALLS)
+        # A turn's model is the first a bubble of it names; its end the last bubble's time.
+        self.talk = Talk(PROVIDER, self.sid, conv.location, max_field, turn_model="first",
+                         carry_provider=False, stated_ends=True)  # fmt: skip
         self.sources = TableBuffer(MESSAGE_SOURCES)
-        self.turn: dict[str, Any] | None = None
-        self.turn_rows: list[dict[str, Any]] = []
         self.first_prompt: str | None = None
         self.models: list[str] = []
         self.times: list[str] = []
-        self.seq = 0
+        self.first_turn: str | None = None
 
     # -- bubbles ---------------------------------------------------------------------------------
 
@@ -56,10 +53,12 @@ class ConversationBuilder:
                 where = bubble.get("_key") or f"{self.conv.location} bubble #{index}"
                 self.conv.problems.append((str(where), shape_error(exc)))
         self._spawns()
-        if self.turn is not None and self.conv.data.get("status") == "aborted":
-            self.turn["status"] = "aborted"
+        if self.conv.data.get("status") == "aborted":
+            self.talk.end_turn("aborted")
+        self.talk.finish()
 
     def _bubble(self, index: int, bubble: dict[str, Any], sent: str | None) -> None:
+        talk = self.talk
         bid = str(bubble.get("bubbleId") or bubble.get("id") or f"#{index}")
         kind = bubble.get("type")
         user = kind in (1, "user")
@@ -70,165 +69,88 @@ class ConversationBuilder:
         model = bubbles.model(bubble)
         if model:
             self.models.append(model)
-        if user or self.turn is None:
-            self._open_turn(bid, at)
-        assert self.turn is not None
         text = bubble_text(bubble)
         thinking = bubbles.thinking(bubble)
-        error = bubbles.error(bubble)
         tool = bubble.get("toolFormerData")
         if not isinstance(tool, dict) or not (tool.get("name") or tool.get("tool") is not None):
             tool = None
+        if user or talk.turn is None:
+            talk.open_turn(bid, at)
+            self.first_turn = self.first_turn or bid
         message_id = None
         # A tool bubble is the assistant's turn to act: it is a message (often without text)
         # that carries the call, so the call keeps its place in the conversation.
         if text or thinking or tool or (user and bubble.get("richText")):
-            message_id = self._message(bid, "user" if user else "assistant", text, thinking, at,
-                                       model, bubble)  # fmt: skip
-            if user:
-                self.turn["query_message_ids"].append(message_id)
-            else:
-                self.turn["response_message_id"] = message_id
+            message_id = self._message(bid, user, text, thinking, at, model, bubble)
+        error = bubbles.error(bubble)
         if error:
-            self._message(f"{bid}:error", "system", error, None, at, model, bubble, "host")
-            self.turn["status"] = "error"
+            talk.notice(f"{bid}:error", error, at, _metadata(bubble))
+            talk.end_turn("error")
         if tool is not None:
             self._tool_call(bid, tool, message_id, at)
         self._tokens(bubble.get("tokenCount"))
         if message_id:
             self._sources(message_id, bubble, at)
-        if at:
-            self.turn["completed_at"] = at
-        if model and not self.turn.get("model"):
-            self.turn["model"] = model
+        talk.end_turn(at=at)
+        talk.note_model(model, used=True)
 
-    def _open_turn(self, bid: str, at: str | None) -> None:
-        self.turn = self.turns.add(
-            {
-                "turn_id": ids.turn_id(PROVIDER, self.sid, bid),
-                "session_id": self.session_id,
-                "source_turn_id": bid,
-                # a composer is one linear conversation: each turn follows the one before
-                "parent_turn_id": self.turn_rows[-1]["turn_id"] if self.turn_rows else None,
-                "seq": len(self.turns),
-                "started_at": at,
-                "completed_at": at,
-                "status": "completed",
-                "query_message_ids": [],
-                **dict.fromkeys(TOKEN_COLUMNS),
-            }
-        )
-        self.turn_rows.append(self.turn)
-
-    def _message(
-        self,
-        bid: str,
-        role: str,
-        text: str | None,
-        thinking: str | None,
-        at: str | None,
-        model: str | None,
-        bubble: dict[str, Any],
-        message_type: str | None = None,
-    ) -> str:
-        assert self.turn is not None
-        message_id = ids.message_id(PROVIDER, self.sid, bid)
-        if role == "user" and text and self.first_prompt is None:
+    def _message(self, bid: str, user: bool, text: str | None, thinking: str | None,
+                 at: str | None, model: str | None, bubble: dict[str, Any]) -> str:  # fmt: skip
+        talk, metadata = self.talk, _metadata(bubble)
+        if not user:
+            return talk.reply(bid, text, at, thinking=thinking, model=model, metadata=metadata)
+        if text and self.first_prompt is None:
             self.first_prompt = text.strip().splitlines()[0]
-        metadata: dict[str, Any] = {}
-        if bubble.get("type") not in (1, 2, "user", "ai"):
-            metadata["bubble_type"] = bubble.get("type")
-        if bubble.get("_unlisted"):
-            metadata["unlisted"] = True  # not in the composer's headers; placed by time
-        for key in ("requestId", "serverBubbleId", "unifiedMode", "capabilityType"):
-            if bubble.get(key) not in (None, ""):
-                metadata[key] = bubble[key]
-        self.messages.add(
-            {
-                "message_id": message_id,
-                "session_id": self.session_id,
-                "turn_id": self.turn["turn_id"],
-                "source_message_id": bid,
-                "seq": self.seq,
-                "role": role,
-                "message_type": message_type or role,
-                "content": cap(text, self.max_field) if text else text,
-                "thinking": cap(thinking, self.max_field) if thinking else None,
-                "created_at": at,
-                "model": model,
-                "metadata": metadata or None,
-                "source_ref": f"{self.conv.location}#{bid}",
-            }
-        )
-        self.seq += 1
+        message_id = talk.message("user", "user", bid, text, at, thinking=thinking, model=model,
+                                  metadata=metadata)  # fmt: skip
+        assert talk.turn is not None
+        talk.turn["query_message_ids"].append(message_id)
         return message_id
 
     def _tool_call(
         self, bid: str, tool: dict[str, Any], message_id: str | None, at: str | None
     ) -> None:
-        assert self.turn is not None
-        call_key = str(tool.get("toolCallId") or bid)
+        key = str(tool.get("toolCallId") or bid)
         status = TOOL_STATUS.get(
             str(tool.get("status")), "running" if tool.get("status") else "pending"
         )
         error = tool.get("error")
-        self.calls.add(
-            {
-                "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, call_key),
-                "session_id": self.session_id,
-                "turn_id": self.turn["turn_id"],
-                "message_id": message_id,
-                "source_tool_call_id": call_key,
-                "seq": len(self.calls),
-                "tool_name": str(tool.get("name") or f"tool-{tool.get('tool')}"),
-                "params": _json_arg(tool.get("rawArgs")) or _json_arg(tool.get("params")),
-                # a failed call's error is what the model was given back: its result too
-                "result": _text(tool.get("result") or error or None, self.max_field),
-                "status": status,
-                "error": _text(error, self.max_field) if error else None,
-                "started_at": at,
-                "completed_at": at if status in ("completed", "failed") else None,
-            }
-        )
+        name = str(tool.get("name") or f"tool-{tool.get('tool')}")
+        row = self.talk.call(key, name, None, at, message_id=message_id)
+        row["params"] = _json_arg(tool.get("rawArgs")) or _json_arg(tool.get("params"))
+        # a failed call's error is what the model was given back: its result too
+        self.talk.settle(key, status, result=tool.get("result") or error or None,
+                         error=error or None,
+                         at=at if status in ("completed", "failed") else None)  # fmt: skip
 
     def _spawns(self) -> None:
         """Sub-composers (best-of-N, subagents) hang off their parent by a tool call."""
-        data = self.conv.data
+        data, talk = self.conv.data, self.talk
         for key in ("subComposerIds", "subagentComposerIds"):
             for child in strings(data.get(key)):
-                if not self.turn_rows:
-                    self._open_turn("subcomposers", iso(data.get("createdAt")))
-                self.calls.add(
-                    {
-                        "tool_call_id": ids.tool_call_id(PROVIDER, self.sid, f"{key}:{child}"),
-                        "session_id": self.session_id,
-                        # the first turn: a later bubble must not move (rewrite) the link
-                        "turn_id": self.turn_rows[0]["turn_id"],
-                        "source_tool_call_id": f"{key}:{child}",
-                        "seq": len(self.calls),
-                        "tool_name": "subComposer",
-                        "params": {"composerId": child, "via": key},
-                        "status": "completed",
-                        "spawned_session_id": ids.session_id(PROVIDER, child),
-                        "spawned_source_session_id": child,
-                    }
-                )
+                if self.first_turn is None:
+                    self.first_turn = "subcomposers"
+                    talk.open_turn(self.first_turn, iso(data.get("createdAt")))
+                # the first turn: a later bubble must not move (rewrite) the link
+                with talk.answering(self.first_turn):
+                    talk.call(f"{key}:{child}", "subComposer", {"composerId": child, "via": key},
+                              None)  # fmt: skip
+                    talk.settle(f"{key}:{child}", "completed", child=child)
 
     def _tokens(self, count: Any) -> None:
-        assert self.turn is not None
         if not isinstance(count, dict):
             return
         got_in = fields.count(count.get("inputTokens"), "tokenCount.inputTokens")
         got_out = fields.count(count.get("outputTokens"), "tokenCount.outputTokens")
-        got = (("input_tokens", got_in), ("output_tokens", got_out))
-        add_tokens(self.turn, (*got, ("total_tokens", got_in + got_out)))
+        self.talk.usage({"input_tokens": got_in, "output_tokens": got_out,
+                         "total_tokens": got_in + got_out})  # fmt: skip
 
     def _sources(self, message_id: str, bubble: dict[str, Any], at: str | None) -> None:
         for kind, uri, title, preview in bubbles.references(bubble):
             self.sources.add(
                 {
                     "message_id": message_id,
-                    "session_id": self.session_id,
+                    "session_id": self.talk.session_id,
                     "source_id": ids.source_id(kind, uri),
                     "source_type": kind,
                     "title": title,
@@ -241,11 +163,12 @@ class ConversationBuilder:
     # -- the session -----------------------------------------------------------------------------
 
     def has_content(self) -> bool:
-        return len(self.messages) > 0 or len(self.calls) > 0
+        return self.talk.counts["messages"] > 0 or self.talk.counts["calls"] > 0
 
     def session_row(self, where: dict[str, Any]) -> dict[str, Any]:
         data, conv = self.conv.data, self.conv
-        totals = token_sums(self.turn_rows)
+        talk = self.talk
+        totals = token_sums(talk.turns)
         created = iso(data.get("createdAt")) or iso(data.get("lastSendTime"))
         updated = iso(data.get("lastUpdatedAt")) or iso(data.get("lastSendTime"))
         times = [t for t in (created, updated, *self.times) if t]
@@ -270,7 +193,7 @@ class ConversationBuilder:
         workspace = where.get("workspace")
         parent = where.get("parent_source_session_id")
         return {
-            "session_id": self.session_id,
+            "session_id": talk.session_id,
             "source_provider": PROVIDER,
             "source_session_id": self.sid,
             "label": ids.session_label(PROVIDER, self.sid),
@@ -286,15 +209,27 @@ class ConversationBuilder:
             "parent_source_session_id": parent,
             "task_status": data.get("status"),
             **totals,
-            "turn_count": len(self.turns),
-            "message_count": len(self.messages),
-            "tool_call_count": len(self.calls),
+            "turn_count": talk.counts["turns"],
+            "message_count": talk.counts["messages"],
+            "tool_call_count": talk.counts["calls"],
             "metadata": {k: v for k, v in metadata.items() if v not in (None, "")},
             "source_path": where.get("source_path"),
         }
 
     def buffers(self) -> list[TableBuffer]:
-        return [self.turns, self.messages, self.calls, self.sources]
+        return [*self.talk.buffers(), self.sources]
+
+
+def _metadata(bubble: dict[str, Any]) -> dict[str, Any] | None:
+    metadata: dict[str, Any] = {}
+    if bubble.get("type") not in (1, 2, "user", "ai"):
+        metadata["bubble_type"] = bubble.get("type")
+    if bubble.get("_unlisted"):
+        metadata["unlisted"] = True  # not in the composer's headers; placed by time
+    for key in ("requestId", "serverBubbleId", "unifiedMode", "capabilityType"):
+        if bubble.get(key) not in (None, ""):
+            metadata[key] = bubble[key]
+    return metadata or None
 
 
 def _json_arg(value: Any) -> Any:
@@ -306,10 +241,3 @@ def _json_arg(value: Any) -> Any:
         except orjson.JSONDecodeError:
             return {"raw": value}
     return value
-
-
-def _text(value: Any, limit: int) -> str | None:
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
-    return cap(text, limit)

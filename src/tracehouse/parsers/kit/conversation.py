@@ -55,7 +55,7 @@ class Conversation(TurnRows):
                                   context=context)  # fmt: skip
         assert self.turn is not None
         self.turn["query_message_ids"].append(message_id)
-        self.prompt_turns[key] = self.turn
+        self.turn_of[key] = self.turn
         if titled and text:
             self.title = self.title or prompt_title(text)
             self.fallback_title = self.fallback_title or first_line(text)
@@ -235,11 +235,11 @@ class Conversation(TurnRows):
                    self.max_field)  # fmt: skip
 
     @contextmanager
-    def answering(self, prompt_key: str) -> Iterator[None]:
-        """What is said within answers the prompt `prompt_key` (OpenCode's replies name the
-        prompt they answer, which a queued prompt may have followed): it joins that prompt's
-        turn, open or closed, and a closed one is emitted again with it."""
-        turn = self.prompt_turns.get(prompt_key)
+    def answering(self, key: str) -> Iterator[None]:
+        """What is said within answers the prompt `key`, or joins the turn `key` opened
+        (OpenCode's replies name the prompt they answer, which a queued prompt may have
+        followed): it joins that turn, open or closed, and a closed one is emitted again."""
+        turn = self.turn_of.get(key)
         if turn is None or turn is self.turn:
             yield
             return

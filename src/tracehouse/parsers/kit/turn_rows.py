@@ -69,8 +69,9 @@ class TurnRows:
         self.unknowns: dict[str, int] = dict(s.get("unknowns") or {})
         # What the host gave the model to read first, waiting for the turn it opens (`context`).
         self.waiting: list[list[Any]] = list(s.get("waiting") or [])
-        # Within one parse, each prompt's turn (`answering`): a resumed one knows the open turn.
-        self.prompt_turns: dict[str, dict[str, Any]] = {}
+        # Within one parse, each turn by the key that opened it and by its prompts' keys
+        # (`answering`): a resumed conversation knows only its open turn.
+        self.turn_of: dict[str, dict[str, Any]] = {}
 
     def open_turn(self, key: str, at: str | None) -> None:
         self._close_turn()
@@ -78,6 +79,7 @@ class TurnRows:
         self.turn = turn_row(self.provider, self.sid, f"{key}", seq, self.last_turn_id, at,
                              self.llm_provider if self.carry_provider else None)  # fmt: skip
         self.last_turn_id = self.turn["turn_id"]
+        self.turn_of[key] = self.turn
         self.seen(at)
         waiting, self.waiting = self.waiting, []
         for said_key, text, said_at, metadata in waiting:
@@ -119,7 +121,7 @@ class TurnRows:
                 "content": cap(text, self.max_field) if text else None,
                 "thinking": cap(thinking, self.max_field) if thinking else None,
                 "created_at": at,
-                "model": model if role == "assistant" else None,
+                "model": model,  # a prompt's: the model asked to answer it (Cursor's bubbles)
                 "metadata": dict(metadata) if metadata else None,
                 "context": dict(context) if context else None,
                 "source_ref": f"{self.source_path}#{ref or key}",
