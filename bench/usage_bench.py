@@ -13,7 +13,8 @@ runs: the interpreter alone (`python -c pass`) and `tracehouse --version` (the C
   blocks      `tracehouse usage blocks`
 
 --before SRC adds each command as the `src/` of another checkout runs it (a release before:
-`git worktree add /tmp/before <rev>`, then `--before /tmp/before/src`), in the same rounds.
+`git worktree add /tmp/before <rev>`, then `--before /tmp/before/src`), in the same rounds, on
+a copy of the ledger without the record of the migrations it does not know.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -83,8 +85,10 @@ def main() -> None:
     if args.before is not None:  # its own state directory: its caches are its own
         before = {**env, "PYTHONPATH": str(args.before.resolve()),
                   "XDG_STATE_HOME": tempfile.mkdtemp()}  # fmt: skip
+        older = ["--store", str(older_ledger(ledger, before))]
         for name in ("statusline", "usage", "blocks"):
-            commands[f"{name} (before)"] = commands[name]
+            command, stdin = commands[name]
+            commands[f"{name} (before)"] = ([*command[:-2], *older], stdin)
             envs[f"{name} (before)"] = before
     for name, (command, stdin) in commands.items():  # warm: the page cache, the price memo
         timed(command, stdin, envs[name])
@@ -99,6 +103,23 @@ def main() -> None:
         low, high = ordered[0] * 1000, ordered[-1] * 1000
         print(f"  {name:<20} p50 {statistics.median(seconds) * 1000:6.0f} ms   p95"
               f" {p95 * 1000:6.0f} ms   range {low:.0f}–{high:.0f} ms")  # fmt: skip
+
+
+def older_ledger(ledger: Path, env: dict[str, str]) -> Path:
+    """A copy of the ledger that the release before opens: without the record of the migrations
+    it does not know (it refuses a ledger a newer tracehouse wrote), whose tables it ignores."""
+    copy = ledger.with_name(f"before-{ledger.name}")
+    known = subprocess.run(
+        [sys.executable, "-c", "import json; from tracehouse.store.sqlite.migrations import"
+         " known_migrations as k; print(json.dumps(k()))"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    shutil.copyfile(ledger, copy)
+    with sqlite3.connect(copy) as conn:
+        names = json.loads(known)
+        conn.execute(f"DELETE FROM _sqlite_migrations WHERE name NOT IN"
+                     f" ({', '.join('?' * len(names))})", names)  # fmt: skip
+    return copy
 
 
 if __name__ == "__main__":

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tracehouse.model.turn_time import MODEL, WHEN
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.reports.pricing import Prices, Tokens
-from tracehouse.reports.turn_rules import MODEL, WHEN, WINDOW, block_hour, opens_block
+from tracehouse.reports.turn_rules import WINDOW, block_hour, opens_block
 from tracehouse.reports.usage import UNKNOWN, tokens_of, turn_sql
 from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored

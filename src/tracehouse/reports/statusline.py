@@ -22,10 +22,9 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from tracehouse.humanize import hours_minutes
+from tracehouse.model.turn_time import MODEL, WHEN
 from tracehouse.reports.turn_rules import (
-    MODEL,
     TOKEN_SUMS,
-    WHEN,
     WINDOW,
     block_hour,
     dollars,

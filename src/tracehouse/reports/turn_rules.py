@@ -2,7 +2,8 @@
 status line answers with it before anything heavier loads (`statusline_answer.py`), and the
 usage and block reports build on the same rules, so that no two of them count differently.
 
-- A turn's model and time, as SQL over `turns t JOIN sessions s`: its own, else its session's.
+- A turn's model and time, as SQL over `turns t JOIN sessions s`: its own, else its session's
+  (`model/turn_time.py`, which the store's usage rollup shares).
 - The 5-hour block (ccusage's): a block opens at the hour of its first turn and takes every
   later turn until one comes five hours or more after the block opened, or after the turn
   before it: that turn opens the next block.
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-MODEL = "coalesce(t.model, s.model)"
-WHEN = "coalesce(t.started_at, s.created_at)"
 # A turn's counts in the ledger's convention (`model/tokens.py`), in `tokens_of`'s order.
 TOKEN_SUMS = (
     "sum(t.input_tokens) AS input_tokens, sum(t.output_tokens) AS output_tokens,"

@@ -23,10 +23,12 @@ from datetime import timedelta
 from typing import Any
 
 from tracehouse.errors import ConfigError
+from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.reports.pricing import Prices, Tokens
-from tracehouse.reports.turn_rules import MODEL, TOKEN_SUMS, WHEN
+from tracehouse.reports.turn_rules import TOKEN_SUMS
 from tracehouse.store.protocol import SessionStore
+from tracehouse.store.sqlite import usage_slots
 from tracehouse.timespec import parse_stored
 
 PERIODS = ("daily", "weekly", "monthly", "session", "project", "model", "machine")
@@ -146,12 +148,12 @@ def usage(
     return Report(period, lines, total, prices.source, utc, by_size)
 
 
-# A turn's time, cut to the group it is summed in: its quarter hour of UTC, or its UTC day.
-QUARTER_HOUR = "substr({at}, 1, 14) || CAST(CAST(substr({at}, 15, 2) AS INTEGER) / 15 AS TEXT)"
-DAY = "substr({at}, 1, 10)"
 # What a period groups by besides the time, the model and the provider.
 GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path"),
            "machine": ("s.host",)}  # fmt: skip
+# The periods whose groups are quarter hours (or days) of a model and provider: what the
+# SQLite store's rollup of the turns holds (`store/sqlite/usage_slots.py`).
+ROLLED = ("daily", "weekly", "monthly", "model")
 
 
 def turn_sql(filters: SessionFilters) -> tuple[str, list[Any]]:
@@ -172,9 +174,12 @@ def turn_sql(filters: SessionFilters) -> tuple[str, list[Any]]:
 def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable[dict[str, Any]]:
     """The turns' tokens summed per group; `at` is the group's first time (its quarter hour or
     its day is every member's)."""
+    if period in ROLLED and _rolled(store, filters):
+        return _slot_sums(store, filters)
     model, when = MODEL, WHEN
     where, params = turn_sql(filters)
-    slot = (QUARTER_HOUR if period in ("daily", "weekly", "monthly") else DAY).format(at=when)
+    daily = period in ("daily", "weekly", "monthly")  # else a UTC day, what a price needs
+    slot = quarter_hour(when) if daily else f"substr({when}, 1, 10)"
     extra = GROUPED.get(period, ())
     columns = "".join(f", {c}" for c in extra)
     return store.query(
@@ -182,6 +187,41 @@ def _sums(store: SessionStore, filters: SessionFilters, period: str) -> Iterable
         f" count(*) AS turns, {TOKEN_SUMS}"
         f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE 1 = 1{where}"
         f" GROUP BY {slot}, {model}, s.source_provider{columns}",
+        params,
+    )
+
+
+def _rolled(store: SessionStore, filters: SessionFilters) -> bool:
+    """Whether the store's rollup answers these filters: by agent, model and subagents, in a
+    window of whole quarter hours (a day of any time zone is one)."""
+    if store.backend != "sqlite" or store.schema_version < usage_slots.SINCE_SCHEMA:
+        return False
+    if filters.project or filters.session_ids or filters.machines:
+        return False
+    return all(at is None or _on_a_quarter(at) for at in (filters.since, filters.until))
+
+
+def _on_a_quarter(at: str) -> bool:
+    return at[14:16] in ("00", "15", "30", "45") and at[16:] == ":00.000Z"
+
+
+def _slot_sums(store: SessionStore, filters: SessionFilters) -> list[dict[str, Any]]:
+    """`_sums` from the rollup: its quarter hour is `at`, which prices and buckets it as the
+    first of its turns would."""
+    kept = SessionFilters(providers=filters.providers, models=filters.models,
+                          subagents=filters.subagents)  # fmt: skip
+    where, params = session_sql(kept, "u", times=False, model="u.model")
+    if filters.since:
+        where += " AND u.slot >= ?"
+        params.append(filters.since)
+    if filters.until:  # a turn without a time is in no window ('' sorts first)
+        where += " AND u.slot <> '' AND u.slot < ?"
+        params.append(filters.until)
+    sums = ", ".join(f"sum(u.{c}) AS {c}" for c in usage_slots.SUMS)
+    return store.query(
+        "SELECT nullif(u.slot, '') AS at, nullif(u.model, '') AS model, u.source_provider,"
+        f" sum(u.turns) AS turns, {sums} FROM {usage_slots.TABLE} u WHERE u.turns > 0{where}"
+        " GROUP BY u.slot, u.model, u.source_provider",
         params,
     )
 

@@ -34,6 +34,7 @@ from tracehouse.store.items import (
     written,
 )
 from tracehouse.store.labels import claim_label, rewrite_threads
+from tracehouse.store.sqlite import usage_slots
 from tracehouse.store.sqlite.binds import placeholder
 
 
@@ -141,7 +142,7 @@ def _apply_item(items: Items, item: ImportItem, existing: Existing | None) -> It
 
     if supersedes(item, existing):
         for table in RECOVERED_ROWS:
-            sqlite_index.delete_rows(
+            delete_rows(
                 conn,
                 table,
                 "session_id = ? AND json_extract(metadata, '$.recovered_from') IS NOT NULL",
@@ -149,6 +150,7 @@ def _apply_item(items: Items, item: ImportItem, existing: Existing | None) -> It
             )
     if existing is not None:  # a new session's rows cannot be stored yet: ids name it
         sqlite_index.before_replace(conn, "sessions", item.session_id)
+        usage_slots.session_out(conn, item.session_id)
     rows_written = conn.execute(
         sql.session, session_values(item, existing, batch.mode, host, now)
     ).rowcount
@@ -158,6 +160,7 @@ def _apply_item(items: Items, item: ImportItem, existing: Existing | None) -> It
             if existing is not None:
                 sqlite_index.before_rewrite(conn, name, rows, slices.table.names)
             rows_written += conn.executemany(sql.content[name], rows).rowcount
+    usage_slots.session_in(conn, item.session_id)
     rows_written += _resolve_links(conn, item.session_id)
     if existing is None:
         label = claim_label(SqliteTx(conn), dict(item.session), now)
@@ -288,4 +291,10 @@ class SqliteTx:
         return self.conn.execute(sql, tuple(params)).fetchall()
 
     def delete_rows(self, table: str, where: str, params: Sequence[Any]) -> int:
-        return sqlite_index.delete_rows(self.conn, table, where, params)
+        return delete_rows(self.conn, table, where, params)
+
+
+def delete_rows(conn: sqlite3.Connection, table: str, where: str, params: Sequence[Any]) -> int:
+    """`DELETE FROM table WHERE where`, keeping the search index and the usage rollup true."""
+    usage_slots.before_delete(conn, table, where, params)
+    return sqlite_index.delete_rows(conn, table, where, params)

@@ -261,6 +261,14 @@ def m024_embeddings(conn: sqlite3.Connection) -> None:
     sqlite_vectors.create(conn)
 
 
+def m025_usage_slots(conn: sqlite3.Connection) -> None:
+    # The usage reports read the turns' sums by quarter hour that the writer keeps, not every
+    # turn (`store/sqlite/usage_slots.py`); summed here from the turns stored so far.
+    from tracehouse.store.sqlite import usage_slots
+
+    usage_slots.rebuild(conn)
+
+
 TOKEN_MACHINES_BACKFILL = (
     "UPDATE api_tokens SET machine = name WHERE scope = 'push' AND machine IS NULL"
     " AND name NOT GLOB '*[^A-Za-z0-9._-]*' AND length(name) <= 64"
@@ -318,6 +326,7 @@ STEPS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m022_failed_call_results", m022_failed_call_results),
     ("m023_turns_by_time", m023_turns_by_time),
     ("m024_embeddings", m024_embeddings),
+    ("m025_usage_slots", m025_usage_slots),
 ]
 
 

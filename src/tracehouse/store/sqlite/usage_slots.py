@@ -1,0 +1,80 @@
+"""The usage rollup the SQLite writer keeps (DESIGN §11): the turns' tokens summed by quarter hour
+of UTC, agent, model and whether the session is a subagent's, so that a usage report reads a row
+per quarter hour and model, not every turn (`reports/usage.py`; 751 rows for the 55,608 turns
+of the bench ledger).
+
+The writer keeps it, not triggers (a trigger makes SQLite journal every row written, as the
+search index found): an item takes its session's sums out before it writes its rows and puts
+them back after (`session_out`, `session_in`), and every delete of turns or sessions goes
+through `before_delete`. A migration that changes turns or sessions after m025 must sum the
+rollup again (`rebuild`); rows changed by hand in the file are not summed again. A row whose
+turns all moved elsewhere stays at zero, and is not read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour
+
+TABLE = "usage_slots"
+SINCE_SCHEMA = 25  # a ledger holds it from its 25th migration on (m025_usage_slots)
+SUMS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
+        "reasoning_tokens")  # fmt: skip
+KEY = ("slot", "source_provider", "model", "is_subagent")
+
+CREATE = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (slot TEXT NOT NULL, source_provider TEXT NOT NULL,"
+    " model TEXT NOT NULL, is_subagent INTEGER NOT NULL, turns INTEGER NOT NULL,"
+    + ", ".join(f"{c} INTEGER NOT NULL" for c in SUMS)
+    + f", PRIMARY KEY ({', '.join(KEY)})) WITHOUT ROWID"
+)
+
+
+def _added(sign: str, where: str) -> str:
+    """Add (`+`) or take out (`-`) the sums of the turns `t` that `where` selects. A turn
+    without a time is in the slot '' and one without a model in the model ''."""
+    sums = ", ".join(f"{sign}coalesce(sum(t.{c}), 0)" for c in SUMS)
+    updates = ", ".join(f"{c} = {c} + excluded.{c}" for c in ("turns", *SUMS))
+    return (
+        f"INSERT INTO {TABLE} SELECT coalesce({quarter_hour(WHEN)}, ''), s.source_provider,"
+        f" coalesce({MODEL}, ''), coalesce(s.is_subagent, 0), {sign}count(*), {sums}"
+        f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE {where}"
+        f" GROUP BY 1, 2, 3, 4 ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {updates}"
+    )
+
+
+SESSION_OUT = _added("-", "t.session_id = ?")
+SESSION_IN = _added("+", "t.session_id = ?")
+
+
+def session_out(conn: sqlite3.Connection, session_id: str) -> None:
+    """Before a session's row or turns are written again: its sums as stored, taken out."""
+    conn.execute(SESSION_OUT, (session_id,))
+
+
+def session_in(conn: sqlite3.Connection, session_id: str) -> None:
+    """After they are written: its sums as they now stand, put in."""
+    conn.execute(SESSION_IN, (session_id,))
+
+
+def before_delete(
+    conn: sqlite3.Connection, table: str, where: str, params: Sequence[Any]
+) -> None:
+    """Before `DELETE FROM table WHERE where`: the sums of the turns it removes (a session's
+    are all of its turns that are left), taken out."""
+    if table == "turns":
+        conn.execute(_added("-", f"t.turn_id IN (SELECT turn_id FROM turns WHERE {where})"),
+                     tuple(params))  # fmt: skip
+    elif table == "sessions":
+        selected = f"t.session_id IN (SELECT session_id FROM sessions WHERE {where})"
+        conn.execute(_added("-", selected), tuple(params))
+
+
+def rebuild(conn: sqlite3.Connection) -> None:
+    """Sum the rollup anew from every turn."""
+    conn.execute(CREATE)
+    conn.execute(f"DELETE FROM {TABLE}")
+    conn.execute(_added("+", "1 = 1"))
