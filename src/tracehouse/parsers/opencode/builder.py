@@ -93,7 +93,8 @@ class SessionBuilder:
             message_id = talk.prompt(mid, content, at, titled=False, own_turn=True, **said)
             if content.strip() and self.first_prompt is None:
                 self.first_prompt = content.strip().splitlines()[0]
-        with talk.answering(str(message.get("parentID"))):
+        # a reply joins the turn of the prompt it names; a prompt is in its own
+        with talk.answering(mid if role == "user" else str(message.get("parentID"))):
             if role == "assistant":
                 message_id = self._reply(mid, message, content, thinking, at, said, steps)
             elif role != "user":  # a role of a later version: shown, not said to the model
