@@ -27,9 +27,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-# Written by the search index or the embeddings beside the rows, or bookkeeping of the run.
+# Written by the search index, the embeddings or the usage rollup beside the rows (each a sum
+# or an index of tables compared here), or bookkeeping of the run.
 SKIPPED_TABLES = ("_sqlite_migrations", "import_runs", "embedding", "embedded", "search_",
-                  "export_marks", "api_tokens", "import_requests")  # fmt: skip
+                  "export_marks", "api_tokens", "import_requests", "usage_slots")  # fmt: skip
 # When and by which run a row was written: a run's provenance, not what it read.
 PROVENANCE = {"run_id", "first_imported_at", "last_imported_at", "source_read_at",
               "recorded_at", "importer_version", "applied_at"}  # fmt: skip
