@@ -6,7 +6,10 @@ from it is the report read from the turns."""
 from __future__ import annotations
 
 import copy
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from tracehouse.store.sqlite.migrations import known_migrations
 from tracehouse.store.sqlite.store import SqliteStore
 
 HOUR = 3_600_000
+CLI = [sys.executable, "-m", "tracehouse.cli.app"]
 
 TURN = st.fixed_dictionaries(
     {
@@ -48,6 +52,10 @@ ACTION = st.one_of(
     st.tuples(st.just("import"), SESSION),
     st.tuples(st.just("delete"), st.sampled_from(["s1", "s2", "s3"]), st.booleans()),
 )
+
+
+ONE = {"sid": "s1", "provider": "codex", "model": "gpt-5", "created": T0, "subagent": False,
+       "turns": [{"at": T0, "model": None, "input": 10, "output": 5, "cached": 2}]}  # fmt: skip
 
 
 def _item(session: dict[str, Any]) -> dict[str, Any]:
@@ -108,10 +116,7 @@ def test_the_rollup_is_the_turns_summed_whatever_was_written(tmp_path_factory, a
 def test_a_ledger_before_the_rollup_gets_it_summed(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     store = SqliteStore(path, create=True)
-    session = {"sid": "s1", "provider": "codex", "model": "gpt-5", "created": T0,
-               "subagent": False,
-               "turns": [{"at": T0, "model": None, "input": 10, "output": 5, "cached": 2}]}  # fmt: skip
-    store.import_batch(batch([_item(session)]))
+    store.import_batch(batch([_item(ONE)]))
     store.conn.execute(f"DROP TABLE {usage_slots.TABLE}")
     store.conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm025_usage_slots'")
     store.close()
@@ -170,3 +175,26 @@ class _Prices:
         if model is None or at is None:
             return None
         return tokens.total * (1 + int(at[8:10])) / 1000
+
+
+def test_store_verify_finds_a_rollup_changed_by_hand_and_rebuild_usage_sums_it_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ledger.db"
+    store = SqliteStore(path, create=True)
+    store.import_batch(batch([_item(ONE)]))
+    store.conn.execute(f"UPDATE {usage_slots.TABLE} SET input_tokens = input_tokens + 1")
+    store.close()
+    env = {**os.environ, "TRACEHOUSE_EMBEDDINGS": "none"}
+    store_flag = ["--store", str(path)]
+    checked = subprocess.run([*CLI, "store", "verify", *store_flag], capture_output=True,
+                             text=True, env=env)  # fmt: skip
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "usage rollup = sum of turns" in checked.stdout
+    assert "store rebuild-usage" in checked.stdout
+    rebuilt = subprocess.run([*CLI, "store", "rebuild-usage", *store_flag], capture_output=True,
+                             text=True, env=env, check=True)  # fmt: skip
+    assert "summed again from the turns (1 rows)" in rebuilt.stdout
+    verified = subprocess.run([*CLI, "store", "verify", *store_flag], capture_output=True,
+                              text=True, env=env)  # fmt: skip
+    assert verified.returncode == 0, verified.stdout + verified.stderr

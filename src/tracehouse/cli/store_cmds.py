@@ -1,4 +1,5 @@
-"""`tracehouse store …`: create, describe, migrate, verify and copy the ledger."""
+"""`tracehouse store …`: create, describe, migrate, verify and copy the ledger, and sum its usage
+rollup again."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tracehouse.cli.common import Context, command
+from tracehouse.errors import ConfigError
 
 if TYPE_CHECKING:
     from tracehouse.upkeep.copy import CopyReport
@@ -96,6 +98,28 @@ def migrate(
         ctx.out.print(f"  {step}", markup=False, highlight=False)
     if not dry_run:
         ctx.out.print(f"now at schema version {after}")
+
+
+@app.command("rebuild-usage")
+@command
+def rebuild_usage(ctx: Context) -> None:
+    """Sum a SQLite ledger's usage rollup again from its turns (when `store verify` finds it
+    off: rows changed by hand in the file)."""
+    from tracehouse.store.sqlite.store import SqliteStore
+
+    ledger = ctx.store(create=False)
+    try:
+        if not isinstance(ledger, SqliteStore):
+            raise ConfigError(f"{ledger.location}: only a SQLite ledger keeps a usage rollup"
+                              f" ({ledger.backend} sums the turns for every report)")  # fmt: skip
+        rows = ledger.rebuild_usage()
+    finally:
+        ledger.close()
+    if ctx.json:
+        ctx.print_json({"store": ledger.location, "usageRows": rows})
+    elif not ctx.quiet:
+        summed = f"usage rollup summed again from the turns ({rows:,} rows)"
+        ctx.out.print(f"{ledger.location}: {summed}")
 
 
 @app.command("verify")

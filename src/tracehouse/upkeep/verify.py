@@ -9,7 +9,9 @@ Three kinds of check, each on either store through the read-only `query`/`rows` 
   message's turn, a tool call's message, a cited source's message, a turn's response).
   Lineage between sessions is counted apart: a child whose parent was never imported (an
   archived rollout, another machine's session) is expected, so it is a note, not a failure.
-* **totals** — each session's token totals and turn/message/tool-call counts against its rows.
+* **totals** — each session's token totals and turn/message/tool-call counts against its rows;
+  on SQLite, the usage rollup the writer keeps (`store/sqlite/usage_slots.py`) against the
+  turns summed afresh (the fix is `tracehouse store rebuild-usage`).
 
 Sessions are the unit of sampling: `sample=N` checks N sessions chosen at random and all their
 rows, for a large team ledger; the default checks everything.
@@ -26,6 +28,7 @@ from tracehouse.model.columns import Table
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, STORE_FILLED, TABLES_BY_NAME
 from tracehouse.store.protocol import SessionStore
+from tracehouse.store.sqlite import usage_slots
 
 EXAMPLES = 5
 CHUNK = 500
@@ -114,7 +117,7 @@ def verify_store(store: SessionStore, sample: int | None = None, seed: int = 0) 
     if sample is not None and sample < len(every):
         chosen = sorted(random.Random(seed).sample(every, sample))
     checks = [*_fingerprints(store, chosen), _orphans(store), *_pointers(store)]
-    checks += [*_lineage(store), *_totals(store, chosen)]
+    checks += [*_lineage(store), *_totals(store, chosen), *_usage_rollup(store)]
     cursors = _count(store, "SELECT count(*) AS n FROM watermarks")
     sampled = len(chosen) if chosen is not None else len(every)
     return VerifyReport(len(every), sampled, checks, cursors)
@@ -247,6 +250,28 @@ def _totals(store: SessionStore, sessions: list[str] | None) -> list[Check]:
         if wrong:
             counts.found(f"{sid}: {', '.join(wrong)}")
     return [tokens, counts]
+
+
+def _usage_rollup(store: SessionStore) -> list[Check]:
+    """The quarter-hour sums the SQLite writer keeps, against the turns summed afresh (the
+    whole ledger: a sum is of every session's turns, sampled or not)."""
+    if store.backend != "sqlite" or store.schema_version < usage_slots.SINCE_SCHEMA:
+        return []
+    check = Check("usage rollup = sum of turns")
+    sums = ("turns", *usage_slots.SUMS)
+
+    def keyed(sql: str) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        return {tuple(row[k] for k in usage_slots.KEY): tuple(row[c] for c in sums)
+                for row in store.query(sql, []) if row["turns"]}  # fmt: skip
+
+    kept = keyed(f"SELECT * FROM {usage_slots.TABLE}")
+    fresh = keyed(usage_slots.SUMMED)
+    check.checked = len(fresh)
+    for slot in sorted(kept.keys() | fresh.keys()):
+        if kept.get(slot) != fresh.get(slot):
+            check.found(f"{' '.join(map(str, slot))}: kept {kept.get(slot)} ≠ {fresh.get(slot)}"
+                        " from turns; `tracehouse store rebuild-usage` sums it again")  # fmt: skip
+    return [check]
 
 
 def _int(value: Any) -> int | None:

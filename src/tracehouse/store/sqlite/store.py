@@ -24,7 +24,7 @@ from tracehouse.store import tombstones
 from tracehouse.store.items import finish_sql, finish_values
 from tracehouse.store.protocol import BOOKKEEPING, SESSION_BOOKS, RunTotals, StoreInfo, Tx
 from tracehouse.store.reads import unresolved_reject_units
-from tracehouse.store.sqlite import apply, reads, writer
+from tracehouse.store.sqlite import apply, reads, usage_slots, writer
 from tracehouse.store.sqlite.checkpointer import Checkpointer
 from tracehouse.store.sqlite.connection import (
     BUSY_TIMEOUT_MS,
@@ -295,6 +295,11 @@ class SqliteStore:
             before = conn.total_changes
             conn.executemany(sql, ([row.get(n) for n in spec.names] for row in rows))
             return conn.total_changes - before
+
+    def rebuild_usage(self) -> int:
+        """Sum the usage rollup again from every turn (`usage_slots.rebuild`); its rows."""
+        with self.transaction() as conn:
+            return usage_slots.rebuild(conn)
 
     def delete_sessions(self, session_ids: Sequence[str], deleted_at: str) -> dict[str, int]:
         self._let_go_builders()  # their index would keep what is deleted here

@@ -33,19 +33,30 @@ CREATE = (
 )
 
 
-def _added(sign: str, where: str) -> str:
-    """Add (`+`) or take out (`-`) the sums of the turns `t` that `where` selects. A turn
+def _summed(sign: str, where: str) -> str:
+    """The sums (`-`: taken out) of the turns `t` that `where` selects, a row per key. A turn
     without a time is in the slot '' and one without a model in the model ''."""
-    sums = ", ".join(f"{sign}coalesce(sum(t.{c}), 0)" for c in SUMS)
-    updates = ", ".join(f"{c} = {c} + excluded.{c}" for c in ("turns", *SUMS))
+    sums = ", ".join(f"{sign}coalesce(sum(t.{c}), 0) AS {c}" for c in SUMS)
     return (
-        f"INSERT INTO {TABLE} SELECT coalesce({quarter_hour(WHEN)}, ''), s.source_provider,"
-        f" coalesce({MODEL}, ''), coalesce(s.is_subagent, 0), {sign}count(*), {sums}"
+        f"SELECT coalesce({quarter_hour(WHEN)}, '') AS slot, s.source_provider,"
+        f" coalesce({MODEL}, '') AS model, coalesce(s.is_subagent, 0) AS is_subagent,"
+        f" {sign}count(*) AS turns, {sums}"
         f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE {where}"
-        f" GROUP BY 1, 2, 3, 4 ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {updates}"
+        " GROUP BY 1, 2, 3, 4"
     )
 
 
+def _added(sign: str, where: str) -> str:
+    """Add (`+`) or take out (`-`) the sums of the turns `t` that `where` selects."""
+    updates = ", ".join(f"{c} = {c} + excluded.{c}" for c in ("turns", *SUMS))
+    return (
+        f"INSERT INTO {TABLE} {_summed(sign, where)}"
+        f" ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {updates}"
+    )
+
+
+# Every turn summed afresh: what the rollup holds when it is true (`store verify`).
+SUMMED = _summed("", "1 = 1")
 SESSION_OUT = _added("-", "t.session_id = ?")
 SESSION_IN = _added("+", "t.session_id = ?")
 
@@ -60,9 +71,7 @@ def session_in(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute(SESSION_IN, (session_id,))
 
 
-def before_delete(
-    conn: sqlite3.Connection, table: str, where: str, params: Sequence[Any]
-) -> None:
+def before_delete(conn: sqlite3.Connection, table: str, where: str, params: Sequence[Any]) -> None:
     """Before `DELETE FROM table WHERE where`: the sums of the turns it removes (a session's
     are all of its turns that are left), taken out."""
     if table == "turns":
@@ -73,8 +82,8 @@ def before_delete(
         conn.execute(_added("-", selected), tuple(params))
 
 
-def rebuild(conn: sqlite3.Connection) -> None:
-    """Sum the rollup anew from every turn."""
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Sum the rollup anew from every turn; returns its rows."""
     conn.execute(CREATE)
     conn.execute(f"DELETE FROM {TABLE}")
-    conn.execute(_added("+", "1 = 1"))
+    return conn.execute(f"INSERT INTO {TABLE} {SUMMED}").rowcount
