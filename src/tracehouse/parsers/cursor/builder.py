@@ -16,7 +16,7 @@ import orjson
 
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
-from tracehouse.model.rows import TableBuffer, token_sums
+from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tables import MESSAGE_SOURCES
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor import bubbles
@@ -38,7 +38,6 @@ class ConversationBuilder:
                          carry_provider=False, stated_ends=True)  # fmt: skip
         self.sources = TableBuffer(MESSAGE_SOURCES)
         self.first_prompt: str | None = None
-        self.models: list[str] = []
         self.times: list[str] = []
         self.first_turn: str | None = None
 
@@ -67,8 +66,6 @@ class ConversationBuilder:
             at = sent  # the prompt left when its answer's request was sent
         self.times.extend(t for t in (at, ended) if t)
         model = bubbles.model(bubble)
-        if model:
-            self.models.append(model)
         text = bubble_text(bubble)
         thinking = bubbles.thinking(bubble)
         tool = bubble.get("toolFormerData")
@@ -168,7 +165,6 @@ class ConversationBuilder:
     def session_row(self, where: dict[str, Any]) -> dict[str, Any]:
         data, conv = self.conv.data, self.conv
         talk = self.talk
-        totals = token_sums(talk.turns)
         created = iso(data.get("createdAt")) or iso(data.get("lastSendTime"))
         updated = iso(data.get("lastUpdatedAt")) or iso(data.get("lastSendTime"))
         times = [t for t in (created, updated, *self.times) if t]
@@ -190,31 +186,21 @@ class ConversationBuilder:
             "context_token_limit": data.get("contextTokenLimit"),
             "is_agentic": data.get("isAgentic"),
         }
-        workspace = where.get("workspace")
         parent = where.get("parent_source_session_id")
-        return {
-            "session_id": talk.session_id,
-            "source_provider": PROVIDER,
-            "source_session_id": self.sid,
-            "label": ids.session_label(PROVIDER, self.sid),
-            "title": cap(str(title), 200) if title else None,
-            "created_at": min(times) if times else None,
-            "updated_at": max(times) if times else None,
-            "model": config.get("modelName") or (self.models[-1] if self.models else None),
-            "workspace_path": workspace,
-            "project": workspace.rstrip("/").rsplit("/", 1)[-1] if workspace else None,
-            "entrypoint": data.get("unifiedMode") or conv.kind,
-            "is_subagent": bool(data.get("isBestOfNSubcomposer") or where.get("is_child")),
-            "parent_session_id": parent and ids.session_id(PROVIDER, parent),
-            "parent_source_session_id": parent,
-            "task_status": data.get("status"),
-            **totals,
-            "turn_count": talk.counts["turns"],
-            "message_count": talk.counts["messages"],
-            "tool_call_count": talk.counts["calls"],
-            "metadata": {k: v for k, v in metadata.items() if v not in (None, "")},
-            "source_path": where.get("source_path"),
-        }
+        return talk.session_row(
+            title=str(title) if title else None,
+            created_at=min(times) if times else None,
+            updated_at=max(times) if times else None,
+            model=config.get("modelName") or talk.model,
+            workspace_path=where.get("workspace"),
+            entrypoint=data.get("unifiedMode") or conv.kind,
+            is_subagent=bool(data.get("isBestOfNSubcomposer") or where.get("is_child")),
+            parent_session_id=parent and ids.session_id(PROVIDER, parent),
+            parent_source_session_id=parent,
+            task_status=data.get("status"),
+            metadata=metadata,
+            source_path=where.get("source_path"),
+        )
 
     def buffers(self) -> list[TableBuffer]:
         return [*self.talk.buffers(), self.sources]
