@@ -9,8 +9,9 @@ each mode, a clean run gives the reference ledger; then, `--kills` times, a fres
 filled by a run that is killed (SIGKILL to its whole process group: main process and workers) at
 a random moment, and by a second run to completion. The ledger must equal the reference row for
 row (content tables, session rows without their import times, cursors, unresolved rejects, and on
-SQLite each search index's terms with the rows and times they occur in), and no scratch copy may
-be left in TMPDIR or beside the ledger (the second run removes what the killed one left).
+SQLite each search index's terms with the rows and times they occur in, and the usage rollup),
+and no scratch copy may be left in TMPDIR or beside the ledger (the second run removes what the
+killed one left).
 
   sqlite       `sync backfill` into a SQLite file
   postgresql   `sync backfill` into a fresh schema (TRACEHOUSE_PG_DSN, default the local server)
@@ -92,6 +93,10 @@ def snapshot(store_url: str) -> dict[str, Any]:
         )
         if store.backend == "sqlite":
             out.update(_search_terms(store))
+            # the usage rollup, kept in the transaction of the rows it sums
+            out["usage_slots"] = sorted(
+                store.conn.execute("SELECT * FROM usage_slots WHERE turns <> 0").fetchall()
+            )
         return out
     finally:
         store.close()
