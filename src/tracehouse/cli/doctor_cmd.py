@@ -6,7 +6,6 @@ import typer
 
 from tracehouse.cli.common import Context, HomeOpt, SourceOpt, command
 from tracehouse.config import parse_source_flags
-from tracehouse.pipeline.sources import resolve_sources
 
 MARKS = {"ok": "[green]ok[/]  ", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
 
@@ -17,6 +16,7 @@ def doctor(ctx: Context, home: HomeOpt = None, source: SourceOpt = None) -> None
     from rich.markup import escape
 
     from tracehouse.doctor import diagnose
+    from tracehouse.pipeline.sources import resolve_sources
 
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     roots = resolve_sources(settings, parse_source_flags(source), home_given=home is not None)

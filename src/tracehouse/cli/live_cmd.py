@@ -11,7 +11,6 @@ import typer
 
 from tracehouse.cli.common import Context, HomeOpt, NoRedactOpt, SourceOpt, TokenFileOpt
 from tracehouse.config import parse_source_flags
-from tracehouse.pipeline.sources import sync_options
 
 if TYPE_CHECKING:
     from tracehouse.pipeline.live import LiveStatus
@@ -43,6 +42,7 @@ def live(
     ctx.verbatim(no_redact)
     # watchdog and the live loop load only for this command: every other start stays lean.
     from tracehouse.pipeline.live import LiveOptions, run_live
+    from tracehouse.pipeline.sources import sync_options
 
     settings = ctx.settings.with_flags(home=str(home) if home else None)
     options = sync_options(settings, parse_source_flags(source), home_given=home is not None)

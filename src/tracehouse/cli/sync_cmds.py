@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,10 +12,9 @@ from tracehouse.cli.common import Context, HomeOpt, NoRedactOpt, SourceOpt, Toke
 from tracehouse.cli.live_cmd import live
 from tracehouse.config import parse_source_flags
 from tracehouse.humanize import size
-from tracehouse.pipeline.options import SyncReport
-from tracehouse.pipeline.progress import progress_for
-from tracehouse.pipeline.sources import sync_options
-from tracehouse.pipeline.sync import sync
+
+if TYPE_CHECKING:
+    from tracehouse.pipeline.options import SyncReport
 
 app = typer.Typer(help="Import agent logs into the ledger.", no_args_is_help=True)
 app.command("live")(command(live))
@@ -37,6 +36,11 @@ def backfill(
     no_redact: NoRedactOpt = False,
 ) -> None:
     """Import everything new or changed since the last run (reads only appended bytes)."""
+    # The pipeline and its 21 parsers load for this command only, not for `--help`.
+    from tracehouse.pipeline.progress import progress_for
+    from tracehouse.pipeline.sources import sync_options
+    from tracehouse.pipeline.sync import sync
+
     ctx.pushing_with(token_file)
     ctx.verbatim(no_redact)
     settings = ctx.settings.with_flags(home=str(home) if home else None)
