@@ -47,6 +47,22 @@ def test_the_help_lists_every_command():
     assert "loaded: []" not in done.stderr
 
 
+def test_the_help_loads_no_parser():
+    """Every command's module is loaded to list them, but none of them loads the sources: the
+    pipeline and its parsers load when `sync` or `doctor` runs."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('parsers:', 'tracehouse.parsers.registry' in sys.modules,"
+        " file=sys.stderr))\n"
+        "from tracehouse.cli.app import main\n"
+        "sys.argv = ['tracehouse', '--help']\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "parsers: False" in done.stderr
+
+
 def _readers_loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """`tracehouse ARGS`, and which parsers' reading side (`<package>.reader`) it imported;
     sqlite-utils, which applies a ledger's pending migrations, is listed when it was loaded."""
