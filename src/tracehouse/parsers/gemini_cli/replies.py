@@ -7,8 +7,6 @@ from typing import Any
 
 import orjson
 
-from tracehouse.model.fields import cap
-
 
 def content_text(content: Any) -> str:
     """A PartListUnion's text: a string, a part (`{text}`), or a list of them. Parts without
@@ -87,10 +85,3 @@ def _joined(values: list[Any]) -> Any:
     if len(values) == 1:
         return values[0]
     return "\n".join(v if isinstance(v, str) else orjson.dumps(v).decode() for v in values)
-
-
-def text(value: Any, limit: int) -> str | None:
-    """A value as the ledger's text: a string as it is, anything else as its JSON."""
-    if value is None:
-        return None
-    return cap(value if isinstance(value, str) else orjson.dumps(value).decode(), limit)
