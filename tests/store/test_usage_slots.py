@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.store.factory import T0, batch, item
 from tracehouse.model import ids
-from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour
+from tracehouse.model.turn_time import MODEL, ROLLUP, ROLLUP_SUMS, WHEN, quarter_hour
 from tracehouse.reports import usage as usage_report
 from tracehouse.reports.filters import SessionFilters
 from tracehouse.store.sqlite import usage_slots
@@ -81,13 +81,13 @@ def _item(session: dict[str, Any]) -> dict[str, Any]:
 
 
 def kept(conn: sqlite3.Connection) -> set[tuple[Any, ...]]:
-    rows = conn.execute(f"SELECT * FROM {usage_slots.TABLE} WHERE turns <> 0").fetchall()
+    rows = conn.execute(f"SELECT * FROM {ROLLUP} WHERE turns <> 0").fetchall()
     return set(rows)
 
 
 def summed(conn: sqlite3.Connection) -> set[tuple[Any, ...]]:
     """The rollup as summing every turn at once gives it."""
-    sums = ", ".join(f"coalesce(sum(t.{c}), 0)" for c in usage_slots.SUMS)
+    sums = ", ".join(f"coalesce(sum(t.{c}), 0)" for c in ROLLUP_SUMS)
     return set(conn.execute(
         f"SELECT coalesce({quarter_hour(WHEN)}, ''), s.source_provider, coalesce({MODEL}, ''),"
         f" coalesce(s.is_subagent, 0), count(*), {sums} FROM turns t JOIN sessions s"
@@ -117,7 +117,7 @@ def test_a_ledger_before_the_rollup_gets_it_summed(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     store = SqliteStore(path, create=True)
     store.import_batch(batch([_item(ONE)]))
-    store.conn.execute(f"DROP TABLE {usage_slots.TABLE}")
+    store.conn.execute(f"DROP TABLE {ROLLUP}")
     store.conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm025_usage_slots'")
     store.close()
     store = SqliteStore(path)  # the migration runs on open
@@ -183,7 +183,7 @@ def test_store_verify_finds_a_rollup_changed_by_hand_and_rebuild_usage_sums_it_a
     path = tmp_path / "ledger.db"
     store = SqliteStore(path, create=True)
     store.import_batch(batch([_item(ONE)]))
-    store.conn.execute(f"UPDATE {usage_slots.TABLE} SET input_tokens = input_tokens + 1")
+    store.conn.execute(f"UPDATE {ROLLUP} SET input_tokens = input_tokens + 1")
     store.close()
     env = {**os.environ, "TRACEHOUSE_EMBEDDINGS": "none"}
     store_flag = ["--store", str(path)]

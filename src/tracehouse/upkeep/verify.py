@@ -27,6 +27,7 @@ from typing import Any
 from tracehouse.model.columns import Table
 from tracehouse.model.rows import row_fingerprint
 from tracehouse.model.tables import CONTENT_TABLES, SESSIONS, STORE_FILLED, TABLES_BY_NAME
+from tracehouse.model.turn_time import ROLLUP, ROLLUP_KEY, ROLLUP_SUMS
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.sqlite import usage_slots
 
@@ -258,13 +259,13 @@ def _usage_rollup(store: SessionStore) -> list[Check]:
     if store.backend != "sqlite" or store.schema_version < usage_slots.SINCE_SCHEMA:
         return []
     check = Check("usage rollup = sum of turns")
-    sums = ("turns", *usage_slots.SUMS)
+    sums = ("turns", *ROLLUP_SUMS)
 
     def keyed(sql: str) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-        return {tuple(row[k] for k in usage_slots.KEY): tuple(row[c] for c in sums)
+        return {tuple(row[k] for k in ROLLUP_KEY): tuple(row[c] for c in sums)
                 for row in store.query(sql, []) if row["turns"]}  # fmt: skip
 
-    kept = keyed(f"SELECT * FROM {usage_slots.TABLE}")
+    kept = keyed(f"SELECT * FROM {ROLLUP}")
     fresh = keyed(usage_slots.SUMMED)
     check.checked = len(fresh)
     for slot in sorted(kept.keys() | fresh.keys()):

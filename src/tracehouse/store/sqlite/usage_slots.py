@@ -17,26 +17,22 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour
+from tracehouse.model.turn_time import MODEL, ROLLUP, ROLLUP_KEY, ROLLUP_SUMS, WHEN, quarter_hour
 
-TABLE = "usage_slots"
 SINCE_SCHEMA = 25  # a ledger holds it from its 25th migration on (m025_usage_slots)
-SUMS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens",
-        "reasoning_tokens")  # fmt: skip
-KEY = ("slot", "source_provider", "model", "is_subagent")
 
 CREATE = (
-    f"CREATE TABLE IF NOT EXISTS {TABLE} (slot TEXT NOT NULL, source_provider TEXT NOT NULL,"
+    f"CREATE TABLE IF NOT EXISTS {ROLLUP} (slot TEXT NOT NULL, source_provider TEXT NOT NULL,"
     " model TEXT NOT NULL, is_subagent INTEGER NOT NULL, turns INTEGER NOT NULL,"
-    + ", ".join(f"{c} INTEGER NOT NULL" for c in SUMS)
-    + f", PRIMARY KEY ({', '.join(KEY)})) WITHOUT ROWID"
+    + ", ".join(f"{c} INTEGER NOT NULL" for c in ROLLUP_SUMS)
+    + f", PRIMARY KEY ({', '.join(ROLLUP_KEY)})) WITHOUT ROWID"
 )
 
 
 def _summed(sign: str, where: str) -> str:
     """The sums (`-`: taken out) of the turns `t` that `where` selects, a row per key. A turn
     without a time is in the slot '' and one without a model in the model ''."""
-    sums = ", ".join(f"{sign}coalesce(sum(t.{c}), 0) AS {c}" for c in SUMS)
+    sums = ", ".join(f"{sign}coalesce(sum(t.{c}), 0) AS {c}" for c in ROLLUP_SUMS)
     return (
         f"SELECT coalesce({quarter_hour(WHEN)}, '') AS slot, s.source_provider,"
         f" coalesce({MODEL}, '') AS model, coalesce(s.is_subagent, 0) AS is_subagent,"
@@ -48,10 +44,10 @@ def _summed(sign: str, where: str) -> str:
 
 def _added(sign: str, where: str) -> str:
     """Add (`+`) or take out (`-`) the sums of the turns `t` that `where` selects."""
-    updates = ", ".join(f"{c} = {c} + excluded.{c}" for c in ("turns", *SUMS))
+    updates = ", ".join(f"{c} = {c} + excluded.{c}" for c in ("turns", *ROLLUP_SUMS))
     return (
-        f"INSERT INTO {TABLE} {_summed(sign, where)}"
-        f" ON CONFLICT ({', '.join(KEY)}) DO UPDATE SET {updates}"
+        f"INSERT INTO {ROLLUP} {_summed(sign, where)}"
+        f" ON CONFLICT ({', '.join(ROLLUP_KEY)}) DO UPDATE SET {updates}"
     )
 
 
@@ -85,5 +81,5 @@ def before_delete(conn: sqlite3.Connection, table: str, where: str, params: Sequ
 def rebuild(conn: sqlite3.Connection) -> int:
     """Sum the rollup anew from every turn; returns its rows."""
     conn.execute(CREATE)
-    conn.execute(f"DELETE FROM {TABLE}")
-    return conn.execute(f"INSERT INTO {TABLE} {SUMMED}").rowcount
+    conn.execute(f"DELETE FROM {ROLLUP}")
+    return conn.execute(f"INSERT INTO {ROLLUP} {SUMMED}").rowcount
