@@ -76,8 +76,9 @@ def test_a_crossed_limit_comes_first(ledger: Path, tmp_path: Path) -> None:
 
 
 def test_the_kept_prices_are_the_tables_and_a_new_price_file_empties_them(tmp_path: Path) -> None:
+    from tracehouse.model.tokens import Tokens
     from tracehouse.reports.price_memo import PriceMemo
-    from tracehouse.reports.pricing import Tokens, load_prices
+    from tracehouse.reports.pricing import load_prices
 
     own = tmp_path / "prices.toml"
     table = load_prices(own)
@@ -106,8 +107,9 @@ def test_the_kept_prices_are_the_tables_and_a_new_price_file_empties_them(tmp_pa
 
 
 def test_a_damaged_kept_price_is_asked_of_the_table_again(tmp_path: Path) -> None:
+    from tracehouse.model.tokens import Tokens
     from tracehouse.reports.price_memo import PriceMemo
-    from tracehouse.reports.pricing import Tokens, load_prices
+    from tracehouse.reports.pricing import load_prices
 
     own, memo_file = tmp_path / "prices.toml", tmp_path / "p.json"
     table = load_prices(own)

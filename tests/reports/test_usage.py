@@ -10,9 +10,10 @@ import pytest
 
 from tests.store.factory import batch, item
 from tracehouse.errors import ConfigError
+from tracehouse.model.tokens import Tokens
 from tracehouse.model.wire import ms_from_iso as ms
 from tracehouse.reports.filters import build_session_filters, list_sessions
-from tracehouse.reports.pricing import Tokens, load_prices
+from tracehouse.reports.pricing import load_prices
 from tracehouse.reports.usage import usage
 
 PRICES = load_prices()

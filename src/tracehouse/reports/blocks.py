@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tracehouse.model.tokens import Tokens, tokens_of
 from tracehouse.model.turn_time import MODEL, WHEN
 from tracehouse.reports.filters import SessionFilters
-from tracehouse.reports.pricing import Prices, Tokens
+from tracehouse.reports.pricing import Prices
 from tracehouse.reports.turn_rules import WINDOW, block_hour, opens_block
-from tracehouse.reports.usage import UNKNOWN, tokens_of, turn_sql
+from tracehouse.reports.usage import UNKNOWN, turn_sql
 from tracehouse.store.protocol import SessionStore
 from tracehouse.timespec import parse_stored
 

@@ -13,41 +13,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tracehouse.errors import ConfigError
+from tracehouse.model.tokens import Tokens
 from tracehouse.reports.price_data import Dataset, Price, dataset_name
-from tracehouse.reports.turn_rules import dollars
+from tracehouse.reports.turn_rules import cost_at
 
 FIELDS = ("input", "cache_read", "cache_write", "output")
 _DATED = re.compile(r"-\d{8}$")  # claude-sonnet-4-5-20250929 is priced as claude-sonnet-4-5
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """One model call's tokens, in the ledger's convention for every provider
-    (`model/tokens.py`): input holds the cache reads and writes, output the reasoning."""
-
-    input: int = 0  # every prompt token
-    output: int = 0  # reasoning included
-    cache_read: int = 0  # part of input
-    cache_write: int = 0  # part of input
-    reasoning: int = 0  # part of output, shown apart
-
-    @property
-    def fresh(self) -> int:
-        """The input priced at the full input rate: neither read from nor written to a cache."""
-        return max(self.input - self.cache_read - self.cache_write, 0)
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output
-
-    def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(
-            self.input + other.input,
-            self.output + other.output,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-            self.reasoning + other.reasoning,
-        )
 
 
 class Prices(Protocol):
@@ -88,11 +59,9 @@ class PriceTable:
 
 def priced(price: Price | None, tokens: Tokens) -> float | None:
     """`tokens` at `price` in dollars; None when there is no price for tokens to be paid."""
-    if price is None:
-        return None if tokens.total else 0.0
-    rates = (price.input, price.output, price.cache_read, price.cache_write)
-    return dollars(rates, fresh=tokens.fresh, cache_read=tokens.cache_read,
-                   cache_write=tokens.cache_write, output=tokens.output)  # fmt: skip
+    rates = None if price is None else (price.input, price.output, price.cache_read,
+                                        price.cache_write)  # fmt: skip
+    return cost_at(rates, tokens)
 
 
 def own_prices_file() -> Path:

@@ -16,6 +16,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tracehouse.model.tokens import Tokens
+
+    # A model's rates (US dollars a million tokens): input, output, cache read, cache write.
+    Rates = tuple[float, float, float | None, float | None]
+
 # A turn's counts in the ledger's convention (`model/tokens.py`), in `tokens_of`'s order.
 TOKEN_SUMS = (
     "sum(t.input_tokens) AS input_tokens, sum(t.output_tokens) AS output_tokens,"
@@ -39,7 +46,7 @@ def opens_block(at: datetime, start: datetime, last: datetime) -> bool:
 
 
 def dollars(
-    rates: tuple[float, float, float | None, float | None],
+    rates: Rates,
     *,
     fresh: int,
     cache_read: int,
@@ -54,12 +61,20 @@ def dollars(
             + output * output_rate) / 1e6  # fmt: skip
 
 
+def cost_at(rates: Rates | None, tokens: Tokens) -> float | None:
+    """`tokens` at `rates` in dollars; None when there are no rates for tokens to be paid."""
+    if rates is None:
+        return None if tokens.total else 0.0
+    return dollars(rates, fresh=tokens.fresh, cache_read=tokens.cache_read,
+                   cache_write=tokens.cache_write, output=tokens.output)  # fmt: skip
+
+
 def price_key(model: str | None, day: str) -> str:
     """What the memo of prices keeps a model's price on a UTC day under."""
     return f"{(model or '').strip().lower()}|{day}"
 
 
-def kept_rates(found: object) -> tuple[float, float, float | None, float | None] | None:
+def kept_rates(found: object) -> Rates | None:
     """A kept price's rates, or None for a damaged entry (then asked of the table again)."""
     if not isinstance(found, list) or len(found) != 4:
         return None

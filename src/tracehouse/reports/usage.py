@@ -18,90 +18,18 @@ rate to the input no cache served (`Tokens.fresh`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from tracehouse.errors import ConfigError
-from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour
+from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour, rollup_sums
 from tracehouse.reports.filters import SessionFilters, session_sql
-from tracehouse.reports.pricing import Prices, Tokens
+from tracehouse.reports.pricing import Prices
 from tracehouse.reports.turn_rules import TOKEN_SUMS
+from tracehouse.reports.usage_report import PERIODS, UNKNOWN, Line, Report, report_of
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.sqlite import usage_slots
-from tracehouse.timespec import parse_stored
 
-PERIODS = ("daily", "weekly", "monthly", "session", "project", "model", "machine")
-UNKNOWN = "(unknown)"
-
-
-@dataclass
-class Line:
-    """One row of a report: a bucket (and, broken down, a model) of one provider."""
-
-    key: str
-    provider: str
-    model: str | None = None  # set on breakdown rows
-    tokens: Tokens = field(default_factory=Tokens)
-    cost: float = 0.0  # of the priced tokens
-    unpriced: int = 0  # tokens of models without a price: the cost leaves them out
-    turns: int = 0
-    models: set[str] = field(default_factory=set)
-
-    def add(self, model: str, tokens: Tokens, cost: float | None, turns: int = 1) -> None:
-        self.tokens += tokens
-        self.turns += turns
-        self.models.add(model)
-        if cost is None:
-            self.unpriced += tokens.total
-        else:
-            self.cost += cost
-
-    @property
-    def known_cost(self) -> float | None:
-        """The cost, or None when no token of it has a price."""
-        if self.unpriced and not self.cost:
-            return None
-        return self.cost
-
-    def to_json(self) -> dict[str, Any]:
-        t = self.tokens
-        return {
-            "key": self.key,
-            "provider": self.provider,
-            **({"model": self.model} if self.model is not None else {}),
-            "models": sorted(self.models),
-            "turns": self.turns,
-            "freshInputTokens": t.fresh,
-            "inputTokens": t.input,
-            "outputTokens": t.output,
-            "cacheReadTokens": t.cache_read,
-            "cacheWriteTokens": t.cache_write,
-            "reasoningTokens": t.reasoning,
-            "totalTokens": t.total,
-            "cost": None if self.known_cost is None else round(self.known_cost, 6),
-            "unpricedTokens": self.unpriced,
-        }
-
-
-@dataclass
-class Report:
-    period: str
-    lines: list[Line]  # bucket order; a bucket's breakdown rows follow it
-    total: Line
-    prices: str  # where the prices came from
-    utc: bool
-    unpriced: dict[str, int] = field(default_factory=dict)  # model → tokens, largest first
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "period": self.period,
-            "timeZone": "UTC" if self.utc else "local",
-            "prices": self.prices,
-            "unpricedModels": [{"model": m, "tokens": n} for m, n in self.unpriced.items()],
-            "rows": [line.to_json() for line in self.lines],
-            "total": self.total.to_json(),
-        }
+__all__ = ["PERIODS", "ROLLED", "UNKNOWN", "Line", "Report", "turn_sql", "usage"]
 
 
 def usage(
@@ -115,37 +43,8 @@ def usage(
 ) -> Report:
     if period not in PERIODS:
         raise ConfigError(f"usage {period!r}: one of {', '.join(PERIODS)}")
-    buckets: dict[tuple[str, str], Line] = {}
-    models: dict[tuple[str, str], dict[str, Line]] = {}
-    total = Line("total", "all")
-    unpriced: dict[str, int] = {}
-    for row in _sums(store, filters, period):
-        model = row["model"] or UNKNOWN
-        tokens = tokens_of(row)
-        turns = int(row["turns"])
-        cost = prices.cost(row["model"], tokens, row["at"])
-        key = _key(period, row, model, utc)
-        bucket = buckets.setdefault(
-            (key, row["source_provider"]), Line(key, row["source_provider"])
-        )
-        bucket.add(model, tokens, cost, turns)
-        total.add(model, tokens, cost, turns)
-        if cost is None:
-            unpriced[model] = unpriced.get(model, 0) + tokens.total
-        if breakdown:
-            parts = models.setdefault((key, row["source_provider"]), {})
-            part = parts.setdefault(model, Line(key, row["source_provider"], model))
-            part.add(model, tokens, cost, turns)
-    lines: list[Line] = []
-    for (key, provider), line in sorted(buckets.items(), key=_order(period)):
-        if not line.tokens.total:  # sessions whose agent wrote no token counts (Cursor, mostly)
-            continue
-        lines.append(line)
-        if breakdown:
-            shown = [m for m in models.get((key, provider), {}).values() if m.tokens.total]
-            lines.extend(sorted(shown, key=lambda m: -m.tokens.total))
-    by_size = dict(sorted(unpriced.items(), key=lambda kv: (-kv[1], kv[0])))
-    return Report(period, lines, total, prices.source, utc, by_size)
+    rows = _sums(store, filters, period)
+    return report_of(rows, period, prices.cost, prices.source, breakdown=breakdown, utc=utc)
 
 
 # What a period groups by besides the time, the model and the provider.
@@ -217,47 +116,4 @@ def _slot_sums(store: SessionStore, filters: SessionFilters) -> list[dict[str, A
     if filters.until:  # a turn without a time is in no window ('' sorts first)
         where += " AND u.slot <> '' AND u.slot < ?"
         params.append(filters.until)
-    sums = ", ".join(f"sum(u.{c}) AS {c}" for c in usage_slots.SUMS)
-    return store.query(
-        "SELECT nullif(u.slot, '') AS at, nullif(u.model, '') AS model, u.source_provider,"
-        f" sum(u.turns) AS turns, {sums} FROM {usage_slots.TABLE} u WHERE u.turns > 0{where}"
-        " GROUP BY u.slot, u.model, u.source_provider",
-        params,
-    )
-
-
-def tokens_of(row: dict[str, Any]) -> Tokens:
-    return Tokens(
-        input=int(row["input_tokens"] or 0),
-        output=int(row["output_tokens"] or 0),
-        cache_read=int(row["cached_input_tokens"] or 0),
-        cache_write=int(row["cache_write_tokens"] or 0),
-        reasoning=int(row["reasoning_tokens"] or 0),
-    )
-
-
-def _key(period: str, row: dict[str, Any], model: str, utc: bool) -> str:
-    if period == "session":
-        return str(row["label"])
-    if period == "project":
-        return str(row["project"] or row["workspace_path"] or UNKNOWN)
-    if period == "model":
-        return model
-    if period == "machine":  # the machine a session was imported on, or pushed from
-        return str(row["host"] or UNKNOWN)
-    moment = parse_stored(row["at"], utc=utc)
-    if moment is None:
-        return UNKNOWN
-    if period == "daily":
-        return moment.strftime("%Y-%m-%d")
-    if period == "monthly":
-        return moment.strftime("%Y-%m")
-    monday = moment.date() - timedelta(days=moment.weekday())
-    return f"{monday.isoformat()} (W{moment.isocalendar().week:02d})"
-
-
-def _order(period: str) -> Any:
-    """Times in order; sessions, projects and models by their tokens, largest first."""
-    if period in ("daily", "weekly", "monthly"):
-        return lambda item: (item[0][0] == UNKNOWN, item[0])
-    return lambda item: (-item[1].tokens.total, item[0])
+    return store.query(rollup_sums(where), params)
