@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.reports.test_statusline import SID, ledger  # noqa: F401  (the fixture)
-from tracehouse.reports.statusline_answer import KEPT, quick_answer
+from tracehouse.reports.settled import KEPT
+from tracehouse.reports.statusline_answer import quick_answer
 
 DOCUMENT = json.dumps({"session_id": SID})
 # The program as the agent starts it, saying afterwards whether the settings were loaded.
@@ -101,10 +102,11 @@ def test_the_lines_figures_are_the_usage_and_block_reports(ledger: Path) -> None
     block must be the daily report's total and the block report's active block, to the cent."""
     from datetime import UTC, datetime
 
+    from tracehouse.model.tokens import Tokens
     from tracehouse.reports.blocks import blocks
     from tracehouse.reports.filters import build_session_filters
     from tracehouse.reports.price_data import Price
-    from tracehouse.reports.pricing import Tokens, priced
+    from tracehouse.reports.pricing import priced
     from tracehouse.reports.statusline import LOOK_BACK, status_line
     from tracehouse.reports.usage import usage
     from tracehouse.store import open_store
@@ -145,7 +147,7 @@ def test_the_lines_figures_are_the_usage_and_block_reports(ledger: Path) -> None
 def test_the_working_directory_is_in_the_key_only_where_a_path_is_relative(tmp_path: Path) -> None:
     """A relative `--store` names another ledger in another folder; an absolute one does not,
     so that sessions in many projects share one kept state."""
-    from tracehouse.reports.statusline_answer import key
+    from tracehouse.reports.settled import key
 
     env = {"HOME": str(tmp_path), "TRACEHOUSE_CONFIG": "/etc/tracehouse.toml", "PATH": "/bin"}
     assert key(env, "ledger.db", None)["cwd"] == os.getcwd()

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import orjson
 
+from tracehouse.model.tokens import Tokens
 from tracehouse.reports.price_data import Price
-from tracehouse.reports.pricing import PriceTable, Tokens, priced
+from tracehouse.reports.pricing import PriceTable, priced
 from tracehouse.reports.turn_rules import kept_rates, price_key
 
 
@@ -32,11 +33,14 @@ class PriceMemo:
         self.binding = _binding(own_file)
         self.known: dict[str, list[float | None] | None] = {}
         self._source = ""
-        self.dirty = False
+        # A file missing or bound to other prices is written even if nothing is priced: the
+        # quick paths (`settled.py`) answer only from a memo bound to the prices in force.
+        self.dirty = True
         with contextlib.suppress(OSError, orjson.JSONDecodeError, AttributeError, TypeError):
             kept = orjson.loads(path.read_bytes())
             if kept.get("binding") == self.binding and isinstance(kept.get("known"), dict):
                 self.known, self._source = kept["known"], str(kept.get("source") or "")
+                self.dirty = False
 
     @property
     def source(self) -> str:

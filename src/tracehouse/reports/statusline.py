@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
     # The ledger's rows for a statement (SessionStore.query).
     Query = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
-    # A model's rates on a UTC day: input, output, cache read, cache write; None: no price.
-    Rates = tuple[float, float, float | None, float | None]
+    from tracehouse.reports.turn_rules import Rates
+
+    # A model's rates on a UTC day; None: no price.
     RatesOf = Callable[[str | None, str], Rates | None]
 
 LOOK_BACK = timedelta(days=2)
