@@ -84,6 +84,8 @@ class Context:
     # What a printed hint repeats so that it works when copied: the ledger and config this
     # command was given on its command line (a DSN holding a password is never echoed).
     given: tuple[str, ...] = ()
+    # `--store` and `--config` as given, for what a quick path keys its kept state by.
+    flags: tuple[str | None, str | None] = (None, None)
 
     @property
     def out(self) -> Console:
@@ -180,7 +182,8 @@ def context(
         given += ["--store", store]
     if config is not None:
         given += ["--config", str(config)]
-    return Context(settings, json, quiet, verbose, tuple(given))
+    flags = (store, None if config is None else str(config))
+    return Context(settings, json, quiet, verbose, tuple(given), flags)
 
 
 def _holds_password(location: str) -> bool:
