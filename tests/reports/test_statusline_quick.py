@@ -130,6 +130,7 @@ def test_the_lines_figures_are_the_usage_and_block_reports(ledger: Path) -> None
     store = open_store(ledger, create=False)
     try:
         line = status_line(store.query, {}, rates_of, now=now)
+        assert status_line(store.query, {}, rates_of, now=now, rolled=True) == line
         midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
         total = usage(store, "daily", build_session_filters(since=midnight.isoformat()),
                       Prices()).total  # fmt: skip

@@ -105,9 +105,11 @@ def test_a_status_line_on_a_day_with_nothing_priced_is_quick_the_next_time(
     """The memo of prices is written even when nothing was priced (no turn today): the quick
     paths answer only from a memo bound to the prices in force."""
     from tracehouse.reports.statusline_answer import quick_answer
+    from tracehouse.store.sqlite import usage_slots
 
     with sqlite3.connect(ledger) as conn:
         conn.execute("UPDATE turns SET started_at = '2020-01-01T00:00:00.000Z'")
+        usage_slots.rebuild(conn)  # as `store rebuild-usage` does after a change by hand
     _status_line(ledger, "{}")
     assert json.loads((_state() / "prices.json").read_text())["known"] == {}
     assert quick_answer("claude-code", str(ledger), None, "{}", os.environ) == "today $0.00"

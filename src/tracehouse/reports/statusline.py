@@ -22,7 +22,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from tracehouse.humanize import hours_minutes
-from tracehouse.model.turn_time import MODEL, WHEN
+from tracehouse.model.turn_time import MODEL, ROLLUP, ROLLUP_SUMS, WHEN
 from tracehouse.reports.turn_rules import (
     TOKEN_SUMS,
     WINDOW,
@@ -66,11 +66,18 @@ def status_line(
     provider: str = "claude-code",
     crossed: Sequence[str] = (),
     now: datetime | None = None,
+    rolled: bool = False,
 ) -> str:
+    """The line; `rolled`: the ledger keeps the usage rollup (SQLite), which sums today's
+    turns in a read of a few rows where the turns themselves take milliseconds."""
     now = now or datetime.now(UTC)
     midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
     today = to_utc_iso(midnight.isoformat(), option="today")
-    parts = [f"today {_money(*_cost(query(_TODAY, [today, today]), rates_of))}"]
+    if rolled and today[14:16] in ("00", "15", "30", "45"):  # a quarter hour: the rollup's
+        spent = query(_TODAY_ROLLED, [today])
+    else:
+        spent = query(_TODAY, [today, today])
+    parts = [f"today {_money(*_cost(spent, rates_of))}"]
     since = to_utc_iso((now - LOOK_BACK).isoformat(), option="since")
     block = _last_block(query(_BLOCK_TURNS, [provider, since, since]))
     if block is not None and now < block[0] + WINDOW and now - block[1] < WINDOW:
@@ -90,6 +97,14 @@ _TODAY = (
     f"SELECT substr({WHEN}, 1, 10) AS day, {MODEL} AS model, {TOKEN_SUMS}"
     f" FROM turns t JOIN sessions s ON s.session_id = t.session_id WHERE {_WINDOW}"
     f" GROUP BY substr({WHEN}, 1, 10), {MODEL}"
+)
+# The same from the rollup the SQLite writer keeps, by its quarter hours from local midnight on
+# (the turns with no time of their own, which the index on their start does not find, are in it
+# by their session's: most of the milliseconds the query above takes).
+_TODAY_ROLLED = (
+    "SELECT substr(u.slot, 1, 10) AS day, nullif(u.model, '') AS model, "
+    + ", ".join(f"sum(u.{c}) AS {c}" for c in ROLLUP_SUMS)
+    + f" FROM {ROLLUP} u WHERE u.slot >= ? GROUP BY 1, 2"
 )
 # One agent's turns of the last two days, oldest first, as the block report reads them (`+`: by
 # the index on the turns' start, not every turn of the agent's sessions, which grow for ever).

@@ -40,6 +40,7 @@ def answer(settings: Settings, agent: str, document: str,
     from tracehouse.reports.pricing import own_prices_file
     from tracehouse.shown import escaped_line
     from tracehouse.store import open_configured_store
+    from tracehouse.store.sqlite.usage_slots import SINCE_SCHEMA
 
     if agent not in AGENTS:
         raise TracehouseError(f"--agent {agent!r}: one of {', '.join(AGENTS)}")
@@ -56,8 +57,10 @@ def answer(settings: Settings, agent: str, document: str,
             now = datetime.now(UTC)
             crossed = [s.line() for s in standings(ledger, settings.limits, prices,
                                                    now.astimezone()) if s.crossed]  # fmt: skip
+            rolled = ledger.backend == "sqlite" and ledger.schema_version >= SINCE_SCHEMA
             line = status_line(ledger.query, payload_of(document), rates_of,
-                               provider=AGENTS[agent], crossed=crossed, now=now)  # fmt: skip
+                               provider=AGENTS[agent], crossed=crossed, now=now,
+                               rolled=rolled)  # fmt: skip
             if flags is not None and ledger.backend == "sqlite":
                 remember(settings, ledger.query, prices.binding, own, flags)
         finally:
@@ -79,7 +82,7 @@ def quick_answer(agent: str, store: str | None, config: str | None, document: st
         return None
     try:
         line = status_line(query_of(conn), payload_of(document), found.rates,
-                           provider=AGENTS[agent])  # fmt: skip
+                           provider=AGENTS[agent], rolled=True)  # fmt: skip
     except (sqlite3.Error, NotKept):
         return None
     finally:
