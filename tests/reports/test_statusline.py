@@ -194,3 +194,20 @@ def test_a_report_that_priced_nothing_keeps_where_the_prices_come_from(tmp_path:
     first.save()
     again = PriceMemo(tmp_path / "p.json", own, load)
     assert again.source == first.source and loads == [1]
+
+
+def test_qwen_codes_status_line_names_its_session_and_no_block(tmp_path: Path) -> None:
+    """Qwen Code's `ui.statusLine` command gets its session's id as Claude Code's does (its
+    0.24.4 bundle: `session_id`, `model.display_name`, `workspace.current_dir`); Qwen is not
+    metered in 5-hour windows, so its line has no block."""
+    store = tmp_path / "ledger.db"
+    synced = CliRunner().invoke(app, ["sync", "backfill", "--home", str(DATA / "qwen" / "home"),
+                                      "--store", str(store), "-q"])  # fmt: skip
+    assert synced.exit_code == 0, synced.output
+    document = json.dumps({"session_id": "6676775b-e7b1-41b0-a6de-5f00e4adf771",
+                           "model": {"display_name": "qwen3-coder-plus"},
+                           "workspace": {"current_dir": "/home/dev/site"}})  # fmt: skip
+    today, session = _line(store, document, "--agent", "qwen-code").split(" · ")
+    assert today.startswith("today $") and session == "qw-6676775b 71k tokens"
+    refused = CliRunner().invoke(app, ["statusline", "--agent", "aider", "--store", str(store)])
+    assert refused.exit_code == 2 and "claude-code, qwen-code" in refused.output

@@ -1,6 +1,7 @@
-"""`tracehouse statusline`: the line Claude Code shows under its prompt (its `statusLine`
-command), from the ledger. It reads the agent's JSON on standard input and prints one line: an
-agent shows nothing for a command that fails, so a ledger it cannot read is said in the line.
+"""`tracehouse statusline`: the line Claude Code (its `statusLine` command) or Qwen Code (its
+`ui.statusLine`) shows under its prompt, from the ledger. It reads the agent's JSON on standard
+input and prints one line: an agent shows nothing for a command that fails, so a ledger it
+cannot read is said in the line.
 
 The agent runs it after every message, so `tracehouse statusline` with no other options than
 these starts without typer (`cli/entry.py`); this command is what `--help` and the rest see."""
@@ -17,8 +18,8 @@ AgentOpt = Annotated[
     str,
     typer.Option(
         "--agent",
-        help="The agent running it: claude-code (the one whose status line hook passes its"
-        " session id).",
+        help="The agent running it: claude-code or qwen-code (those whose status line runs a"
+        " command with the session's id).",
     ),
 ]
 
@@ -26,7 +27,7 @@ AgentOpt = Annotated[
 @command
 def statusline(ctx: Context, agent: AgentOpt = "claude-code") -> None:
     """One line for an agent's status line: today's cost across every agent, the active 5-hour
-    block and this session's tokens (docs/usage.md shows the setting)."""
+    block (Claude Code's) and this session's tokens (docs/usage.md shows the settings)."""
     from tracehouse.cli.entry import agent_document
     from tracehouse.reports.statusline_answer import answer
 

@@ -1,9 +1,10 @@
 """The status line an agent shows under its prompt, from the ledger: today's cost across every
-agent, the agent's active 5-hour block (its cost and the time it has left) and this session's
-tokens, with a limit crossed said first.
+agent, the agent's active 5-hour block (its cost and the time it has left; for an agent metered
+in such windows) and this session's tokens, with a limit crossed said first.
 
 Claude Code runs the command after each message with a JSON document on standard input
-(`session_id`, `transcript_path`, `model`, `workspace`, …) and shows the first line it prints.
+(`session_id`, `transcript_path`, `model`, `workspace`, …) and shows the first line it prints;
+Qwen Code passes the same `session_id`, `model` and `workspace` (and its context window).
 The session is found by the id the agent gives (`session_id`), as the ledger stores it for that
 agent: until `sync` (or `sync live`) has read it, the line says so instead.
 
@@ -45,8 +46,12 @@ if TYPE_CHECKING:
     RatesOf = Callable[[str | None, str], Rates | None]
 
 LOOK_BACK = timedelta(days=2)
-# The agents whose status line hook passes a session id, and the provider it is stored under.
-AGENTS = {"claude-code": "claude-code"}
+# The agents whose status line hook runs a command with a session id on its standard input
+# (Claude Code's `statusLine`; Qwen Code's `ui.statusLine`, read in its 0.24.4 bundle), and the
+# provider their sessions are stored under.
+AGENTS = {"claude-code": "claude-code", "qwen-code": "qwen-code"}
+# Those metered in 5-hour windows (Claude's subscriptions), whose line shows the active one.
+WINDOWED = ("claude-code",)
 
 
 def payload_of(text: str) -> dict[str, Any]:
@@ -79,7 +84,8 @@ def status_line(
         spent = query(_TODAY, [today, today])
     parts = [f"today {_money(*_cost(spent, rates_of))}"]
     since = to_utc_iso((now - LOOK_BACK).isoformat(), option="since")
-    block = _last_block(query(_BLOCK_TURNS, [provider, since, since]))
+    block = _last_block(query(_BLOCK_TURNS, [provider, since, since])) \
+        if provider in WINDOWED else None  # fmt: skip
     if block is not None and now < block[0] + WINDOW and now - block[1] < WINDOW:
         left = hours_minutes(block[0] + WINDOW - now)
         parts.append(f"block {_money(*_cost(block[2], rates_of))}, {left} left")
