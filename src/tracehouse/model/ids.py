@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import xxhash
 
+from tracehouse.model.sources import label_prefix
+
 _SEP = "\x1f"  # unit separator: cannot occur in the source ids we hash
 
 
@@ -37,12 +39,6 @@ def source_id(kind: str, uri: str) -> str:
     return stable_id("src", kind, uri)
 
 
-_LABEL_PREFIX = {"claude-code": "cc", "codex": "cx", "cursor": "cu", "gemini-cli": "gm",
-                 "opencode": "oc", "cursor-agent": "ca", "copilot-cli": "gh", "aider": "ai",
-                 "qwen-code": "qw", "crush": "cr", "pi": "pi", "kimi-cli": "km",
-                 "cline": "cl", "continue": "ct",
-                 "openhands": "oh", "zed": "zd", "roo-code": "ro", "kilo-code": "kl",
-                 "goose": "gs", "droid": "fd", "warp": "wp"}  # fmt: skip
 
 
 def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
@@ -58,7 +54,7 @@ def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
 def label_parts(provider: str, source_session_id: str) -> tuple[str, str, bool]:
     """The provider prefix, the characters of the source id a label is cut from, and whether
     it is cut from their end."""
-    prefix = _LABEL_PREFIX.get(provider, provider[:2])
+    prefix = label_prefix(provider)
     tail = source_session_id.replace(":", "/").rsplit("/", 1)[-1].removeprefix("agent-")
     head = "".join(ch for ch in tail if ch.isalnum()).lower()
     if provider == "codex" and len(tail) == 36:

@@ -9,6 +9,7 @@ renamed, so an older ledger upgrades by `ALTER TABLE … ADD COLUMN`.
 from __future__ import annotations
 
 from tracehouse.model.columns import Column, Kind, Table
+from tracehouse.model.sources import SOURCES
 
 INT, BOOL, JSON = Kind.INT, Kind.BOOL, Kind.JSON
 
@@ -16,29 +17,7 @@ ROLES = ("user", "assistant", "system", "tool")
 MESSAGE_TYPES = ("user", "assistant", "system", "tool_result", "host")
 TURN_STATUSES = ("completed", "aborted", "error")
 TOOL_STATUSES = ("pending", "running", "completed", "failed")
-PROVIDERS = (
-    "claude-code",
-    "codex",
-    "cursor",
-    "gemini-cli",
-    "opencode",
-    "cursor-agent",
-    "copilot-cli",
-    "aider",
-    "qwen-code",
-    "crush",
-    "pi",
-    "kimi-cli",
-    "cline",
-    "continue",
-    "openhands",
-    "zed",
-    "roo-code",
-    "kilo-code",
-    "goose",
-    "droid",
-    "warp",
-)
+PROVIDERS = tuple(SOURCES)  # every source's name, in `model/sources.py`'s order
 
 _TOKENS = (
     Column("input_tokens", INT),

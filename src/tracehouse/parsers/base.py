@@ -1,7 +1,8 @@
 """The source interface (STYLE "Source interface"): discover(roots) → units; parse(unit) → rows.
 
-A parser module provides `default_roots`, `discover` and `parse`; `parsers/registry.py` lists
-them explicitly. Parse results travel between processes, so they hold plain rows and frames.
+A parser module provides `default_roots`, `discover` and `parse`; `model/sources.py` lists
+them explicitly, one line each, and `parsers/registry.py` imports them. Parse results travel
+between processes, so they hold plain rows and frames.
 """
 
 from __future__ import annotations

@@ -1,59 +1,29 @@
-"""The parsers, listed explicitly (STYLE "Source interface"): provider name → module."""
+"""The parsers: provider name → the package that reads it, as `model/sources.py` lists them
+(STYLE "Source interface"). A package declares its provider (`PROVIDER`) besides; the two must
+agree, and an import that finds otherwise fails at once rather than filing rows under another
+agent."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
-from types import ModuleType
 
-from tracehouse.parsers import (
-    aider,
-    claude_code,
-    cline,
-    codex,
-    continue_dev,
-    copilot_cli,
-    crush,
-    cursor,
-    cursor_agent,
-    droid,
-    gemini_cli,
-    goose,
-    kilo_code,
-    kimi_cli,
-    opencode,
-    openhands,
-    pi,
-    qwen_code,
-    roo_code,
-    warp,
-    zed,
-)
+from tracehouse.model.sources import SOURCES
 from tracehouse.parsers.base import SourceParser
 
-_MODULES: tuple[ModuleType, ...] = (
-    claude_code,
-    codex,
-    cursor,
-    gemini_cli,
-    opencode,
-    cursor_agent,
-    copilot_cli,
-    qwen_code,
-    pi,
-    kimi_cli,
-    cline,
-    crush,
-    aider,
-    continue_dev,
-    openhands,
-    zed,
-    roo_code,
-    kilo_code,
-    goose,
-    droid,
-    warp,
-)
-PARSERS: dict[str, SourceParser] = {m.PROVIDER: m for m in _MODULES}  # type: ignore[misc]
+
+def _parsers() -> dict[str, SourceParser]:
+    found: dict[str, SourceParser] = {}
+    for provider, (package, _label) in SOURCES.items():
+        module = importlib.import_module(f"tracehouse.parsers.{package}")
+        declared = module.PROVIDER
+        if declared != provider:
+            raise ImportError(f"parsers/{package} reads {declared!r}, listed as {provider!r}")
+        found[provider] = module  # type: ignore[assignment]
+    return found
+
+
+PARSERS: dict[str, SourceParser] = _parsers()
 
 
 def import_readers(providers: Iterable[str]) -> None:
