@@ -62,3 +62,44 @@ def test_the_prompt_log_brings_back_only_sessions_without_a_chat() -> None:
     item, _rows = found["e7c6b5f2-0000-4000-8000-00000000abcd@logs"]
     assert item.session["metadata"]["recovered_from"] == "logs.json"
     assert item.session["message_count"] == 2
+
+
+def test_a_cursor_of_another_state_shape_is_read_whole_once(tmp_path) -> None:
+    """A source whose builder comes to keep another resume state raises its `STATE_SHAPE`
+    (issue #65: the older sources' ports): a cursor written before is not resumed, its file is
+    read whole again once it grows, to the rows a first read gives; then appends resume."""
+    import time
+
+    from tracehouse.parsers.base import Action, ParseOptions
+    from tracehouse.parsers.kit.jsonl_session import jsonl_parser
+    from tracehouse.parsers.kit.jsonl_unit import SHAPE
+    from tracehouse.parsers.qwen_code.chats import QwenChat
+
+    class Reshaped(QwenChat):
+        STATE_SHAPE = 1
+
+    (chat,) = [u for u in qwen_code.discover([ROOT]) if u.key.endswith(".jsonl")]
+    lines = chat.path.read_bytes().splitlines(keepends=True)
+    target = tmp_path / "projects" / "p" / "chats" / chat.path.name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"".join(lines[:4]))
+    (unit,) = [u for u in qwen_code.discover([tmp_path]) if u.key.endswith(".jsonl")]
+    options = ParseOptions(now=time.time() + 3600)
+    before, after = jsonl_parser(QwenChat), jsonl_parser(Reshaped)
+    first = before(unit, None, options)
+    assert SHAPE not in first.cursor["state"]  # shape 0: cursors as they were written before
+
+    target.write_bytes(b"".join(lines))  # the file grows
+    reread = after(unit, first.cursor, options)
+    assert reread.action is Action.FULL and reread.bytes_read == target.stat().st_size
+    assert reread.cursor["state"][SHAPE] == 1
+    whole = after(unit, None, options)
+    assert reread.rows.keys() == whole.rows.keys()
+    assert all(sorted(map(repr, reread.rows[t])) == sorted(map(repr, whole.rows[t]))
+               for t in whole.rows)  # fmt: skip
+    assert before(unit, first.cursor, options).action is Action.APPEND  # the same shape resumes
+
+    with target.open("ab") as out:  # and with the new shape, an append is an append
+        out.write(lines[-1])
+    appended = after(unit, reread.cursor, options)
+    assert appended.action is Action.APPEND and appended.bytes_read == len(lines[-1])

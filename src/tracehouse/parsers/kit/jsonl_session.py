@@ -17,9 +17,11 @@ from tracehouse.parsers.kit.jsonl_unit import parse_jsonl
 class JsonlSession:
     """One session per JSONL unit, resumable. A subclass sets `PROVIDER`, implements `feed`
     (returning how a record was accounted for) and, where it has them, `fields`. What it must
-    remember across an append beyond the conversation goes in `self.kept` (JSON-safe)."""
+    remember across an append beyond the conversation goes in `self.kept` (JSON-safe); one that
+    comes to keep another state raises `STATE_SHAPE` (`jsonl_unit.py`)."""
 
     PROVIDER: ClassVar[str]
+    STATE_SHAPE: ClassVar[int] = 0
 
     def __init__(self, unit: Unit, state: Mapping[str, Any] | None, max_field: int) -> None:
         s = state or {}
@@ -65,7 +67,7 @@ def jsonl_parser(
     def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
         return parse_jsonl(
             session.PROVIDER, unit, cursor, options,
-            lambda state: session(unit, state, options.max_field),
+            lambda state: session(unit, state, options.max_field), session.STATE_SHAPE,
         )  # fmt: skip
 
     return parse

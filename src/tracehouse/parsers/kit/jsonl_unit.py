@@ -4,6 +4,11 @@ Every JSONL source (Claude Code transcripts, Codex rollouts, Codex prompt histor
 loop: plan from a stat and the cursor, verify an append by its head and tail hashes, read complete
 lines within the budget, feed each record to the source's resumable builder, and return its rows
 with the new cursor. A source supplies only the builder.
+
+A builder's resume state lives in every user's watermarks. A source whose builder comes to keep
+another state names its shape (`shape`, 0 until then): a cursor whose state is of another shape
+is not resumed but its file read whole again, once, when it next grows, replacing the rows it
+gave before with the same rows, as any full read does.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from tracehouse.state.watermark import (
 )
 
 EXCERPT = 500
+SHAPE = "state_shape"  # the resume state's key for its shape, kept only where it is not 0
 
 
 class Builder(Protocol):
@@ -76,6 +82,7 @@ def parse_jsonl(
     cursor_json: Mapping[str, Any] | None,
     options: ParseOptions,
     make_builder: MakeBuilder,
+    shape: int = 0,
 ) -> UnitResult:
     cursor = FileCursor.from_json(cursor_json) if cursor_json else None
     try:
@@ -92,7 +99,7 @@ def parse_jsonl(
             assert cursor is not None
             f.seek(cursor.tail_start)
             tail = f.read(cursor.offset - cursor.tail_start)
-            if not verify_append(cursor, head, tail):
+            if not verify_append(cursor, head, tail) or cursor.state.get(SHAPE, 0) != shape:
                 action = Action.FULL
         start = cursor.offset if action is Action.APPEND and cursor else 0
         quiet = options.now - st.st_mtime_ns / 1e9 >= options.quiet_seconds
@@ -101,11 +108,12 @@ def parse_jsonl(
             final_line_complete=quiet, max_line=options.max_line,
         )  # fmt: skip
     base = cursor if action is Action.APPEND else None
+    kept = _stamped(base.state if base else {}, shape)
     if chunk.skipped:
-        return _skipped(provider, unit, action, st, chunk, base, head, options)
+        return _skipped(provider, unit, action, st, chunk, base, head, kept, options)
     if not chunk.data:
         # Nothing complete to read: a partial last line waits; a touched file gets a new stat.
-        new = _cursor(st, chunk, base, head, base.state if base else {}, base.lines if base else 0)
+        new = _cursor(st, chunk, base, head, kept, base.lines if base else 0)
         wait = Action.WAIT if chunk.end < st.st_size else action
         return UnitResult(unit, wait, watermark=wm(provider, unit, new), cursor=new.to_json())
     first_line = base.lines if base else 0
@@ -114,11 +122,12 @@ def parse_jsonl(
     )
     skip: dict[int, str] = {}
     while True:
-        builder = make_builder(dict(base.state) if base else None)
+        resumed = {k: v for k, v in base.state.items() if k != SHAPE} if base else None
+        builder = make_builder(resumed)
         result.rejects, result.accounting = [], Counter()
         line_count = _feed_all(provider, unit, chunk, first_line, builder, skip, result, options)
         try:
-            state = builder.finish()
+            state = _stamped(builder.finish(), shape)
             new = _cursor(st, chunk, base, head, state, first_line + line_count)
             attach(
                 provider,
@@ -150,12 +159,13 @@ def _skipped(
     chunk: Chunk,
     base: FileCursor | None,
     head: bytes,
+    state: Mapping[str, Any],
     options: ParseOptions,
 ) -> UnitResult:
     """A line over the size limit, skipped unread: its reject, and the cursor moved past it
     with the builder's state as it was, so the lines after it are read as an append."""
     line = (base.lines if base else 0) + 1
-    new = _cursor(st, chunk, base, head, base.state if base else {}, line)
+    new = _cursor(st, chunk, base, head, state, line)
     result = UnitResult(
         unit, action, bytes_read=chunk.skipped, done=chunk.eof, mtime_ns=st.st_mtime_ns
     )
@@ -167,6 +177,12 @@ def _skipped(
     result.cursor = new.to_json()
     result.clear = Clear(provider, unit.key, from_line=line)
     return result
+
+
+def _stamped(state: Mapping[str, Any], shape: int) -> Mapping[str, Any]:
+    """A resume state with its shape, which a state of shape 0 does not name (so that the
+    cursors every source wrote before shapes existed stay as they were)."""
+    return {**state, SHAPE: shape} if shape else state
 
 
 def too_long(size: int, options: ParseOptions) -> str:
