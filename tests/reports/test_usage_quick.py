@@ -55,6 +55,32 @@ def test_the_second_run_is_quick_and_prints_the_same_bytes(ledger: Path) -> None
     assert "claude-code" in first and "total" in first and "$" in first
 
 
+def test_a_window_of_dates_is_quick_and_any_other_goes_to_the_full_path(
+    ledger: Path,  # noqa: F811
+) -> None:
+    """`--since` and `--until` a date (a day of any time zone is whole quarter hours): the
+    rollup's window, the same report; a duration back from now, or a window the command
+    refuses, is the full path's, which says what is wrong."""
+    from datetime import date, timedelta
+
+    store = ["--store", str(ledger)]
+    _run(*store)
+    today = date.today()
+    for window in (("--since", str(today)), ("--until", str(today + timedelta(days=1))),
+                   ("--since", str(today - timedelta(days=3)), "--until", str(today))):  # fmt: skip
+        wanted, _ = _run(*window, "--quiet", *store)
+        shown, full = _run(*window, *store)
+        assert not full and shown == wanted, window
+    assert _run("--since", "2h", *store)[1]  # now less two hours: not on a quarter
+    bad = subprocess.run([sys.executable, "-c", PROGRAM, "usage", "--since", "soon", *store],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "--since 'soon'" in bad.stderr
+    empty = subprocess.run([sys.executable, "-c", PROGRAM, "usage", "--since", str(today),
+                            "--until", str(today), *store],
+                           capture_output=True, text=True)  # fmt: skip
+    assert empty.returncode == 2 and "is not before --until" in empty.stderr
+
+
 def test_what_could_change_the_report_sends_it_to_the_full_path(
     ledger: Path,  # noqa: F811
     tmp_path: Path,
@@ -80,7 +106,7 @@ def test_what_could_change_the_report_sends_it_to_the_full_path(
     with sqlite3.connect(ledger) as conn:  # the schema moves (a migration)
         conn.execute("CREATE TABLE later (x)")
     assert quick() is None
-    for args in (("--provider", "codex"), ("--since", "2020-01-01"), ("--json",)):
+    for args in (("--provider", "codex"), ("--since", "2h"), ("--json",), ("--model", "claude")):
         assert _run(*args, "--store", str(ledger))[1], args
 
 

@@ -5,8 +5,8 @@ options listed here they are answered without them:
 - `tracehouse statusline`, which an agent's status line hook runs after every message: from
   the state the last full answer settled (`reports/statusline_answer.py`), else through the
   settings;
-- `tracehouse usage` of a period the rollup answers (`reports/usage_quick.py`), when a full
-  run settled the ledger and the prices before.
+- `tracehouse usage` of a period and window the rollup answers (`reports/usage_quick.py`),
+  when a full run settled the ledger and the prices before.
 
 Every other command line, and these where their quick path cannot answer, goes to the typer
 app (`cli/app.py`).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 
 STATUSLINE_OPTIONS = ("--agent", "--store", "--config")
-USAGE_OPTIONS = ("--store", "--config")
+USAGE_OPTIONS = ("--store", "--config", "--since", "--until")
 USAGE_FLAGS = ("--utc", "--breakdown")
 
 
@@ -93,7 +93,8 @@ def _usage(period: list[str], options: dict[str, str]) -> bool:
 
     report = quick_report(period[0] if period else "daily", options.get("store"),
                           options.get("config"), utc="utc" in options,
-                          breakdown="breakdown" in options)  # fmt: skip
+                          breakdown="breakdown" in options, since=options.get("since"),
+                          until=options.get("until"))  # fmt: skip
     if report is None:
         return False
     from tracehouse.cli.usage_text import write

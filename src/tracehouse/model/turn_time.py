@@ -39,3 +39,22 @@ def rollup_sums(where: str = "") -> str:
         f" sum(u.turns) AS turns, {sums} FROM {ROLLUP} u WHERE u.turns > 0{where}"
         " GROUP BY u.slot, u.model, u.source_provider"
     )
+
+
+def rollup_window(since: str | None, until: str | None) -> tuple[str, list[str]]:
+    """The rollup's rows in a window of stored times (` AND …` for `rollup_sums`, and its
+    values): a quarter hour is in it when it begins in it, which is its turns' window when both
+    ends are quarter hours (`on_a_quarter`); a turn without a time is in no window."""
+    where, params = "", []
+    if since:
+        where += " AND u.slot >= ?"
+        params.append(since)
+    if until:  # '' sorts first
+        where += " AND u.slot <> '' AND u.slot < ?"
+        params.append(until)
+    return where, params
+
+
+def on_a_quarter(at: str) -> bool:
+    """Whether a stored time is the start of a quarter hour (a day of every time zone is)."""
+    return at[14:16] in ("00", "15", "30", "45") and at[16:] == ":00.000Z"

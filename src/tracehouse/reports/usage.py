@@ -21,7 +21,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from tracehouse.errors import ConfigError
-from tracehouse.model.turn_time import MODEL, WHEN, quarter_hour, rollup_sums
+from tracehouse.model.turn_time import (
+    MODEL,
+    WHEN,
+    on_a_quarter,
+    quarter_hour,
+    rollup_sums,
+    rollup_window,
+)
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.turn_rules import TOKEN_SUMS
@@ -97,11 +104,7 @@ def _rolled(store: SessionStore, filters: SessionFilters) -> bool:
         return False
     if filters.project or filters.session_ids or filters.machines:
         return False
-    return all(at is None or _on_a_quarter(at) for at in (filters.since, filters.until))
-
-
-def _on_a_quarter(at: str) -> bool:
-    return at[14:16] in ("00", "15", "30", "45") and at[16:] == ":00.000Z"
+    return all(at is None or on_a_quarter(at) for at in (filters.since, filters.until))
 
 
 def _slot_sums(store: SessionStore, filters: SessionFilters) -> list[dict[str, Any]]:
@@ -110,10 +113,5 @@ def _slot_sums(store: SessionStore, filters: SessionFilters) -> list[dict[str, A
     kept = SessionFilters(providers=filters.providers, models=filters.models,
                           subagents=filters.subagents)  # fmt: skip
     where, params = session_sql(kept, "u", times=False, model="u.model")
-    if filters.since:
-        where += " AND u.slot >= ?"
-        params.append(filters.since)
-    if filters.until:  # a turn without a time is in no window ('' sorts first)
-        where += " AND u.slot <> '' AND u.slot < ?"
-        params.append(filters.until)
-    return store.query(rollup_sums(where), params)
+    window, bounds = rollup_window(filters.since, filters.until)
+    return store.query(rollup_sums(where + window), params + bounds)
