@@ -14,18 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.reports.test_statusline import ledger  # noqa: F401  (the fixture)
+from tests.reports.test_statusline_quick import PROGRAM  # says whether the settings loaded
 from tracehouse.reports.settled import KEPT
 from tracehouse.reports.usage_quick import QUICK_PERIODS, quick_report
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the quick path is XDG's"
-)
-# The program as a user starts it, saying afterwards whether typer was loaded (the full path).
-PROGRAM = (
-    "import sys\n"
-    "from tracehouse.cli.entry import main\n"
-    "try:\n    main()\n"
-    "finally:\n    print('typer' in sys.modules, file=sys.stderr)\n"
 )
 
 
