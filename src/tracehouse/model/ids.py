@@ -39,8 +39,6 @@ def source_id(kind: str, uri: str) -> str:
     return stable_id("src", kind, uri)
 
 
-
-
 def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
     """A short, stable, human-typable handle: `cc-6a963594` (provider prefix + id head).
 
