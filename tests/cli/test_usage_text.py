@@ -60,6 +60,14 @@ def test_a_terminal_gets_styles_and_the_ledgers_text_is_escaped() -> None:
     assert "\x07" not in "".join(text) and "\x1b]" not in "".join(text)
 
 
+def test_a_line_break_in_a_name_stays_in_its_cell() -> None:
+    report = _report(["two\nlines", "tab\there"])
+    report.period = "project"
+    table = usage_text(report).splitlines()[1:5]
+    assert table[1].startswith(r"two\x0alines ") and table[2].startswith(r"tab\x09here ")
+    assert len({cell_width(line) for line in table}) == 1
+
+
 def test_wide_characters_take_two_columns() -> None:
     report = _report(["日本語のプロジェクト", "ascii-project"])
     report.period = "project"

@@ -38,13 +38,13 @@ def test_the_second_run_is_quick_and_prints_the_same_bytes(ledger: Path) -> None
     store = ["--store", str(ledger)]
     first, full = _run(*store)
     assert full and (_state() / KEPT).exists()
-    for period in ("", *QUICK_PERIODS):
-        for flags in ((), ("--utc",), ("--breakdown",), ("--utc", "--breakdown")):
-            args = [*([period] if period else []), *flags, *store]
-            wanted, _ = _run(*args, "--quiet")  # an option the quick path leaves to typer
-            shown, full_again = _run(*args)
-            assert not full_again, args
-            assert shown == wanted, args
+    flags = [(), ("--utc",), ("--breakdown",), ("--utc", "--breakdown"), ("--breakdown",)]
+    for period, flagged in zip(("", *QUICK_PERIODS), flags, strict=True):  # each flag, and both
+        args = [*([period] if period else []), *flagged, *store]
+        wanted, _ = _run(*args, "--quiet")  # an option the quick path leaves to typer
+        shown, full_again = _run(*args)
+        assert not full_again, args
+        assert shown == wanted, args
     assert first == _run(*store)[0]
     assert "claude-code" in first and "total" in first and "$" in first
 

@@ -6,7 +6,7 @@ nothing but the report, the same bytes as the full command. On a terminal the he
 total are bold, the breakdown rows and the notes dim, and the table fits the width: the columns
 a ccusage user reads least give way first (`NARROWING`), said in a note, and the notes wrap at
 spaces; piped, every column and line is whole. Whatever the ledger named is shown escaped
-(`shown.escaped`).
+(`shown.escaped_line`: a line break in a project's name stays in its cell).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import sys
 import unicodedata
 
-from tracehouse.shown import escaped
+from tracehouse.shown import escaped_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,9 +61,9 @@ def usage_text(report: Report, *, width: int | None = None, styled: bool = False
     rows: list[tuple[list[str], str]] = []
     for line in report.lines:
         if line.model is not None:
-            rows.append(([f"  └ {escaped(line.model)}", "", *cells(line)], DIM))
+            rows.append(([f"  └ {escaped_line(line.model)}", "", *cells(line)], DIM))
         else:
-            rows.append(([escaped(line.key), escaped(line.provider), *cells(line)], ""))
+            rows.append(([escaped_line(line.key), escaped_line(line.provider), *cells(line)], ""))
     footer = ["total", "", *cells(report.total)]
     table = [header, *(cells_ for cells_, _ in rows), footer]
     shown, left_out = _fitted(table, width)
@@ -76,9 +76,9 @@ def usage_text(report: Report, *, width: int | None = None, styled: bool = False
             padded.append(cells_[i] + gap if i < 2 else gap + cells_[i])
         return GAP.join(padded).rstrip()
 
-    notes = [f"cost at API list prices ({escaped(report.prices)}), each turn at its date"]
+    notes = [f"cost at API list prices ({escaped_line(report.prices)}), each turn at its date"]
     if report.unpriced:
-        models = ", ".join(f"{escaped(m)} {n:,}" for m, n in report.unpriced.items())
+        models = ", ".join(f"{escaped_line(m)} {n:,}" for m, n in report.unpriced.items())
         notes.append(
             f"not in the cost: {report.total.unpriced:,} tokens of models without a price"
             f" ({models}); — : none priced, * : some. Price them in a prices.toml."
