@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.reports.test_statusline import ledger  # noqa: F401  (the fixture)
-from tests.reports.test_statusline_quick import PROGRAM  # says whether the settings loaded
+from tests.reports.test_statusline_quick import PROGRAM, _state  # PROGRAM: if settings loaded
 from tracehouse.reports.settled import KEPT
-from tracehouse.reports.usage_quick import QUICK_PERIODS, quick_report
+from tracehouse.reports.usage_quick import quick_report
+from tracehouse.reports.usage_report import ROLLED
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the quick path is XDG's"
@@ -30,16 +31,12 @@ def _run(*args: str) -> tuple[str, bool]:
     return done.stdout, done.stderr.strip().endswith("True")
 
 
-def _state() -> Path:
-    return Path(os.environ["XDG_STATE_HOME"]) / "tracehouse"
-
-
 def test_the_second_run_is_quick_and_prints_the_same_bytes(ledger: Path) -> None:  # noqa: F811
     store = ["--store", str(ledger)]
     first, full = _run(*store)
     assert full and (_state() / KEPT).exists()
     flags = [(), ("--utc",), ("--breakdown",), ("--utc", "--breakdown"), ("--breakdown",)]
-    for period, flagged in zip(("", *QUICK_PERIODS), flags, strict=True):  # each flag, and both
+    for period, flagged in zip(("", *ROLLED), flags, strict=True):  # each flag, and both
         args = [*([period] if period else []), *flagged, *store]
         wanted, _ = _run(*args, "--quiet")  # an option the quick path leaves to typer
         shown, full_again = _run(*args)

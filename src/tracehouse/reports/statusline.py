@@ -23,7 +23,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from tracehouse.humanize import hours_minutes
-from tracehouse.model.turn_time import MODEL, ROLLUP, ROLLUP_SUMS, WHEN
+from tracehouse.model.turn_time import MODEL, ROLLUP, ROLLUP_SUMS, WHEN, on_a_quarter
 from tracehouse.reports.turn_rules import (
     TOKEN_SUMS,
     WINDOW,
@@ -78,7 +78,7 @@ def status_line(
     now = now or datetime.now(UTC)
     midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
     today = to_utc_iso(midnight.isoformat(), option="today")
-    if rolled and today[14:16] in ("00", "15", "30", "45"):  # a quarter hour: the rollup's
+    if rolled and on_a_quarter(today):  # the rollup's quarter hours hold today whole
         spent = query(_TODAY_ROLLED, [today])
     else:
         spent = query(_TODAY, [today, today])

@@ -32,7 +32,7 @@ from tracehouse.model.turn_time import (
 from tracehouse.reports.filters import SessionFilters, session_sql
 from tracehouse.reports.pricing import Prices
 from tracehouse.reports.turn_rules import TOKEN_SUMS
-from tracehouse.reports.usage_report import PERIODS, UNKNOWN, Line, Report, report_of
+from tracehouse.reports.usage_report import PERIODS, ROLLED, UNKNOWN, Line, Report, report_of
 from tracehouse.store.protocol import SessionStore
 from tracehouse.store.sqlite import usage_slots
 
@@ -57,9 +57,6 @@ def usage(
 # What a period groups by besides the time, the model and the provider.
 GROUPED = {"session": ("s.label",), "project": ("s.project", "s.workspace_path"),
            "machine": ("s.host",)}  # fmt: skip
-# The periods whose groups are quarter hours (or days) of a model and provider: what the
-# SQLite store's rollup of the turns holds (`store/sqlite/usage_slots.py`).
-ROLLED = ("daily", "weekly", "monthly", "model")
 
 
 def turn_sql(filters: SessionFilters) -> tuple[str, list[Any]]:

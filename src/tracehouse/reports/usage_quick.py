@@ -21,7 +21,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.model.turn_time import on_a_quarter, rollup_sums, rollup_window
 from tracehouse.reports.settled import NotKept, recall
 from tracehouse.reports.turn_rules import cost_at
-from tracehouse.reports.usage_report import Report, report_of
+from tracehouse.reports.usage_report import ROLLED, Report, report_of
 from tracehouse.timespec import to_utc_iso
 
 TYPE_CHECKING = False
@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from tracehouse.model.tokens import Tokens
-
-# The periods whose report the rollup answers unfiltered (`usage.ROLLED`).
-QUICK_PERIODS = ("daily", "weekly", "monthly", "model")
 
 
 def quick_report(
@@ -46,7 +43,7 @@ def quick_report(
     env: Mapping[str, str] = os.environ,
 ) -> Report | None:
     """The report, or None where only the full path can make it."""
-    window = _window(since, until, utc) if period in QUICK_PERIODS else None
+    window = _window(since, until, utc) if period in ROLLED else None
     found = recall(env, store, config) if window is not None else None
     conn = found.connect() if found is not None and found.source else None
     if window is None or found is None or conn is None:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 PERIODS = ("daily", "weekly", "monthly", "session", "project", "model", "machine")
 UNKNOWN = "(unknown)"
+# The periods whose groups are quarter hours (or days) of a model and provider: what the
+# SQLite store's rollup of the turns holds (`store/sqlite/usage_slots.py`).
+ROLLED = ("daily", "weekly", "monthly", "model")
 
 
 class Line:
