@@ -149,3 +149,35 @@ def test_an_endpoint_that_answers_badly_is_named(endpoint: str) -> None:
 def test_an_endpoint_that_does_not_answer_is_named() -> None:
     with pytest.raises(EmbeddingError, match=r"127\.0\.0\.1:9/embeddings"):
         embedders.load(parse_model("openai:tiny@http://127.0.0.1:9"))
+
+
+def _join_early_loads() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "embeddings":
+            thread.join()
+
+
+def test_a_model_loaded_early_is_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[ModelSpec] = []
+    monkeypatch.setattr(embedders, "load", lambda spec, **_: made.append(spec) or object())
+    lazy = embedders.Lazy("wordllama")
+    assert lazy.dims == 256 and not made  # the packaged model's, without loading it
+    lazy.load_in_background()
+    _join_early_loads()
+    assert lazy.model() is lazy.model()
+    assert made == [parse_model("wordllama")]
+
+
+def test_a_model_that_fails_early_is_said_by_whoever_needs_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuse(spec: ModelSpec, **_: object) -> None:
+        raise EmbeddingError("the model's folder is gone")
+
+    monkeypatch.setattr(embedders, "load", refuse)
+    lazy = embedders.Lazy("model2vec:/nowhere")
+    lazy.load_in_background()
+    _join_early_loads()
+    assert capsys.readouterr().err == ""  # no thread's traceback
+    with pytest.raises(EmbeddingError, match="folder is gone"):
+        lazy.embed(["a text"])

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tests.search.fake_model import WordsModel
-from tests.store.factory import batch, item
+from tests.store.factory import T0, batch, item
+from tracehouse.config import WORDLLAMA
+from tracehouse.search import embedders
 from tracehouse.search.hits import SearchFilters
 from tracehouse.search.semantic import SemanticUnavailable
 from tracehouse.store.protocol import SessionStore
@@ -195,3 +197,31 @@ def test_compact_leaves_no_vector_of_a_text_no_row_holds(store: SessionStore) ->
     store.embed_backlog(model)
     assert sessions_of(semantic(store, model, "dividing by zero"))[0] == sid_of(store, "s-division")
     assert sessions_of(semantic(store, model, "tenacity backoff"))[0] == sid_of(store, "s-retry")
+
+
+class Packaged(WordsModel):
+    """Stands for the packaged model, whose dimensions are known before it loads."""
+
+    name = WORDLLAMA
+    dims = 256
+
+
+def test_rows_written_again_with_the_texts_they_held_load_no_model(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[object] = []
+    monkeypatch.setattr(embedders, "load", lambda spec, **_: loads.append(spec) or Packaged())
+    imported(store)
+    assert store.embed_backlog(embedders.Lazy("wordllama")) > 0
+    assert len(loads) == 1
+    # the same session written again, later: its rows queued again, every text known
+    again = item("s-retry", 2, text=TOPICS["s-retry"], updatedAtMs=T0 + 60_000)
+    again["messages"][0]["meta"] = {"n": "edited"}
+    store.import_batch(batch([again]))
+    assert store.embedding_backlog() > 0
+    assert store.embed_backlog(embedders.Lazy("wordllama")) > 0
+    assert len(loads) == 1
+    assert store.embedding_backlog() == 0
+    imported(store, {"s-retry": "tenacity backoff replaced by a plain loop"})  # a new text
+    store.embed_backlog(embedders.Lazy("wordllama"))
+    assert len(loads) == 2

@@ -39,7 +39,7 @@ class Embedding:
                 self._again.clear()
                 store = open_store(self.address, create=False, migrate=False)
                 try:
-                    store.embed_backlog(self.model.model())
+                    store.embed_backlog(self.model)
                 finally:
                     store.close()
         except (TracehouseError, OSError) as error:  # the rows stand; the next write retries

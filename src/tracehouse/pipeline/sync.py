@@ -133,7 +133,7 @@ def _embed(store: SessionStore, embeddings: Lazy, report: SyncReport) -> None:
     began = time.monotonic()
     try:
         if embeddings.enabled and store.embedding_backlog(wrote=report.rows_written > 0):
-            report.embedded = store.embed_backlog(embeddings.model())
+            report.embedded = store.embed_backlog(embeddings)
     except EmbeddingError as error:
         report.embed_error = str(error)
     report.phases["embed"] += time.monotonic() - began
@@ -235,6 +235,8 @@ def _run(
     # parsers that write. One process parses and writes inline.
     workers = min(options.workers, len(tasks) + 1) if total >= options.pool_min_bytes else 1
     if workers <= 1:
+        if tasks and options.embeddings is not None and not options.dry_run:
+            options.embeddings.load_in_background()  # this process forks no parsers
         run_tasks(store, options, tasks, report, progress.advance)
     else:
         from tracehouse.pipeline.workers import run_in_workers

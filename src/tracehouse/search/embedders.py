@@ -17,6 +17,7 @@ by one the ledger names (a ledger's text must not choose a URL or a folder, DESI
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -46,7 +47,9 @@ class EmbeddingError(TracehouseError):
 
 class Embedder(Protocol):
     name: str  # what the ledger records with every vector
-    dims: int
+
+    @property
+    def dims(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit-length float32 row per text."""
@@ -68,8 +71,10 @@ def beside(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]
 
 
 class Lazy:
-    """The settings' model, loaded when it is first needed: a sync with nothing new to embed and
-    a lexical search never load it (WordLlama's import and load take 0.4-0.6 s)."""
+    """The settings' model, loaded when a text first needs its vector: a sync with nothing new,
+    one whose rewritten rows hold only texts embedded before (a session's row, written again at
+    every append), and a lexical search never load it (WordLlama's import and load take 0.3-0.6
+    s). It is an `Embedder` itself, the packaged model's dimensions known without loading it."""
 
     def __init__(self, setting: str, *, allow_download: bool = False) -> None:
         self.spec = parse_model(setting)
@@ -77,10 +82,35 @@ class Lazy:
         self._allow_download = allow_download
         self._model: Embedder | None = None
         self._loading = threading.Lock()  # a gateway's requests may ask at once
+        self._early: threading.Thread | None = None
 
     @property
     def enabled(self) -> bool:
         return self.spec.kind != "none"
+
+    @property
+    def dims(self) -> int:
+        if self._model is None and self.spec.kind == "wordllama":
+            return _WordLlama.dims
+        return self.model().dims
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.model().embed(texts)
+
+    def load_in_background(self) -> None:
+        """Start loading on a thread of its own, for a run about to parse what it will embed:
+        the load then overlaps the parse and the wait for the secret-scanning rules (native,
+        without the GIL) instead of following them. A process must not fork while it runs."""
+        if self.enabled and self._model is None and self._early is None:
+            self._early = threading.Thread(target=self._load_quietly, name="embeddings",
+                                           daemon=True)  # fmt: skip
+            self._early.start()
+
+    def _load_quietly(self) -> None:
+        # Whatever stops the load is said when a text needs the model, by whoever asks then
+        # (it loads again), never as a thread's traceback.
+        with contextlib.suppress(Exception):
+            self.model()
 
     def model(self) -> Embedder:
         with self._loading:

@@ -160,10 +160,7 @@ def _passages(table: str, row: tuple[Any, ...]) -> list[Passage]:
 
 def embed_step(tx: Tx, embedder: Embedder, limit: int = STEP_ROWS) -> int:
     """Embed the next `limit` rows of the backlog in the caller's transaction: the rows done."""
-    import numpy as np
-
     from tracehouse.search.embedders import beside
-    from tracehouse.search.vectors import Block
 
     # One embedding at a time over the ledger (a gateway's workers, a sync beside them): two
     # would take the same rows and add their vectors twice.
@@ -199,7 +196,11 @@ def embed_step(tx: Tx, embedder: Embedder, limit: int = STEP_ROWS) -> int:
                 [p.key for p in found],
             ),
         )
-    if texts:
+    if texts:  # only then NumPy: rows written again with the texts they held need no vectors
+        import numpy as np
+
+        from tracehouse.search.vectors import Block
+
         keys = np.fromiter(texts, dtype=np.int64, count=len(texts))
         _append(tx, Block.of(keys, made()), embedder.dims)
     tx.execute(

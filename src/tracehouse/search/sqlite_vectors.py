@@ -229,7 +229,6 @@ def _next_rows(
 def embed_step(conn: sqlite3.Connection, embedder: Embedder, limit: int = STEP_ROWS) -> int:
     """Embed the next `limit` rows of the backlog, in the caller's transaction: returns the rows
     done (0: none left). Texts embedded before keep their vectors."""
-    from tracehouse.search import vectors
     from tracehouse.search.embedders import beside
 
     table, rows, mark = _next_rows(conn, limit)
@@ -263,8 +262,10 @@ def embed_step(conn: sqlite3.Connection, embedder: Embedder, limit: int = STEP_R
         "INSERT OR REPLACE INTO embedded (source, rid, part, text_key) VALUES (?, ?, ?, ?)",
         [(p.source, p.rid, p.part, p.key) for p in found],
     )
-    if new:
+    if new:  # only then NumPy: rows written again with the texts they held need no vectors
         import numpy as np
+
+        from tracehouse.search import vectors
 
         keys = np.fromiter(new, dtype=np.int64, count=len(new))
         _append(conn, vectors.Block.of(keys, made()), embedder.dims)
