@@ -4,7 +4,11 @@ diff the two SQLite ledgers row by row, run provenance aside (issue #65's rule f
     uv run python bench/ledger_diff.py --before /tmp/before/src [--source gemini-cli] [--home H]
 
 `--before` is another checkout's `src/` (`git worktree add /tmp/before <rev>`); the other side
-is this checkout. The homes are every fixture home (`$TRACEHOUSE_CORPUS/homes/*`) and every
+is this checkout. `--new-state PROVIDER`: that source's resume state (a watermark's `state`) is
+left out of the comparison, for a port that keeps another one (it raises its `STATE_SHAPE`: a
+cursor of the old shape is read whole again once, to the same rows).
+
+The homes are every fixture home (`$TRACEHOUSE_CORPUS/homes/*`) and every
 test home (`tests/data/*/*`), or those given with `--home`. Each is backfilled by each side
 into a ledger of its own (`--source` narrows it to one source), and every table of the ledger
 is compared as a multiset of rows, without the columns that say when or by which run a row was
@@ -68,7 +72,7 @@ def backfill(src: Path | None, home: Path, store: Path, source: str | None) -> N
         raise SystemExit(f"{home}: backfill failed ({done.returncode}): {done.stderr[-2000:]}")
 
 
-def rows(store: Path) -> dict[str, Counter[tuple[object, ...]]]:
+def rows(store: Path, new_state: tuple[str, ...] = ()) -> dict[str, Counter[tuple[object, ...]]]:
     conn = sqlite3.connect(store)
     tables = [name for (name,) in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE '%VIRTUAL%'"
@@ -83,8 +87,11 @@ def rows(store: Path) -> dict[str, Counter[tuple[object, ...]]]:
         listed = ", ".join(f'"{c}"' for c in kept)
         found = conn.execute(f'SELECT {listed} FROM "{table}"')
         if table == "watermarks":
-            at = kept.index("cursor")
-            found = ((*r[:at], _without_run_times(r[at]), *r[at + 1 :]) for r in found)
+            at, state = kept.index("cursor"), kept.index("state")
+            source = kept.index("source_provider")
+            found = (tuple(_without_run_times(v) if i == at else
+                           None if i == state and r[source] in new_state else v
+                           for i, v in enumerate(r)) for r in found)  # fmt: skip
         out[table] = Counter(found)
     conn.close()
     return out
@@ -106,6 +113,13 @@ def main() -> None:
     parser.add_argument("--source", help="only this source (a provider name)")
     parser.add_argument("--home", type=Path, action="append", help="only these homes")
     parser.add_argument("--show", type=int, default=3, help="rows shown per difference")
+    parser.add_argument(
+        "--new-state",
+        action="append",
+        default=[],
+        metavar="PROVIDER",
+        help="leave this source's resume state out (a port that keeps another)",
+    )
     corpus = os.environ.get("TRACEHOUSE_CORPUS", str(ROOT.parent / "shared" / "fixtures"))
     parser.add_argument("--fixtures", type=Path, default=Path(corpus))
     args = parser.parse_args()
@@ -120,7 +134,7 @@ def main() -> None:
             before, after = Path(scratch) / f"{n}-before.db", Path(scratch) / f"{n}-after.db"
             backfill(args.before.resolve(), home, before, args.source)
             backfill(None, home, after, args.source)
-            old, new = rows(before), rows(after)
+            old, new = rows(before, tuple(args.new_state)), rows(after, tuple(args.new_state))
             total.update({t: sum(c.values()) for t, c in new.items()})
             for table in sorted(old.keys() | new.keys()):
                 gone = old.get(table, Counter()) - new.get(table, Counter())

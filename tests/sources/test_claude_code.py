@@ -260,6 +260,28 @@ def test_a_quiet_final_line_without_newline_is_complete(tmp_path):
     assert result.cursor["offset"] == path.stat().st_size
 
 
+def test_a_watermark_from_before_the_kit_port_is_read_whole_once(tmp_path):
+    """Turns and sums are the kit's since issue #65: a cursor that kept the builder's own state
+    (shape 0) is not resumed; the file is read whole when it grows, to a first read's rows."""
+    from tracehouse.parsers.kit.jsonl_unit import SHAPE
+
+    path = _copy(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:10]))
+    (unit,) = [u for u in claude_code.discover([path.parents[2]]) if u.key == str(path)]
+    options = ParseOptions(now=time.time() + 60)
+    first = claude_code.parse(unit, None, options)
+    assert first.cursor["state"][SHAPE] == 1
+    old = {**first.cursor, "state": {"v": 1, "seq": 9, "turn_seq": 2, "usage_input": "with cache"}}
+    path.write_bytes(b"".join(lines))
+    reread = claude_code.parse(unit, old, options)
+    whole = claude_code.parse(unit, None, options)
+    assert reread.action is Action.FULL and reread.bytes_read == path.stat().st_size
+    assert all(sorted(map(repr, reread.rows[t])) == sorted(map(repr, whole.rows[t]))
+               for t in whole.rows)  # fmt: skip
+    assert claude_code.parse(unit, first.cursor, options).action is Action.APPEND
+
+
 def test_a_rewritten_file_is_parsed_again_from_the_start(tmp_path):
     path = _copy(tmp_path)
     (unit,) = [u for u in claude_code.discover([path.parents[2]]) if u.key == str(path)]

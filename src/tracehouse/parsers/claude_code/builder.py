@@ -1,10 +1,14 @@
 """Turns Claude Code records, in file order, into ledger rows for one session.
 
-The builder is resumable: `state()` captures what a later append needs (the open turn, the last
-assistant messages that more split lines may extend, tool calls still waiting for their result,
-usage already counted, the session's running aggregates), so appended bytes are parsed alone and
-the rows they touch are re-emitted whole. Parsing a file in one go or in any number of appends
-gives the same rows.
+Turns, places, counts, title and sums are the parser kit's (`kit.turn_rows`); what is Claude
+Code's own is here: messages linked by `parentUuid` (`links.py`), split assistant lines merged,
+lines replayed from another transcript (`replays.py`), usage once per API response (`usage.py`),
+tool results and the sources they cite (`tools.py`).
+
+The builder is resumable: `finish()` returns what a later append needs (the kit's state, the
+assistant messages more split lines may extend, the link windows, the session's aggregates), so
+appended bytes are parsed alone and the rows they touch re-emitted whole: a file parsed in one
+go or in any number of appends gives the same rows.
 """
 
 from __future__ import annotations
@@ -14,16 +18,18 @@ from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
+from tracehouse.model.tables import MESSAGE_SOURCES
+from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.parsers.claude_code import records as rec
 from tracehouse.parsers.claude_code import replays, tools
 from tracehouse.parsers.claude_code.identity import Identity
 from tracehouse.parsers.claude_code.links import NO_MESSAGE, Links
-from tracehouse.parsers.claude_code.session import SessionAggregate
-from tracehouse.parsers.claude_code.turns import Turns, with_cache_input
+from tracehouse.parsers.claude_code.session import SessionAggregate, llm_provider
+from tracehouse.parsers.claude_code.usage import Responses
+from tracehouse.parsers.kit.turn_rows import TurnRows
 
 PROVIDER = "claude-code"
-STATE_VERSION = 1
+STATE_SHAPE = 1  # 0: the builder's own turns and sums, before they were the kit's
 OPEN_MESSAGES = 8  # assistant messages that later split lines may still extend
 
 
@@ -33,21 +39,17 @@ class SessionBuilder:
         self.sid = self.source_session_id = ident.source_session_id
         self.session_id = ident.session_id
         self.max_field = max_field
-        self.messages = TableBuffer(MESSAGES)
-        self.tool_calls = TableBuffer(TOOL_CALLS)
         self.sources = TableBuffer(MESSAGE_SOURCES)
         self.seen_uuids: set[str] = set()
         self.ts: str | None = None  # the timestamp of the record being fed
-        s = with_cache_input(state) if state and state.get("v") == STATE_VERSION else {}
-        self.seq: int = s.get("seq", 0)
-        self.call_seq: int = s.get("call_seq", 0)
-        self.turns = Turns(self.session_id, self.sid, s)
+        s = state or {}
+        # A turn's end is its last line's time, whatever the message: said here, not by the kit.
+        self.talk = TurnRows(PROVIDER, self.sid, ident.path, max_field, s.get("talk"),
+                             carry_provider=False, stated_ends=True)  # fmt: skip
+        self.responses = Responses(s.get("usage", []))
         self.open: OrderedDict[str, dict[str, Any]] = OrderedDict(s.get("open", []))
-        self.pending: dict[str, dict[str, Any]] = s.get("pending", {})
         self.links = Links(self.sid, s)
         self.prompted: bool = s.get("prompted", False)
-        self.queued: list[str] = s.get("queued", [])
-        self.waiting: bool = s.get("waiting", False)  # the last enqueued has seen no reply yet
         self.agg = SessionAggregate.from_state(s.get("session"))
         # Replays come first in a file: once a line of its own has been seen, stop looking.
         self.replaying: bool = s.get("replaying", True)
@@ -56,7 +58,7 @@ class SessionBuilder:
     @property
     def turn(self) -> dict[str, Any] | None:
         """The open turn, if any."""
-        return self.turns.current
+        return self.talk.turn
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -74,15 +76,16 @@ class SessionBuilder:
                 return "replayed"
             self.seen_uuids.add(uuid)
         self.ts = ts = self.agg.note_envelope(r)
+        self.talk.seen(ts)
         if handler is not None:
             if kind == "assistant":
-                self.waiting = False  # the agent was at work: a prompt enqueued now waits
+                self.agg.waiting = False  # the agent was at work: a prompt enqueued now waits
             disposition = handler(self, r, offset)
             if self.turn is not None and ts:
                 self.turn["completed_at"] = ts  # the turn's last line so far
             return disposition
         if kind == "queue-operation":
-            self._queue(r)
+            self.agg.note_queue(r.get("operation"), r.get("content"))
             return "folded"
         if kind in rec.SESSION_METADATA_TYPES:
             self.agg.note_session_record(r)
@@ -149,8 +152,7 @@ class SessionBuilder:
         row["content"] = rec.cap("\n\n".join(entry["text"]), self.max_field)
         row["thinking"] = "\n\n".join(entry["thinking"]) or None
         if model and not synthetic:
-            row["model"] = model
-            self.agg.model = model
+            row["model"] = self.talk.model = model
         meta = row["metadata"]
         meta["lines"] = meta.get("lines", 0) + 1
         for k in ("stop_reason",):
@@ -158,16 +160,18 @@ class SessionBuilder:
                 meta[k] = m[k]
         if r.get("requestId"):
             meta["request_id"] = r["requestId"]
-        self._count_usage(key, r.get("requestId"), m.get("usage"), synthetic)
+        self.responses.count(self.turn, f"{key}|{r.get('requestId') or ''}", m.get("usage"),
+                             synthetic)  # fmt: skip
         if self.turn is not None and not host:
             self.turn["response_message_id"] = row["message_id"]
             self.turn["model"] = row.get("model") or self.turn.get("model")
+            self.turn["llm_provider"] = llm_provider(self.turn["model"])
             if self.turn["status"] == "error":
                 self.turn["status"] = "completed"
         elif self.turn is not None and r.get("isApiErrorMessage"):
             self.turn["status"] = "error"
         self._link(r, row)
-        self.messages.add(dict(row))
+        self.talk.messages.add(dict(row))
         return "row"
 
     def _user(self, r: dict[str, Any], offset: int) -> str:
@@ -193,7 +197,7 @@ class SessionBuilder:
         for block in results:
             self._tool_result(block, r, row)
         self._link(r, row)
-        self.messages.add(row)
+        self.talk.messages.add(row)
         return "row"
 
     def _system(self, r: dict[str, Any], offset: int) -> str:
@@ -211,7 +215,7 @@ class SessionBuilder:
         if failed and self.turn is not None and self.turn["status"] != "aborted":
             self.turn["status"] = "error"
         self._link(r, row)
-        self.messages.add(row)
+        self.talk.messages.add(row)
         return "row"
 
     def _attachment(self, r: dict[str, Any], offset: int) -> str:
@@ -243,24 +247,10 @@ class SessionBuilder:
             row["content"] = rec.cap(text, self.max_field)
             row["metadata"]["attachment"] = kind
             self._link(r, row)
-            self.messages.add(row)
+            self.talk.messages.add(row)
             return "row"
         self._link(r, None)
         return "folded"
-
-    def _queue(self, r: dict[str, Any]) -> None:
-        """A prompt is queued when it waited for the agent: enqueued while a reply was still
-        being written, or dequeued only after one was. Claude Code enqueues every prompt, and
-        one dequeued before any reply (`-p`: 2 ms later) never waited."""
-        op = r.get("operation")
-        self.agg.count_queue(op)
-        content = r.get("content")
-        if op == "enqueue" and isinstance(content, str) and content:
-            self.queued = [*self.queued[-31:], rec.cap(content, 200)]
-            self.waiting = True
-        elif op == "dequeue" and self.waiting and self.queued:
-            self.queued.pop()
-            self.waiting = False
 
     # -- pieces -----------------------------------------------------------------------------
 
@@ -285,7 +275,7 @@ class SessionBuilder:
             "turn_id": self.turn["turn_id"] if self.turn else None,
             "source_message_id": key,
             "parent_message_id": parent,
-            "seq": self.seq,
+            "seq": self.talk.next_seq("messages"),
             "role": role,
             "message_type": mtype,
             "content": None,
@@ -296,8 +286,6 @@ class SessionBuilder:
             "metadata": metadata,
             "source_ref": f"{self.ident.path}@{offset}",
         }
-        self.seq += 1
-        self.agg.messages += 1
         return row
 
     def _attribution(self, r: dict[str, Any], kind: rec.Kind, text: str) -> dict[str, Any] | None:
@@ -309,8 +297,13 @@ class SessionBuilder:
             meta.update(source=source, source_agent_id=self._parent_session(), via=self.ident.via)
         if kind.message_type == "user":
             self.prompted = True
-            self.agg.note_prompt(text)
-            if rec.cap(text, 200) in self.queued:
+            # the first prompt's title, else its first line (the kit's rule, checked by `is None`
+            # as ever: a prompt of tags alone leaves the title to the next one)
+            if self.talk.title is None:
+                self.talk.title = prompt_title(text)
+            if self.talk.fallback_title is None:
+                self.talk.fallback_title = first_line(text)
+            if rec.cap(text, 200) in self.agg.queued:
                 meta["queued"] = True
             meta.update(rec.origin(r))
         return {k: v for k, v in meta.items() if v is not None} or None
@@ -320,18 +313,16 @@ class SessionBuilder:
         return ids.session_id(PROVIDER, parent) if parent else None
 
     def _tool_use(self, block: dict[str, Any], message: dict[str, Any], r: dict[str, Any]) -> None:
-        call = tools.new_call(block, message, self.sid, self.call_seq, self.ts)
-        self.call_seq += 1
-        self.agg.tool_calls += 1
-        self.pending[call["source_tool_call_id"]] = self.tool_calls.add(call)
+        call = tools.new_call(block, message, self.sid, self.talk.next_seq("calls"), self.ts)
+        self.talk.pending[call["source_tool_call_id"]] = self.talk.calls.add(call)
 
     def _tool_result(self, block: dict[str, Any], r: dict[str, Any], msg: dict[str, Any]) -> None:
-        call = self.pending.pop(str(block.get("tool_use_id")), None)
+        call = self.talk.pending.pop(str(block.get("tool_use_id")), None)
         if call is None:
             msg["metadata"].setdefault("orphan_tool_results", []).append(block.get("tool_use_id"))
             return
         call, sources = tools.complete(call, block, r, self.ts, self.ident.project, self.max_field)
-        self.tool_calls.add(call)
+        self.talk.calls.add(call)
         for source in sources:
             self._add_source(msg["message_id"], source)
 
@@ -344,21 +335,18 @@ class SessionBuilder:
             return str(self.turn["query_message_ids"][0])
         return None
 
-    def _count_usage(self, key: str, request_id: Any, usage: Any, synthetic: bool) -> None:
-        delta = self.turns.count_usage(key, request_id, usage, synthetic)
-        if delta is not None:
-            self.agg.add_tokens(delta)
-
-    def _start_turn(self, r: dict[str, Any], offset: int) -> None:
-        key = str(r.get("uuid") or f"line:{offset}")
-        self.turns.start(key, self.ts, parent=self.links.parent_turn(r))
-        self.agg.turns += 1
+    def _start_turn(self, r: dict[str, Any], offset: int, *, implicit: bool = False) -> None:
+        """A turn opens at a typed prompt; it continues the turn its `parentUuid` line was
+        written in, which a rewind or an in-session fork makes other than the one before."""
+        self.talk.open_turn(str(r.get("uuid") or f"line:{offset}"), self.ts)
+        assert self.turn is not None
+        self.turn["parent_turn_id"] = self.links.parent_turn(r)
+        self.turn["metadata"] = {"implicit": True} if implicit else {}
 
     def _ensure_turn(self, r: dict[str, Any], offset: int) -> None:
-        if self.turns.ensure(
-            str(r.get("uuid") or f"line:{offset}"), self.ts, self.links.parent_turn(r)
-        ):
-            self.agg.turns += 1
+        """Output before any prompt (a warm-up agent, a resumed tail) still belongs to a turn."""
+        if self.turn is None:
+            self._start_turn(r, offset, implicit=True)
 
     def _link(self, r: dict[str, Any], row: dict[str, Any] | None) -> None:
         self.links.link(r, row, self._turn_id)
@@ -371,31 +359,24 @@ class SessionBuilder:
 
     def finish(self) -> dict[str, Any]:
         """Emit the rows still open and return the resume state for the next append."""
-        if self.turn is not None:
-            self.turns.emit()
         return {
-            "v": STATE_VERSION,
-            "seq": self.seq,
-            "call_seq": self.call_seq,
-            **self.turns.to_state(),
+            "talk": self.talk.finish(),
+            "usage": self.responses.to_state(),
             "open": list(self.open.items()),
-            "pending": self.pending,
             **self.links.to_state(),
             "prompted": self.prompted,
             "replaying": self.replaying,
-            "queued": self.queued,
-            "waiting": self.waiting,
             "session": self.agg.to_state(),
         }
 
     def has_content(self) -> bool:
-        return self.agg.messages > 0
+        return self.talk.counts["messages"] > 0
 
     def session_row(self) -> dict[str, Any]:
-        return self.agg.session_row(self.ident)
+        return self.talk.session_row(**self.agg.row_fields(self.ident, self.talk))
 
     def buffers(self) -> tuple[TableBuffer, ...]:
-        return (self.messages, self.turns.rows, self.tool_calls, self.sources)
+        return (*self.talk.buffers(), self.sources)
 
 
 _CONVERSATION = {

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
-from tracehouse.parsers.claude_code.builder import PROVIDER, SessionBuilder
+from tracehouse.parsers.claude_code.builder import PROVIDER, STATE_SHAPE, SessionBuilder
 from tracehouse.parsers.claude_code.identity import identity
 from tracehouse.parsers.kit.jsonl_unit import parse_jsonl
 
@@ -19,4 +19,5 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         cursor_json,
         options,
         lambda state: SessionBuilder(identity(unit), state, options.max_field),
+        STATE_SHAPE,
     )

@@ -1,19 +1,22 @@
-"""A Claude Code session's running aggregates: what the session row says, kept across appends."""
+"""A Claude Code session's running aggregates: what its row says beyond the kit's sums, counts and
+title (`kit.turn_rows`), kept across appends."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tracehouse.model import ids
-from tracehouse.model.rows import recorded
-from tracehouse.model.titles import first_line, prompt_title
+from tracehouse.model.fields import cap
+from tracehouse.parsers.kit.turn_rows import project_name
 
 if TYPE_CHECKING:
     from tracehouse.parsers.claude_code.identity import Identity
+    from tracehouse.parsers.kit.turn_rows import TurnRows
+
+PROVIDER = "claude-code"
 
 UNKNOWN_KEPT = 20  # raw unknown records kept per session (each capped)
 UNKNOWN_BYTES = 2000
@@ -21,12 +24,6 @@ UNKNOWN_BYTES = 2000
 
 @dataclass
 class SessionAggregate:
-    messages: int = 0
-    turns: int = 0
-    tool_calls: int = 0
-    tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])
-    first_timestamp: str | None = None
-    max_timestamp: str | None = None
     cwd: str | None = None
     cwds: list[str] = field(default_factory=list)
     cwds_last: str | None = None
@@ -34,12 +31,9 @@ class SessionAggregate:
     version: str | None = None
     entrypoint: str | None = None
     slug: str | None = None
-    model: str | None = None
     custom_title: str | None = None
     ai_title: str | None = None
     summary: str | None = None
-    first_prompt: str | None = None  # the title when Claude Code gave none
-    first_line: str | None = None  # …and when no prompt held more than an agent's tags
     agent_name: str | None = None
     permission_mode: str | None = None
     line_session_id: str | None = None
@@ -48,6 +42,8 @@ class SessionAggregate:
     records: dict[str, int] = field(default_factory=dict)
     attachments: dict[str, int] = field(default_factory=dict)
     queue: dict[str, int] = field(default_factory=dict)
+    queued: list[str] = field(default_factory=list)  # the prompts last enqueued, capped
+    waiting: bool = False  # the last enqueued has seen no reply yet
     unknown: list[str] = field(default_factory=list)
 
     @classmethod
@@ -76,23 +72,21 @@ class SessionAggregate:
     def count_attachment(self, kind: Any) -> None:
         self.attachments[str(kind)] = self.attachments.get(str(kind), 0) + 1
 
-    def note_prompt(self, text: str) -> None:
-        if self.first_prompt is None:
-            self.first_prompt = prompt_title(text)
-        if self.first_line is None:
-            self.first_line = first_line(text)
-
-    def count_queue(self, op: Any) -> None:
+    def note_queue(self, op: Any, content: Any) -> None:
+        """A prompt is queued when it waited for the agent: enqueued while a reply was still
+        being written, or dequeued only after one was. Claude Code enqueues every prompt, and
+        one dequeued before any reply (`-p`: 2 ms later) never waited."""
         self.queue[str(op)] = self.queue.get(str(op), 0) + 1
+        if op == "enqueue" and isinstance(content, str) and content:
+            self.queued = [*self.queued[-31:], cap(content, 200)]
+            self.waiting = True
+        elif op == "dequeue" and self.waiting and self.queued:
+            self.queued.pop()
+            self.waiting = False
 
     def note_envelope(self, r: dict[str, Any]) -> str | None:
         """Fold a record's envelope into the session; returns its timestamp (None if invalid)."""
         ts = self.timestamp(r)
-        if ts:
-            if self.first_timestamp is None or ts < self.first_timestamp:
-                self.first_timestamp = ts
-            if self.max_timestamp is None or ts > self.max_timestamp:
-                self.max_timestamp = ts
         cwd = r.get("cwd")
         if cwd and cwd != self.cwds_last and isinstance(cwd, str):  # usually the same as before
             self.cwds_last = cwd
@@ -143,15 +137,10 @@ class SessionAggregate:
         if len(self.unknown) < UNKNOWN_KEPT:
             self.unknown.append(orjson.dumps(r).decode()[:UNKNOWN_BYTES])
 
-    def add_tokens(self, delta: list[int]) -> None:
-        self.tokens = [a + b for a, b in zip(self.tokens, delta, strict=True)]
-
     # -- the row ----------------------------------------------------------------------------
 
-    def session_row(self, ident: Identity) -> dict[str, Any]:
-        from tracehouse.parsers.claude_code.turns import PROVIDER, llm_provider
-
-        inp, out, cache_read, cache_write, reasoning = self.tokens
+    def row_fields(self, ident: Identity, talk: TurnRows) -> dict[str, Any]:
+        """What the session row holds beyond the kit's (`TurnRows.session_row`)."""
         workspace = self.cwd
         parent = _parent(ident, self.line_session_id)
         metadata = {
@@ -171,50 +160,21 @@ class SessionAggregate:
             "unknown_records": self.unknown or None,
         }
         return {
-            "session_id": ident.session_id,
-            "source_provider": PROVIDER,
-            "source_session_id": ident.source_session_id,
-            "label": ids.session_label(PROVIDER, ident.source_session_id),
             # Claude Code's own title (`/rename`, its generated one, a compaction summary),
-            # else the first prompt's first line: never blank where a prompt exists.
-            "title": self.custom_title
-            or self.ai_title
-            or self.summary
-            or self.first_prompt
-            or self.first_line,
-            "created_at": self.first_timestamp,
-            "updated_at": self.max_timestamp,
-            "model": self.model,
-            "llm_provider": llm_provider(self.model),
+            # else the first prompt's (the kit's): never blank where a prompt exists.
+            "title": self.custom_title or self.ai_title or self.summary,
+            "llm_provider": llm_provider(talk.model),
             "workspace_path": workspace,
-            "project": _project_name(workspace) or ident.project,
+            "project": project_name(workspace) or ident.project,
             "git_branch": self.git_branch,
-            "git_commit": None,
-            "git_remote": None,
             "tool_version": self.version,
             "entrypoint": self.entrypoint,
             "is_subagent": ident.is_subagent,
             "parent_session_id": parent and ids.session_id(PROVIDER, parent),
             "parent_source_session_id": parent,
-            "parent_message_id": None,
-            "spawn_tool_call_id": None,
             "task_description": ident.meta.get("description"),
             "task_status": _task_status(ident.meta) if ident.is_subagent else None,
-            **recorded(
-                {
-                    "input_tokens": inp,
-                    "output_tokens": out,
-                    "cached_input_tokens": cache_read,
-                    "cache_write_tokens": cache_write,
-                    "reasoning_tokens": reasoning,
-                    "total_tokens": inp + out,
-                }
-            ),
-            "turn_count": self.turns,
-            "message_count": self.messages,
-            "tool_call_count": self.tool_calls,
-            "metadata": {k: v for k, v in metadata.items() if v is not None},
-            "source_path": ident.path,
+            "metadata": metadata,
         }
 
 
@@ -226,15 +186,12 @@ def _parent(ident: Identity, line_session_id: str | None) -> str | None:
     return ident.parent_source_session_id or line_session_id or None
 
 
-def _project_name(workspace: str | None) -> str | None:
-    if not workspace:
-        return None
-    name = PurePath(workspace.replace("\\", "/")).name
-    return name or None
-
-
 def _task_status(meta: dict[str, Any]) -> str | None:
     """A subagent's status from its `.meta.json` sidecar: from 2.1.3xx `finished` says whether
     its task is done; older sidecars say nothing (NULL)."""
     finished = meta.get("finished")
     return None if finished is None else "completed" if finished else "running"
+
+
+def llm_provider(model: str | None) -> str | None:
+    return "anthropic" if model and model.startswith("claude") else None

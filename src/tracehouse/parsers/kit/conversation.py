@@ -148,7 +148,7 @@ class Conversation(TurnRows):
                 "turn_id": self.turn["turn_id"],
                 "message_id": message_id,
                 "source_tool_call_id": key,
-                "seq": self._next("calls"),
+                "seq": self.next_seq("calls"),
                 "tool_name": name or "tool",
                 "params": None,
                 "result": None,

@@ -75,7 +75,7 @@ class TurnRows:
 
     def open_turn(self, key: str, at: str | None) -> None:
         self._close_turn()
-        seq = self._next("turns")
+        seq = self.next_seq("turns")
         self.turn = turn_row(self.provider, self.sid, f"{key}", seq, self.last_turn_id, at,
                              self.llm_provider if self.carry_provider else None)  # fmt: skip
         self.last_turn_id = self.turn["turn_id"]
@@ -107,7 +107,7 @@ class TurnRows:
         assert self.turn is not None
         message_id = ids.message_id(self.provider, self.sid, key)
         if self.last[0] != key:
-            self.last = [key, self._next("messages")]
+            self.last = [key, self.next_seq("messages")]
         self.messages.add(
             {
                 "message_id": message_id,
@@ -143,7 +143,9 @@ class TurnRows:
             self.closed = sums
             self.turn = None
 
-    def _next(self, what: str) -> int:
+    def next_seq(self, what: str) -> int:
+        """The next place of a turn, message or call (`what`), counted: a source that makes a
+        row of its own takes its place here."""
         self.counts[what] += 1
         return self.counts[what] - 1
 
