@@ -262,6 +262,30 @@ def test_a_resumed_turn_appended_to_a_rollout_imports_only_the_new_rows(tmp_path
         assert got == fresh.query(f"SELECT fingerprint FROM {table} ORDER BY 1"), table
 
 
+def test_a_watermark_from_before_the_kit_port_is_read_whole_once(tmp_path):
+    """Turns and sums are the kit's since issue #65: a watermark that kept the builder's own
+    state (shape 0) is not resumed; the rollout is read whole when it grows, to a first
+    read's rows."""
+    home = tmp_path / "codex"
+    shutil.copytree(HOME, home)
+    store = SqliteStore(tmp_path / "l.db")
+    _sync(store, home)
+    rollout = _rollout_in(home, PARENT)
+    store.conn.execute(
+        "UPDATE watermarks SET state = ? WHERE unit_key = ?",
+        ('{"v": 1, "seq": 7, "call_seq": 2, "turn_seq": 3}', str(rollout)),
+    )
+    with rollout.open("ab") as f:
+        f.write(RESUMED)
+    report = _sync(store, home)
+    assert report.bytes_read == rollout.stat().st_size
+    fresh = SqliteStore(tmp_path / "fresh.db")
+    _sync(fresh, home)
+    for table in ("sessions", "turns", "messages", "tool_calls", "message_sources"):
+        got = store.query(f"SELECT fingerprint FROM {table} ORDER BY 1")
+        assert got == fresh.query(f"SELECT fingerprint FROM {table} ORDER BY 1"), table
+
+
 def test_moving_a_rollout_to_archived_sessions_changes_nothing(tmp_path):
     home = tmp_path / "codex"
     shutil.copytree(HOME, home)

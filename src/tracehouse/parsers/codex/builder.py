@@ -1,7 +1,8 @@
 """Turns Codex rollout records, in file order, into ledger rows for one thread.
 
-Resumable like the Claude builder: the state carries the open turn, calls waiting for their
-output, reasoning waiting for its assistant message, a prompt waiting for its echo, the last
+Turns, places, counts, title and token sums are the parser kit's (`kit.turn_rows`). Resumable
+like the Claude builder: the state carries the kit's (the open turn, calls waiting for their
+output), reasoning waiting for its assistant message, a prompt waiting for its echo, the last
 token total and the session aggregate, so an appended (resumed) turn is parsed alone.
 """
 
@@ -12,16 +13,18 @@ from typing import Any
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOOL_CALLS
+from tracehouse.model.tables import MESSAGE_SOURCES
+from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.parsers.codex import events, tools
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.codex.copied import CopiedHistory
 from tracehouse.parsers.codex.session import SessionAggregate
 from tracehouse.parsers.codex.turns import Turns
+from tracehouse.parsers.kit.turn_rows import TurnRows
 
 PROVIDER = rec.PROVIDER
-STATE_VERSION = 1
+STATE_SHAPE = 1  # 0: the builder's own turns and sums, before they were the kit's
 RECENT_CALLS = 32  # completed calls a late `*_end` event may still amend
 ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 # Top-level records counted and folded. 0.169's `token_usage_record` repeats the usage the
@@ -36,16 +39,16 @@ class RolloutBuilder:
     def __init__(self, ctx: RolloutContext, state: dict[str, Any] | None, max_field: int) -> None:
         self.ctx = ctx
         self.max_field = max_field
-        self.messages = TableBuffer(MESSAGES)
-        self.tool_calls = TableBuffer(TOOL_CALLS)
         self.sources = TableBuffer(MESSAGE_SOURCES)
-        s = state if state and state.get("v") == STATE_VERSION else {}
+        s = state or {}
         self.agg = SessionAggregate.from_state(s.get("session"))
         self.fixed_sid: str | None = s.get("sid")
-        self.seq: int = s.get("seq", 0)
-        self.call_seq: int = s.get("call_seq", 0)
+        # A turn ends at its last record's time, whatever it was: said here, not by the kit.
+        self.talk = TurnRows(PROVIDER, self.source_session_id, ctx.path, max_field,
+                             s.get("talk"), carry_provider=False, stated_ends=True)  # fmt: skip
+        self.messages, self.tool_calls = self.talk.messages, self.talk.calls
+        self.pending = self.talk.pending  # calls waiting for their output
         self.turns = Turns(self, s)
-        self.pending: dict[str, dict[str, Any]] = s.get("pending", {})
         self.recent: dict[str, dict[str, Any]] = dict(s.get("recent", []))
         self.thinking: list[str] = s.get("thinking", [])
         self.awaiting: dict[str, Any] | None = s.get("awaiting")
@@ -70,7 +73,9 @@ class RolloutBuilder:
 
     def freeze_sid(self) -> str:
         # Rows carry ids derived from the thread id: once one exists, the id cannot change.
-        self.fixed_sid = self.source_session_id
+        if self.fixed_sid is None:
+            self.fixed_sid = self.source_session_id
+            self.talk.name_session(self.fixed_sid)
         return self.fixed_sid
 
     # -- entry point ------------------------------------------------------------------------
@@ -214,7 +219,12 @@ class RolloutBuilder:
             if not self.copied.active:  # a copied prompt is the source thread's, not ours
                 row["meta"] = self._attribution(text)
                 self.prompted = True
-                self.agg.note_prompt(text)
+                # the first prompt's title, else its first line; a prompt of tags alone
+                # leaves it to the next one
+                if self.talk.title is None:
+                    self.talk.title = prompt_title(text)
+                if self.talk.fallback_title is None:
+                    self.talk.fallback_title = first_line(text)
         self.messages.add(row)
 
     def _attribution(self, text: str) -> dict[str, Any]:
@@ -252,11 +262,9 @@ class RolloutBuilder:
             session_id=self.session_id,
             turn_id=turn["turn_id"],
             message_id=turn.get("last_assistant_id"),
-            seq=self.call_seq,
+            seq=self.talk.next_seq("calls"),
             ts=self.ts,
         )
-        self.call_seq += 1
-        self.agg.tool_calls += 1
         self.tool_calls.add(call)
         if call["status"] == "pending":
             self.pending[key] = call
@@ -300,7 +308,7 @@ class RolloutBuilder:
             "turn_id": turn["turn_id"] if turn else None,
             "source_message_id": key,
             "parent_message_id": None,
-            "seq": self.seq,
+            "seq": self.talk.next_seq("messages"),
             "role": role,
             "message_type": mtype,
             "content": None,
@@ -311,8 +319,6 @@ class RolloutBuilder:
             "metadata": metadata,
             "source_ref": f"{self.ctx.path}@{offset}",
         }
-        self.seq += 1
-        self.agg.messages += 1
         return row
 
     def host_message(self, offset: int, text: str) -> dict[str, Any]:
@@ -349,14 +355,10 @@ class RolloutBuilder:
             row = self.awaiting["row"]
             provisional = dict(row, message_type=rec.prompt_kind("user", self.awaiting["text"]))
             self.messages.add(provisional)
-        self.turns.flush()
         return {
-            "v": STATE_VERSION,
+            "talk": self.talk.finish(),
             "sid": self.fixed_sid,
-            "seq": self.seq,
-            "call_seq": self.call_seq,
             **self.turns.to_state(),
-            "pending": self.pending,
             "recent": list(self.recent.items()),
             "thinking": self.thinking,
             "awaiting": self.awaiting,
@@ -368,24 +370,21 @@ class RolloutBuilder:
         }
 
     def has_content(self) -> bool:
-        return self.agg.messages > 0 or self.agg.tool_calls > 0
+        return self.talk.counts["messages"] > 0 or self.talk.counts["calls"] > 0
 
     def session_row(self) -> dict[str, Any]:
         sid = self.source_session_id
-        row = self.agg.session_row(
-            sid,
-            self.ctx.path,
-            # the thread's name, else its first prompt: never blank where a prompt exists
-            self.ctx.title(sid, self.agg.title_event)
-            or self.agg.first_prompt
-            or self.agg.first_line,
-            self.ctx.parent_of(self.agg),
-        )
+        if self.fixed_sid is None:  # no row was made: the session is named as it stands now
+            self.talk.name_session(sid)
+        # the thread's name, else its first prompt (the kit's): never blank where one exists
+        title = self.ctx.title(sid, self.agg.title_event)
+        fields = self.agg.row_fields(title, self.ctx.parent_of(self.agg))
+        row = self.talk.session_row(**fields)
         self.ctx.link_review(self.agg, row)
         return row
 
     def buffers(self) -> tuple[TableBuffer, ...]:
-        return (self.messages, self.turns.rows, self.tool_calls, self.sources)
+        return (*self.talk.buffers(), self.sources)
 
 
 def _reasoning_texts(p: dict[str, Any]) -> list[str]:

@@ -153,7 +153,6 @@ def _tokens(b: EventsRollout, p: dict[str, Any], offset: int) -> str:
         b.agg.replayed += 1  # the source thread's usage, copied into this rollout
         return "replayed"
     b.turns.add_tokens(delta, offset)
-    b.agg.add_tokens(delta)
     return "tokens"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from tracehouse.parsers.base import ParseOptions, Unit, UnitResult
 from tracehouse.parsers.codex import history, legacy
-from tracehouse.parsers.codex.builder import RolloutBuilder
+from tracehouse.parsers.codex.builder import STATE_SHAPE, RolloutBuilder
 from tracehouse.parsers.codex.context import RolloutContext
 from tracehouse.parsers.codex.records import PROVIDER
 from tracehouse.parsers.kit.jsonl_unit import parse_jsonl
@@ -26,4 +26,5 @@ def parse(unit: Unit, cursor_json: Mapping[str, Any] | None, options: ParseOptio
         cursor_json,
         options,
         lambda state: RolloutBuilder(ctx, state, options.max_field),
+        STATE_SHAPE,
     )

@@ -8,8 +8,6 @@ from pathlib import PurePath
 from typing import Any
 
 from tracehouse.model import ids
-from tracehouse.model.rows import recorded
-from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.parsers.codex import records as rec
 
 PROVIDER = rec.PROVIDER
@@ -42,13 +40,7 @@ class SessionAggregate:
     model: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # from the latest turn_context
     title_event: str | None = None
-    first_prompt: str | None = None  # the title when the thread has no name
-    first_line: str | None = None  # …and when no prompt held more than an agent's tags
     generation: str = "G2"
-    tokens: list[int] = field(default_factory=lambda: [0] * len(rec.USAGE_FIELDS))
-    turns: int = 0
-    messages: int = 0
-    tool_calls: int = 0
     records: dict[str, int] = field(default_factory=dict)
     replayed: int = 0
     mirrored_token_events: int = 0
@@ -61,12 +53,6 @@ class SessionAggregate:
 
     def to_state(self) -> dict[str, Any]:
         return asdict(self)
-
-    def note_prompt(self, text: str) -> None:
-        if self.first_prompt is None:
-            self.first_prompt = prompt_title(text)
-        if self.first_line is None:
-            self.first_line = first_line(text)
 
     def count(self, kind: str) -> None:
         self.records[kind] = self.records.get(kind, 0) + 1
@@ -119,9 +105,6 @@ class SessionAggregate:
         if len(self.unknown) < UNKNOWN_KEPT:
             self.unknown.append(record)
 
-    def add_tokens(self, delta: list[int]) -> None:
-        self.tokens = [a + b for a, b in zip(self.tokens, delta, strict=True)]
-
     @property
     def parent_thread(self) -> str | None:
         return self.meta.get("forked_from_id") or rec.spawn_parent(self.meta)
@@ -130,11 +113,9 @@ class SessionAggregate:
     def is_child(self) -> bool:
         return bool(self.parent_thread or rec.subagent_kind(self.meta))
 
-    def session_row(
-        self, sid: str, path: str, title: str | None, parent: str | None
-    ) -> dict[str, Any]:
+    def row_fields(self, title: str | None, parent: str | None) -> dict[str, Any]:
+        """What the session row holds beyond the kit's (`TurnRows.session_row`)."""
         meta = self.meta
-        inp, cached, out, reasoning, cache_write = self.tokens
         git: dict[str, Any] = meta["git"] if isinstance(meta.get("git"), dict) else {}
         subagent = rec.subagent_kind(meta)
         metadata = {
@@ -152,10 +133,6 @@ class SessionAggregate:
             "unknown_records": self.unknown or None,
         }
         return {
-            "session_id": ids.session_id(PROVIDER, sid),
-            "source_provider": PROVIDER,
-            "source_session_id": sid,
-            "label": ids.session_label(PROVIDER, sid),
             "title": title,
             "created_at": self.created_at or self.first_ts,
             "updated_at": self.last_ts,
@@ -171,23 +148,6 @@ class SessionAggregate:
             "is_subagent": bool(subagent),
             "parent_session_id": ids.session_id(PROVIDER, parent) if parent else None,
             "parent_source_session_id": parent or None,
-            "parent_message_id": None,
-            "spawn_tool_call_id": None,
             "task_description": meta.get("agent_role") or meta.get("agent_nickname"),
-            "task_status": None,
-            **recorded(
-                {
-                    "input_tokens": inp,
-                    "output_tokens": out,
-                    "cached_input_tokens": cached,
-                    "cache_write_tokens": cache_write,
-                    "reasoning_tokens": reasoning,
-                    "total_tokens": inp + out,
-                }
-            ),
-            "turn_count": self.turns,
-            "message_count": self.messages,
-            "tool_call_count": self.tool_calls,
-            "metadata": {k: v for k, v in metadata.items() if v is not None},
-            "source_path": path,
+            "metadata": metadata,
         }

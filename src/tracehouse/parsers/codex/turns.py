@@ -2,6 +2,8 @@
 
 A turn closes at `task_complete` (completed) or `turn_aborted` (aborted: its calls still
 waiting for output fail), or when the next one opens. Token increments land in the open turn.
+The rows, their places and the session's sums are the parser kit's (`kit.turn_rows`): this is
+what opens and closes them in a rollout.
 """
 
 from __future__ import annotations
@@ -9,14 +11,12 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer, add_tokens
-from tracehouse.model.tables import TURNS
-from tracehouse.parsers.codex import records as rec
 
 if TYPE_CHECKING:
     from tracehouse.parsers.codex.copied import CopiedHistory
     from tracehouse.parsers.codex.session import SessionAggregate
+    from tracehouse.parsers.kit.turn_rows import TurnRows
 
 
 class TurnsRollout(Protocol):
@@ -24,14 +24,11 @@ class TurnsRollout(Protocol):
 
     ts: str | None
     thinking: list[str]
-    pending: dict[str, dict[str, Any]]
     agg: SessionAggregate
     copied: CopiedHistory
+    talk: TurnRows
     messages: TableBuffer
     tool_calls: TableBuffer
-
-    @property
-    def session_id(self) -> str: ...
 
     def freeze_sid(self) -> str: ...
 
@@ -39,15 +36,9 @@ class TurnsRollout(Protocol):
         self, offset: int, role: str, mtype: str, key: str | None = None
     ) -> dict[str, Any]: ...
 
-PROVIDER = rec.PROVIDER
-TOKEN_COLUMNS = (
-    "input_tokens",
-    "cached_input_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "cache_write_tokens",
-)
-PRIVATE = ("last_assistant_id",)  # kept in the open turn, not a column
+
+TOKEN_COLUMNS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens",
+                 "cache_write_tokens")  # the order of `records.USAGE_FIELDS`  # fmt: skip
 
 
 class Turns:
@@ -55,41 +46,33 @@ class Turns:
         # A proxy: the builder owns these turns, and a reference back would keep the two, with
         # every row of the rollout, alive until the garbage collector's next full pass.
         self.b: TurnsRollout = weakref.proxy(builder)
-        self.current: dict[str, Any] | None = state.get("turn")
-        self.seq: int = state.get("turn_seq", 0)
         self.explicit: bool = state.get("explicit", False)  # the rollout names its turns
-        # A thread is linear: each turn follows the one before (a fork's first own turn follows
-        # the last turn of the history it copied, which the rollout replays first).
-        self.last: str | None = state.get("last_turn")
-        self.rows = TableBuffer(TURNS)
+
+    @property
+    def current(self) -> dict[str, Any] | None:
+        return self.b.talk.turn
 
     def start(self, key: str, ts: str | None, *, implicit: bool = False) -> dict[str, Any]:
-        parent = self.current["turn_id"] if self.current is not None else self.last
+        """A thread is linear: each turn follows the one before (a fork's first own turn follows
+        the last turn of the history it copied, which the rollout replays first)."""
         self.close()
-        sid = self.b.freeze_sid()
-        turn: dict[str, Any] = {
-            "turn_id": ids.turn_id(PROVIDER, sid, key),
-            "session_id": self.b.session_id,
-            "source_turn_id": key,
-            "parent_turn_id": parent if parent != ids.turn_id(PROVIDER, sid, key) else None,
-            "seq": self.seq,
-            "started_at": ts,
-            "completed_at": ts,
-            "model": self.b.agg.model,
-            "llm_provider": None,
-            **dict.fromkeys(TOKEN_COLUMNS),
-            "status": "completed",
-            "response_message_id": None,
-            "query_message_ids": [],
-            "metadata": {"implicit": True} if implicit else {},
-        }
+        self.b.freeze_sid()
+        talk = self.b.talk
+        talk.open_turn(key, ts)
+        turn = talk.turn
+        assert turn is not None
+        if turn["parent_turn_id"] == turn["turn_id"]:  # the same turn named again
+            turn["parent_turn_id"] = None
+        self.set_model(turn, self.b.agg.model)
+        turn["metadata"] = {"implicit": True} if implicit else {}
         if self.b.copied.active:  # a turn of the copied history, with its calls
             turn["metadata"]["replayed_from"] = self.b.copied.source
-        self.current = turn
-        self.last = turn["turn_id"]
-        self.seq += 1
-        self.b.agg.turns += 1
         return turn
+
+    @staticmethod
+    def set_model(turn: dict[str, Any], model: Any) -> None:
+        turn["model"] = model
+        turn["llm_provider"] = "openai" if model else None
 
     def ensure(self, key: str, ts: str | None) -> dict[str, Any]:
         """Output before any turn opened (a resumed tail, an older file) still has a turn."""
@@ -116,7 +99,7 @@ class Turns:
             if self.current is None or self.current["source_turn_id"] != turn_id:
                 self.start(turn_id, self.b.ts)
         if self.current is not None and isinstance(p.get("model"), str):
-            self.current["model"] = p["model"]
+            self.set_model(self.current, p["model"])
 
     def task_started(self, p: dict[str, Any], offset: int) -> None:
         self.explicit = True
@@ -145,17 +128,20 @@ class Turns:
             return
         turn["status"] = "aborted"
         turn["metadata"]["abort_reason"] = reason
-        for key, call in list(self.b.pending.items()):
+        pending = self.b.talk.pending
+        for key, call in list(pending.items()):
             if call["turn_id"] == turn["turn_id"]:
                 call.update(
                     status="failed", error=f"turn aborted ({reason})", completed_at=self.b.ts
                 )
-                self.b.tool_calls.add(self.b.pending.pop(key))
+                self.b.tool_calls.add(pending.pop(key))
         self.close()
 
     def add_tokens(self, delta: list[int], offset: int) -> None:
         turn = self.ensure(f"line:{offset}", self.b.ts)
         add_tokens(turn, zip(TOKEN_COLUMNS, delta, strict=True))
+        if turn["input_tokens"] is not None:  # the counts are set together, or none is
+            turn["total_tokens"] = turn["input_tokens"] + turn["output_tokens"]
 
     def close(self) -> None:
         if self.current is None:
@@ -166,21 +152,7 @@ class Turns:
             row["thinking"] = "\n\n".join(self.b.thinking)
             self.b.thinking = []
             self.b.messages.add(row)
-        self.emit()
-        self.current = None
-
-    def emit(self) -> None:
-        assert self.current is not None
-        turn = {k: v for k, v in self.current.items() if k not in PRIVATE}
-        turn["llm_provider"] = "openai" if turn.get("model") else None
-        if turn["input_tokens"] is not None:  # the counts are set together, or none is
-            turn["total_tokens"] = turn["input_tokens"] + turn["output_tokens"]
-        self.rows.add(turn)
-
-    def flush(self) -> None:
-        if self.current is not None:
-            self.emit()
+        self.b.talk.close_turn()
 
     def to_state(self) -> dict[str, Any]:
-        return {"turn": self.current, "turn_seq": self.seq, "explicit": self.explicit,
-                "last_turn": self.last}  # fmt: skip
+        return {"explicit": self.explicit}

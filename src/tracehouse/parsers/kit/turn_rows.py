@@ -73,8 +73,14 @@ class TurnRows:
         # (`answering`): a resumed conversation knows only its open turn.
         self.turn_of: dict[str, dict[str, Any]] = {}
 
+    def name_session(self, source_session_id: str) -> None:
+        """The session's id, where the source learns it from its records (Codex's thread id):
+        before any row is made, since every row's id is derived from it."""
+        self.sid = source_session_id
+        self.session_id = ids.session_id(self.provider, source_session_id)
+
     def open_turn(self, key: str, at: str | None) -> None:
-        self._close_turn()
+        self.close_turn()
         seq = self.next_seq("turns")
         self.turn = turn_row(self.provider, self.sid, f"{key}", seq, self.last_turn_id, at,
                              self.llm_provider if self.carry_provider else None)  # fmt: skip
@@ -136,7 +142,8 @@ class TurnRows:
     def message_id(self, key: str) -> str:
         return ids.message_id(self.provider, self.sid, key)
 
-    def _close_turn(self) -> None:
+    def close_turn(self) -> None:
+        """The open turn is done: emitted, its tokens added to the session's."""
         if self.turn is not None:
             self.turns.add(self.turn)
             sums = token_sums([{**self.closed}, self.turn])
