@@ -46,18 +46,19 @@ class Turns:
         # A proxy: the builder owns these turns, and a reference back would keep the two, with
         # every row of the rollout, alive until the garbage collector's next full pass.
         self.b: TurnsRollout = weakref.proxy(builder)
+        self.talk = builder.talk  # the rows (which hold no reference back)
         self.explicit: bool = state.get("explicit", False)  # the rollout names its turns
 
     @property
     def current(self) -> dict[str, Any] | None:
-        return self.b.talk.turn
+        return self.talk.turn
 
     def start(self, key: str, ts: str | None, *, implicit: bool = False) -> dict[str, Any]:
         """A thread is linear: each turn follows the one before (a fork's first own turn follows
         the last turn of the history it copied, which the rollout replays first)."""
         self.close()
         self.b.freeze_sid()
-        talk = self.b.talk
+        talk = self.talk
         talk.open_turn(key, ts)
         turn = talk.turn
         assert turn is not None
@@ -76,11 +77,12 @@ class Turns:
 
     def ensure(self, key: str, ts: str | None) -> dict[str, Any]:
         """Output before any turn opened (a resumed tail, an older file) still has a turn."""
-        if self.current is None:
+        turn = self.talk.turn
+        if turn is None:
             return self.start(key, ts, implicit=True)
         if ts:
-            self.current["completed_at"] = ts
-        return self.current
+            turn["completed_at"] = ts
+        return turn
 
     def prompt(self, row: dict[str, Any], ts: str | None) -> None:
         if self.explicit and self.current is not None:
@@ -128,7 +130,7 @@ class Turns:
             return
         turn["status"] = "aborted"
         turn["metadata"]["abort_reason"] = reason
-        pending = self.b.talk.pending
+        pending = self.talk.pending
         for key, call in list(pending.items()):
             if call["turn_id"] == turn["turn_id"]:
                 call.update(
@@ -152,7 +154,7 @@ class Turns:
             row["thinking"] = "\n\n".join(self.b.thinking)
             self.b.thinking = []
             self.b.messages.add(row)
-        self.b.talk.close_turn()
+        self.talk.close_turn()
 
     def to_state(self) -> dict[str, Any]:
         return {"explicit": self.explicit}
