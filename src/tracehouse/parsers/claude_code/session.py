@@ -193,5 +193,6 @@ def _task_status(meta: dict[str, Any]) -> str | None:
     return None if finished is None else "completed" if finished else "running"
 
 
-def llm_provider(model: str | None) -> str | None:
-    return "anthropic" if model and model.startswith("claude") else None
+def llm_provider(model: object) -> str | None:
+    """Anthropic for a Claude model; a model that is not text (a damaged line) names none."""
+    return "anthropic" if isinstance(model, str) and model.startswith("claude") else None
