@@ -3,7 +3,8 @@
 Codex keeps these outside the rollout: thread names in `session_index.jsonl`, typed prompts in
 `history.jsonl`, spawn edges in `state_*.sqlite`, and a review child's parent only as the
 parent's `entered_review_mode` record stamped with the child's creation time. Each file is read
-once per process and version (path, size, mtime), and the SQLite index only from a private copy.
+once per process and version (path, size, mtime), and the SQLite index through the kit's
+private view of it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from tracehouse.model import ids
 from tracehouse.parsers.codex import records as rec
 from tracehouse.parsers.kit.jsonl import blocks, loads
-from tracehouse.state import scratch
+from tracehouse.parsers.kit.sqlite_snapshot import SnapshotError, read, snapshot
 
 PROVIDER = rec.PROVIDER
 Signature = tuple[str, int, int]
@@ -163,44 +164,19 @@ def thread_index(home: str) -> ThreadIndex:
 
 @lru_cache(maxsize=8)
 def _thread_index(db: Signature, wal: Signature) -> ThreadIndex:
-    edges, titles = read_snapshot(
-        db[0],
-        "SELECT child_thread_id, parent_thread_id FROM thread_spawn_edges",
-        "SELECT id, title FROM threads WHERE title != ''",
-    )
+    """Read from the kit's private view of the live database (`kit.sqlite_snapshot`). An
+    older index without these tables says nothing; one that cannot be read at all (not a
+    database) leaves its threads' lineage and titles to the rollouts themselves."""
+    try:
+        with snapshot(db[0]) as conn:
+            edges = read(conn, "SELECT child_thread_id, parent_thread_id FROM thread_spawn_edges")
+            titles = read(conn, "SELECT id, title FROM threads WHERE title != ''")
+    except (SnapshotError, sqlite3.DatabaseError):
+        edges, titles = [], []
     return ThreadIndex(
         {str(child): str(parent) for child, parent in edges if child and parent},
         {str(thread): str(title) for thread, title in titles if thread and title},
     )
-
-
-def read_snapshot(path: str, *queries: str) -> list[list[tuple[Any, ...]]]:
-    """Run queries on one private copy of a live SQLite database (with its -wal and -shm), so
-    the application's files are never opened, locked or checkpointed by us. A query the
-    database cannot answer (an older index without that table, not a database) gives []."""
-    with scratch.private_dir() as tmp:
-        copy = os.path.join(tmp, "snapshot.sqlite")
-        for attempt in range(3):
-            before = [_signature(path + s) for s in ("", "-wal")]
-            for suffix in ("", "-wal", "-shm"):
-                if os.path.exists(path + suffix):
-                    scratch.copy_private(path + suffix, copy + suffix)
-            if before == [_signature(path + s) for s in ("", "-wal")] or attempt == 2:
-                break
-        results: list[list[tuple[Any, ...]]] = []
-        try:
-            conn = sqlite3.connect(copy)
-        except sqlite3.Error:
-            return [[] for _ in queries]
-        try:
-            for sql in queries:
-                try:
-                    results.append(conn.execute(sql).fetchall())
-                except sqlite3.Error:
-                    results.append([])
-        finally:
-            conn.close()
-        return results
 
 
 def _review_parent(home: str, child: str, created_at: str) -> tuple[str, int] | None:
