@@ -16,7 +16,7 @@ from tracehouse.parsers import registry
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "tracehouse"
 # Sources that something besides their ingest serves (resume into them, their status line, their
-# MCP setup, a rule of their own ids or errors): named where that is done.
+# MCP setup, a rule of their errors or token convention): named where that is done.
 SERVED = {"claude-code", "codex", "cursor", "gemini-cli", "opencode", "cursor-agent",
           "copilot-cli", "qwen-code", "crush", "pi", "kimi-cli"}  # fmt: skip
 
@@ -47,3 +47,19 @@ def test_a_package_that_reads_another_provider_is_refused(monkeypatch: pytest.Mo
     monkeypatch.setitem(SOURCES, "not-zed", ("zed", "nz"))
     with pytest.raises(ImportError, match="parsers/zed reads 'zed', listed as 'not-zed'"):
         registry._parsers()
+
+
+@pytest.mark.parametrize(
+    ("provider", "source_id", "label"),
+    [
+        # ids that begin with a clock (`sources.CLOCK_FIRST`): cut from their random end
+        ("codex", "019C0000-0000-7000-8000-0000000000FF", "cx-000000ff"),
+        ("opencode", "ses_3f2a1b0c9d8eAbCdEfGhIjKlMn", "oc-ghijklmn"),
+        # any other id, and one of those sources not of that shape: from its start
+        ("codex", "file:rollout-x", "cx-rolloutx"),
+        ("claude-code", "6a963594-aaaa-4bbb-8ccc-dddddddddddd", "cc-6a963594"),
+        ("claude-code", "-tmp-demo/agent-a0fix0001", "cc-a0fix000"),
+    ],
+)
+def test_a_label_is_cut_where_the_id_is_its_own(provider: str, source_id: str, label: str) -> None:
+    assert ids.session_label(provider, source_id) == label

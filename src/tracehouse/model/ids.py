@@ -6,9 +6,11 @@ machine, so that a re-import, another machine or another store produces the same
 
 from __future__ import annotations
 
+import re
+
 import xxhash
 
-from tracehouse.model.sources import label_prefix
+from tracehouse.model.sources import CLOCK_FIRST, label_prefix
 
 _SEP = "\x1f"  # unit separator: cannot occur in the source ids we hash
 
@@ -51,18 +53,18 @@ def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
 
 def label_parts(provider: str, source_session_id: str) -> tuple[str, str, bool]:
     """The provider prefix, the characters of the source id a label is cut from, and whether
-    it is cut from their end."""
+    it is cut from their end (ids that begin with a clock: `sources.CLOCK_FIRST`)."""
     prefix = label_prefix(provider)
     tail = source_session_id.replace(":", "/").rsplit("/", 1)[-1].removeprefix("agent-")
-    head = "".join(ch for ch in tail if ch.isalnum()).lower()
-    if provider == "codex" and len(tail) == 36:
-        # Codex thread ids are UUIDv7: the head is a timestamp shared by threads started within
-        # the same minute, the tail is random; labels are cut from its end.
-        return prefix, tail.replace("-", "").lower(), True
-    if provider == "opencode" and tail.startswith("ses_"):
-        # `ses_<12 hex of an inverted clock><14 random base62>`: sessions started close together
-        # share the hex, so labels are cut from the random end.
-        return prefix, head.removeprefix("ses"), True
+    clock = CLOCK_FIRST.get(provider)
+    found = re.fullmatch(clock, tail, re.IGNORECASE) if clock else None
+    if found is not None:
+        return prefix, _alnum(found.group(found.lastindex or 0)), True
+    head = _alnum(tail)
     if not head:
         head = xxhash.xxh3_64_hexdigest(source_session_id.encode("utf-8", "surrogatepass"))
     return prefix, head, False
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum()).lower()

@@ -37,6 +37,14 @@ SOURCES: dict[str, tuple[str, str]] = {
 }
 
 
+# Sources whose ids begin with a clock, so that sessions started together share their heads:
+# a label is cut from the end of what the pattern's group holds (the whole id without one).
+CLOCK_FIRST: dict[str, str] = {
+    "codex": r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",  # UUIDv7 threads
+    "opencode": r"ses_(\w+)",  # `ses_<12 hex of an inverted clock><14 random base62>`
+}
+
+
 def label_prefix(provider: str) -> str:
     """The prefix of a provider's labels; a provider not (yet) in the table has its first two
     letters (a ledger written by a newer tracehouse)."""
