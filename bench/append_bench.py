@@ -66,8 +66,12 @@ class Side:
         asked = next(r for r in reversed(lines) if r.get("type") == "user")
         answered = next(r for r in reversed(lines) if r.get("type") == "assistant")
         fresh = uuid.uuid4().hex
-        prompt = {**asked, "uuid": str(uuid.uuid4()), "parentUuid": lines[-1].get("uuid"),
-                  "message": {"role": "user", "content": f"And what about case {fresh}?"}}
+        prompt = {
+            **asked,
+            "uuid": str(uuid.uuid4()),
+            "parentUuid": lines[-1].get("uuid"),
+            "message": {"role": "user", "content": f"And what about case {fresh}?"},
+        }
         reply = {**answered, "uuid": str(uuid.uuid4()), "parentUuid": prompt["uuid"],
                  "message": {**answered.get("message", {}), "id": f"msg_{fresh[:24]}",
                              "content": [{"type": "text", "text": f"Case {fresh} is the same:"

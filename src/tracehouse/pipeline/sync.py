@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 # secret-scanning rules. One more than 3 for a writer that is faster than that one.
 SQLITE_PARSERS = 4
 
+
 def sync(
     store: SessionStore,
     options: SyncOptions,
