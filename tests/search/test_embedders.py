@@ -181,3 +181,29 @@ def test_a_model_that_fails_early_is_said_by_whoever_needs_it(
     assert capsys.readouterr().err == ""  # no thread's traceback
     with pytest.raises(EmbeddingError, match="folder is gone"):
         lazy.embed(["a text"])
+
+
+def test_a_process_that_exits_while_the_model_loads_exits_cleanly() -> None:
+    """The interpreter's exit tears down a daemon thread still in the tokenizer's native code,
+    which aborts the process: a `push` that parsed in 0.6 s died so. Exits at several points
+    of the load, side by side."""
+    import subprocess
+    import sys
+
+    script = ("import sys, time; from tracehouse.search.embedders import Lazy; "
+              "Lazy('wordllama').load_in_background(); time.sleep(float(sys.argv[1]))")  # fmt: skip
+    exiting = [
+        subprocess.Popen([sys.executable, "-c", script, str(after)], stderr=subprocess.PIPE)
+        for after in (0, 0.2, 0.4, 0.6, 0.8)
+    ]
+    for process in exiting:
+        _, err = process.communicate(timeout=60)
+        assert (process.returncode, err.decode()) == (0, ""), process.args
+
+
+def test_a_sync_that_pushes_leaves_embedding_to_the_gateway() -> None:
+    from tracehouse.config import Settings
+    from tracehouse.pipeline.sources import embeddings_for
+
+    assert embeddings_for(Settings()) is not None
+    assert embeddings_for(Settings().with_flags(store="https://gateway.example:8443")) is None

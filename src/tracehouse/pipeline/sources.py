@@ -14,6 +14,7 @@ from tracehouse.errors import ConfigError
 from tracehouse.parsers.registry import PARSERS
 from tracehouse.pipeline.options import SyncOptions
 from tracehouse.redaction import redactor_for
+from tracehouse.store.location import GATEWAY_SCHEMES
 
 if TYPE_CHECKING:
     from tracehouse.search.embedders import Lazy
@@ -84,9 +85,12 @@ def sync_options(
 
 
 def embeddings_for(settings: Settings) -> Lazy | None:
-    """The model a sync embeds its new rows with; None where search by meaning is off."""
+    """The model a sync embeds its new rows with; None where search by meaning is off, or
+    where the sync pushes to a gateway (which embeds what it is sent)."""
     from tracehouse.search.embedders import Lazy
 
+    if settings.store.startswith(GATEWAY_SCHEMES):
+        return None
     found = Lazy(settings.embeddings)
     return found if found.enabled else None
 
