@@ -46,8 +46,8 @@ from backfill_bench import Run, build_corpus  # noqa: E402
 #   compiled"); compiling every source with them needs `mypyc_attr` from mypy_extensions;
 # - `kit/jsonl.py`: its TooLarge subclasses OSError, which a native class cannot;
 # - Codex's builder: its turns hold a weak proxy of it, and a native class takes none;
-# - Gemini CLI's reader: compiled, an annotation that says `str` where a tuple comes is a
-#   TypeError, and the unit a reject.
+# - Gemini CLI's reader: compiled, its `super().__init__(*args, ...)` hands the kit's compiled
+#   `__init__` the tuple itself as the first argument (a TypeError: every chat a reject).
 HOT = (
     "tracehouse/parsers/claude_code/*.py",
     "tracehouse/parsers/codex/*.py",
