@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tracehouse.model import ids
-from tracehouse.model.sources import SOURCES
+from tracehouse.model.sources import SOURCES, Source
 from tracehouse.model.tables import PROVIDERS
 from tracehouse.parsers import registry
 
@@ -23,10 +23,10 @@ SERVED = {"claude-code", "codex", "cursor", "gemini-cli", "opencode", "cursor-ag
 
 def test_every_listed_source_is_read_by_its_package_under_its_label() -> None:
     assert tuple(registry.PARSERS) == PROVIDERS == tuple(SOURCES)
-    for provider, (package, prefix) in SOURCES.items():
+    for provider, (package, prefix, _clock) in SOURCES.items():
         assert registry.PARSERS[provider].__name__ == f"tracehouse.parsers.{package}"
         assert ids.session_label(provider, "abcdef12-3456").startswith(f"{prefix}-")
-    assert len({prefix for _package, prefix in SOURCES.values()}) == len(SOURCES)
+    assert len({source.label for source in SOURCES.values()}) == len(SOURCES)
 
 
 @pytest.mark.parametrize("provider", sorted(set(SOURCES) - SERVED))
@@ -44,7 +44,7 @@ def test_a_source_is_named_nowhere_but_its_package_and_its_line(provider: str) -
 
 
 def test_a_package_that_reads_another_provider_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(SOURCES, "not-zed", ("zed", "nz"))
+    monkeypatch.setitem(SOURCES, "not-zed", Source("zed", "nz"))
     with pytest.raises(ImportError, match="parsers/zed reads 'zed', listed as 'not-zed'"):
         registry._parsers()
 
@@ -52,7 +52,7 @@ def test_a_package_that_reads_another_provider_is_refused(monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     ("provider", "source_id", "label"),
     [
-        # ids that begin with a clock (`sources.CLOCK_FIRST`): cut from their random end
+        # ids that begin with a clock (`Source.clock_first`): cut from their random end
         ("codex", "019C0000-0000-7000-8000-0000000000FF", "cx-000000ff"),
         ("opencode", "ses_3f2a1b0c9d8eAbCdEfGhIjKlMn", "oc-ghijklmn"),
         # any other id, and one of those sources not of that shape: from its start

@@ -10,7 +10,7 @@ import re
 
 import xxhash
 
-from tracehouse.model.sources import CLOCK_FIRST, label_prefix
+from tracehouse.model.sources import clock_first, label_prefix
 
 _SEP = "\x1f"  # unit separator: cannot occur in the source ids we hash
 
@@ -53,10 +53,10 @@ def session_label(provider: str, source_session_id: str, size: int = 8) -> str:
 
 def label_parts(provider: str, source_session_id: str) -> tuple[str, str, bool]:
     """The provider prefix, the characters of the source id a label is cut from, and whether
-    it is cut from their end (ids that begin with a clock: `sources.CLOCK_FIRST`)."""
+    it is cut from their end (ids that begin with a clock: `Source.clock_first`)."""
     prefix = label_prefix(provider)
     tail = source_session_id.replace(":", "/").rsplit("/", 1)[-1].removeprefix("agent-")
-    clock = CLOCK_FIRST.get(provider)
+    clock = clock_first(provider)
     found = re.fullmatch(clock, tail, re.IGNORECASE) if clock else None
     if found is not None:
         return prefix, _alnum(found.group(found.lastindex or 0)), True

@@ -1,6 +1,6 @@
 """Every source tracehouse reads, in one table: its provider name (what the ledger's
-`source_provider` holds), the package under `parsers/` that reads it, and the prefix of its
-sessions' labels (`cc-6a963594`).
+`source_provider` holds), the package under `parsers/` that reads it, the prefix of its
+sessions' labels (`cc-6a963594`) and, where its ids begin with a clock, their shape.
 
 Adding a source is its package (its roots, layout, watch rules and how each record maps to the
 ledger, declared there) and one line here: the parser registry imports the package this names,
@@ -11,37 +11,43 @@ every command, the gateway's and the MCP server's filters) reads this table. It 
 
 from __future__ import annotations
 
-# provider: (package under parsers/, label prefix); in the order every list shows them.
-SOURCES: dict[str, tuple[str, str]] = {
-    "claude-code": ("claude_code", "cc"),
-    "codex": ("codex", "cx"),
-    "cursor": ("cursor", "cu"),
-    "gemini-cli": ("gemini_cli", "gm"),
-    "opencode": ("opencode", "oc"),
-    "cursor-agent": ("cursor_agent", "ca"),
-    "copilot-cli": ("copilot_cli", "gh"),
-    "aider": ("aider", "ai"),
-    "qwen-code": ("qwen_code", "qw"),
-    "crush": ("crush", "cr"),
-    "pi": ("pi", "pi"),
-    "kimi-cli": ("kimi_cli", "km"),
-    "cline": ("cline", "cl"),
-    "continue": ("continue_dev", "ct"),
-    "openhands": ("openhands", "oh"),
-    "zed": ("zed", "zd"),
-    "roo-code": ("roo_code", "ro"),
-    "kilo-code": ("kilo_code", "kl"),
-    "goose": ("goose", "gs"),
-    "droid": ("droid", "fd"),
-    "warp": ("warp", "wp"),
-}
+from typing import NamedTuple
+
+# Ids that begin with a clock: sessions started together share their heads, so a label is cut
+# from the end of what the pattern's group holds (the whole id without one).
+UUID_V7 = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
-# Sources whose ids begin with a clock, so that sessions started together share their heads:
-# a label is cut from the end of what the pattern's group holds (the whole id without one).
-CLOCK_FIRST: dict[str, str] = {
-    "codex": r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",  # UUIDv7 threads
-    "opencode": r"ses_(\w+)",  # `ses_<12 hex of an inverted clock><14 random base62>`
+class Source(NamedTuple):
+    package: str  # under parsers/
+    label: str  # the prefix of its sessions' labels
+    clock_first: str | None = None  # the shape of ids that begin with a clock, if it has them
+
+
+# In the order every list shows them.
+SOURCES: dict[str, Source] = {
+    "claude-code": Source("claude_code", "cc"),
+    "codex": Source("codex", "cx", UUID_V7),  # threads are UUIDv7
+    "cursor": Source("cursor", "cu"),
+    "gemini-cli": Source("gemini_cli", "gm"),
+    # `ses_<12 hex of an inverted clock><14 random base62>`
+    "opencode": Source("opencode", "oc", r"ses_(\w+)"),
+    "cursor-agent": Source("cursor_agent", "ca"),
+    "copilot-cli": Source("copilot_cli", "gh"),
+    "aider": Source("aider", "ai"),
+    "qwen-code": Source("qwen_code", "qw"),
+    "crush": Source("crush", "cr"),
+    "pi": Source("pi", "pi"),
+    "kimi-cli": Source("kimi_cli", "km"),
+    "cline": Source("cline", "cl"),
+    "continue": Source("continue_dev", "ct"),
+    "openhands": Source("openhands", "oh"),
+    "zed": Source("zed", "zd"),
+    "roo-code": Source("roo_code", "ro"),
+    "kilo-code": Source("kilo_code", "kl"),
+    "goose": Source("goose", "gs"),
+    "droid": Source("droid", "fd"),
+    "warp": Source("warp", "wp"),
 }
 
 
@@ -49,4 +55,10 @@ def label_prefix(provider: str) -> str:
     """The prefix of a provider's labels; a provider not (yet) in the table has its first two
     letters (a ledger written by a newer tracehouse)."""
     found = SOURCES.get(provider)
-    return found[1] if found is not None else provider[:2]
+    return found.label if found is not None else provider[:2]
+
+
+def clock_first(provider: str) -> str | None:
+    """The shape of the provider's ids that begin with a clock, if it has any."""
+    found = SOURCES.get(provider)
+    return found.clock_first if found is not None else None

@@ -14,7 +14,8 @@ from tracehouse.parsers.base import SourceParser
 
 def _parsers() -> dict[str, SourceParser]:
     found: dict[str, SourceParser] = {}
-    for provider, (package, _label) in SOURCES.items():
+    for provider, source in SOURCES.items():
+        package = source.package
         module = importlib.import_module(f"tracehouse.parsers.{package}")
         declared = module.PROVIDER
         if declared != provider:
