@@ -100,8 +100,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # health's own thread, for one life of the app (a test client may start it again)
         app.state.probe_thread = ThreadPoolExecutor(1, thread_name_prefix="health")
+        embedding.start()
         async with mcp.running():
             yield
+        embedding.stop()  # before the pools: an embedding step may still be committing
         pool.close()
         probe.close()
         app.state.probe_thread.shutdown(wait=False)
