@@ -14,8 +14,7 @@ from tracehouse.parsers.base import SourceParser
 
 def _parsers() -> dict[str, SourceParser]:
     found: dict[str, SourceParser] = {}
-    for provider, source in SOURCES.items():
-        package = source.package
+    for provider, (package, _label, _clock) in SOURCES.items():
         module = importlib.import_module(f"tracehouse.parsers.{package}")
         declared = module.PROVIDER
         if declared != provider:
