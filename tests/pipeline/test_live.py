@@ -395,3 +395,34 @@ def test_a_cursor_bubble_arrives_while_watching(tmp_path, poll, monkeypatch):
         thread.join(timeout=WAIT)
         store.close()
     assert list(private.iterdir()) == []
+
+
+def test_a_message_crush_writes_into_its_wal_arrives_while_watching(tmp_path):
+    """Crush writes its database in WAL mode: a new message changes only the `-wal` (no
+    checkpoint here), and the watcher reads it at once, not at its next full scan."""
+    import json
+
+    from tests.sources.test_crush import MAIN, make_database, part
+
+    conn = make_database(tmp_path / "dotfiles")
+    ledger = tmp_path / "l.db"
+    store = SqliteStore(ledger)
+    stop = threading.Event()
+    options = SyncOptions(sources={"crush": [tmp_path]})
+    live = LiveOptions(full_scan_interval=3600)
+    thread = threading.Thread(target=lambda: run_live(store, options, live, stop, lambda _: None))
+    thread.start()
+    try:
+        wait_for(lambda: count(ledger, "sessions") >= 2)
+        database = tmp_path / "dotfiles" / ".crush" / "crush.db"
+        stamp = database.stat().st_mtime_ns
+        conn.execute("INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?)",
+                     ("m5", MAIN, "user", json.dumps([part("text", text="typed while watched")]),
+                      None, 1754605300, 1754605300, None, None))  # fmt: skip
+        wait_for(lambda: has_message(ledger, "typed while watched"))
+        assert database.stat().st_mtime_ns == stamp  # only the -wal was written
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+        store.close()
+        conn.close()

@@ -11,7 +11,10 @@ import pytest
 
 from tests.conftest import DATA
 from tracehouse.parsers import aider, cline, copilot_cli, crush, kimi_cli, pi, qwen_code
+from tracehouse.parsers.goose.sessions import LAYOUT as GOOSE
 from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.warp.agent import LAYOUT as WARP
+from tracehouse.parsers.zed.threads import LAYOUT as ZED
 
 HOMES = {
     pi: DATA / "pi" / "home" / ".pi" / "agent",
@@ -40,6 +43,22 @@ def test_a_changed_path_maps_to_the_unit_discovery_found(parser) -> None:
         assert parser.unit_for(unit.key, roots) == unit
         assert any(unit.path.is_relative_to(w) for w in watched), (unit.key, watched)
     assert parser.unit_for(str(roots[0] / "elsewhere" / "notes.txt"), roots) is None
+
+
+@pytest.mark.parametrize("layout", [crush.LAYOUT, GOOSE, WARP, ZED], ids=lambda x: x.provider)
+def test_a_databases_wal_or_journal_maps_to_the_database(tmp_path: Path, layout: Layout) -> None:
+    """An app writing its database in WAL mode changes only the `-wal` until a checkpoint: the
+    watcher must read the database then, not wait for its next full scan."""
+    database = tmp_path / layout.patterns[0].replace("*", "p")
+    database.parent.mkdir(parents=True, exist_ok=True)
+    database.write_bytes(b"")
+    unit = layout.unit_for(str(database), [tmp_path])
+    assert unit is not None
+    for side in ("-wal", "-journal"):
+        assert layout.unit_for(f"{database}{side}", [tmp_path]) == unit
+    assert layout.unit_for(f"{database}-shm", [tmp_path]) is None  # rebuilt from the -wal
+    database.unlink()  # a -wal left behind by a database that is gone is no unit
+    assert layout.unit_for(f"{database}-wal", [tmp_path]) is None
 
 
 def test_a_project_log_is_watched_in_its_folder_not_the_whole_root(tmp_path: Path) -> None:

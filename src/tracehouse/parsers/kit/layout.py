@@ -21,6 +21,7 @@ from typing import Any
 
 from tracehouse.parsers.base import Unit, unreadable_directory, within
 from tracehouse.parsers.kit.folders import Folders, is_folder
+from tracehouse.parsers.kit.sqlite_snapshot import SIDE_FILES
 
 Info = Callable[[str, list[str]], Mapping[str, Any] | None]
 _WILD = re.compile(r"[*?\[]")
@@ -44,11 +45,16 @@ class Layout:
         return discover_together([(self, roots)], folders or Folders())[self.provider]
 
     def unit_for(self, path: str, roots: list[Path]) -> Unit | None:
+        """The unit a changed path is, or the database a changed `-wal` or `-journal` belongs
+        to: an app writing its database in WAL mode touches only the `-wal` until a checkpoint,
+        so the database's own file may not change for hundreds of writes."""
         for top, parts in within(path, roots):
-            for pattern in self.patterns:
-                wanted = pattern.split("/")
-                if len(parts) == len(wanted) and all(map(_matches, parts, wanted)):
-                    return self._unit(os.path.join(top, *parts), top, parts)
+            for name in (parts[-1], *_database_of(parts[-1], os.path.join(top, *parts))):
+                named = [*parts[:-1], name]
+                for pattern in self.patterns:
+                    wanted = pattern.split("/")
+                    if len(named) == len(wanted) and all(map(_matches, named, wanted)):
+                        return self._unit(os.path.join(top, *named), top, named)
         return None
 
     def watch_roots(self, roots: list[Path]) -> list[Path]:
@@ -129,6 +135,14 @@ def _walk(
         path = f"{here}{os.sep}{name}"
         if is_folder(path, names[name]):  # a linked folder too: a pattern's depth bounds it
             _walk(top, path, tails, [*parts, name], found, folders)
+
+
+def _database_of(name: str, path: str) -> list[str]:
+    """The database a side file's name belongs to, where that database is there."""
+    for suffix in SIDE_FILES:
+        if name.endswith(suffix) and os.path.isfile(path.removesuffix(suffix)):
+            return [name.removesuffix(suffix)]
+    return []
 
 
 def _matches(name: str, part: str) -> bool:
