@@ -77,7 +77,7 @@ def test_discovery_finds_both_subagent_layouts_and_meta():
     child = by_name["agent-a0fix0001.jsonl"].info
     assert child["parent"] == MAIN
     # the meta file is read when the unit is parsed, not on every discovery
-    assert read_meta(child["meta_path"])["description"] == "Fix the division"
+    assert read_meta(child["beside"][0])["description"] == "Fix the division"
     assert by_name["agent-7e57ab1e.jsonl"].info["via"] == "Task"
 
 

@@ -29,7 +29,7 @@ from tracehouse.pipeline.ingest import Task, run_tasks
 from tracehouse.pipeline.options import SyncOptions, SyncReport, Targets
 from tracehouse.pipeline.progress import NullProgress, ProgressSink
 from tracehouse.state import scratch as scratch_space
-from tracehouse.state.watermark import Action, quick_plan
+from tracehouse.state.watermark import Action, beside_changed, quick_plan
 from tracehouse.store.protocol import RunTotals, SessionStore
 
 if TYPE_CHECKING:
@@ -173,6 +173,10 @@ def plan(
             continue  # vanished since discovery: the next run flags it missing
         except OSError:
             yield unit, raw, 0  # a symlink loop, a file we may not read: its parse says why
+            continue
+        beside = unit.info.get("beside")
+        if beside and beside_changed(beside, raw):
+            yield unit, raw, st.st_size  # read whole again (`state.watermark`)
             continue
         if not full and quick_plan(st, raw) is Action.SKIP:
             yield unit, raw, None

@@ -3,8 +3,10 @@
 A JSONL unit's cursor records the file's identity and how far it was consumed: (device, inode,
 size, mtime_ns, offset of the end of the last complete line, hash of the first 4 KiB, hash of the
 last complete line before the offset and where that line starts), plus the parser's resume state.
-Planning is pure: it takes what `os.stat` said and, only when the file grew, the bytes needed to
-check the hashes.
+A unit whose parse also reads files beside its own (Claude Code's `.meta.json` of a subagent,
+named in its `info["beside"]`) records their stamps too: when one changes, the unit is read whole
+again, since what it says belongs to the whole session. Planning is pure: it takes what `os.stat`
+said and, only when the file grew, the bytes needed to check the hashes.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class FileCursor:
     state: Mapping[str, Any] = field(default_factory=dict)
     lines: int = 0  # complete lines before `offset`, so a reject can name its line number
     missing: bool = False
+    beside: Mapping[str, list[int] | None] | None = None  # path → `stamp`, for `beside_changed`
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -56,6 +59,8 @@ class FileCursor:
         }
         if self.missing:
             out["missing"] = True
+        if self.beside is not None:
+            out["beside"] = dict(self.beside)
         return out
 
     @classmethod
@@ -73,6 +78,7 @@ class FileCursor:
                 state=data.get("state") or {},
                 lines=int(data.get("lines", 0)),
                 missing=bool(data.get("missing", False)),
+                beside=data.get("beside"),
             )
         except (KeyError, TypeError, ValueError):
             return None  # an unreadable cursor only costs a full re-parse
@@ -93,6 +99,25 @@ def quick_plan(st: os.stat_result, cursor: Mapping[str, Any] | None) -> Action:
         return Action.SKIP
     # Grown, or touched: `verify_append` checks that the consumed bytes are still the same.
     return Action.APPEND
+
+
+def stamps(paths: list[str]) -> dict[str, list[int] | None]:
+    """Size and mtime of each file beside a unit; None where there is none."""
+    out: dict[str, list[int] | None] = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out[path] = None
+        else:
+            out[path] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def beside_changed(paths: list[str], cursor: Mapping[str, Any] | None) -> bool:
+    """Whether a file beside the unit changed since its cursor was written (a cursor from
+    before they were recorded counts as changed: read whole once)."""
+    return bool(paths) and cursor is not None and cursor.get("beside") != stamps(paths)
 
 
 def verify_append(cursor: FileCursor, head: bytes, tail_line: bytes) -> bool:

@@ -20,6 +20,9 @@ from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.untrusted import mapping
 
 PROVIDER = "claude-code"
+# A v2.1 subagent's sidecar, beside its transcript: the parse reads it, and a change to it alone
+# (`finished`, written once the task ends, after its last line) has the transcript read again.
+META = ".meta.json"
 
 
 def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
@@ -66,8 +69,10 @@ def watch_roots(roots: list[Path]) -> list[Path]:
 
 def unit_for(path: str, roots: list[Path]) -> Unit | None:
     """The unit a changed path belongs to, if any: found by scanning only its project directory,
-    with the same rules as `discover`."""
+    with the same rules as `discover`; a subagent's sidecar belongs to its transcript."""
     path = os.path.abspath(path)
+    if path.endswith(META):
+        path = path[: -len(META)] + ".jsonl"
     for root in roots:
         projects = projects_dir(root)
         if projects is None:
@@ -143,7 +148,7 @@ def _subagent_units(
                 out.append(
                     _unit(path, root, project, agent_id=name[6:-6], parent=parent,
                           via="workflow" if workflow else "Task",
-                          meta_path=path[: -len(".jsonl")] + ".meta.json")
+                          beside=[path[: -len(".jsonl")] + META])
                 )  # fmt: skip
     return out
 

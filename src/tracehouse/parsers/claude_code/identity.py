@@ -46,6 +46,6 @@ def identity(unit: Unit) -> Identity:
             agent_id=str(agent_id),
             parent_source_session_id=info.get("parent"),
             via=info.get("via"),
-            meta=read_meta(info.get("meta_path")),
+            meta=read_meta(next(iter(info.get("beside") or ()), None)),
         )
     return Identity(path=unit.key, source_session_id=str(info["session"]), project=project)

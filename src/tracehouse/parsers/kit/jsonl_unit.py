@@ -43,8 +43,10 @@ from tracehouse.state.watermark import (
     HEAD_BYTES,
     Action,
     FileCursor,
+    beside_changed,
     hash_bytes,
     quick_plan,
+    stamps,
     verify_append,
 )
 
@@ -85,6 +87,9 @@ def parse_jsonl(
     shape: int = 0,
 ) -> UnitResult:
     cursor = FileCursor.from_json(cursor_json) if cursor_json else None
+    # Stamped before the builder reads them: a file changed meanwhile is read again next time.
+    beside = list(unit.info.get("beside") or ())
+    stamped = stamps(beside) if beside else None
     try:
         st = os.stat(unit.key)
         f = open(unit.key, "rb")  # noqa: SIM115 - closed below, after the planning reads
@@ -92,6 +97,8 @@ def parse_jsonl(
         return unreadable(provider, unit, exc)
     with f:
         action = Action.FULL if options.full or cursor is None else quick_plan(st, cursor_json)
+        if beside_changed(beside, cursor_json):
+            action = Action.FULL
         if action is Action.SKIP:
             return UnitResult(unit, action, cursor=cursor_json)
         head = f.read(HEAD_BYTES)
@@ -110,10 +117,10 @@ def parse_jsonl(
     base = cursor if action is Action.APPEND else None
     kept = _stamped(base.state if base else {}, shape)
     if chunk.skipped:
-        return _skipped(provider, unit, action, st, chunk, base, head, kept, options)
+        return _skipped(provider, unit, action, st, chunk, base, head, kept, stamped, options)
     if not chunk.data:
         # Nothing complete to read: a partial last line waits; a touched file gets a new stat.
-        new = _cursor(st, chunk, base, head, kept, base.lines if base else 0)
+        new = _cursor(st, chunk, base, head, kept, base.lines if base else 0, stamped)
         wait = Action.WAIT if chunk.end < st.st_size else action
         return UnitResult(unit, wait, watermark=wm(provider, unit, new), cursor=new.to_json())
     first_line = base.lines if base else 0
@@ -128,7 +135,7 @@ def parse_jsonl(
         line_count = _feed_all(provider, unit, chunk, first_line, builder, skip, result, options)
         try:
             state = _stamped(builder.finish(), shape)
-            new = _cursor(st, chunk, base, head, state, first_line + line_count)
+            new = _cursor(st, chunk, base, head, state, first_line + line_count, stamped)
             attach(
                 provider,
                 result,
@@ -160,12 +167,13 @@ def _skipped(
     base: FileCursor | None,
     head: bytes,
     state: Mapping[str, Any],
+    beside: Mapping[str, list[int] | None] | None,
     options: ParseOptions,
 ) -> UnitResult:
     """A line over the size limit, skipped unread: its reject, and the cursor moved past it
     with the builder's state as it was, so the lines after it are read as an append."""
     line = (base.lines if base else 0) + 1
-    new = _cursor(st, chunk, base, head, state, line)
+    new = _cursor(st, chunk, base, head, state, line, beside)
     result = UnitResult(
         unit, action, bytes_read=chunk.skipped, done=chunk.eof, mtime_ns=st.st_mtime_ns
     )
@@ -297,6 +305,7 @@ def _cursor(
     head: bytes,
     state: Mapping[str, Any],
     line_count: int,
+    beside: Mapping[str, list[int] | None] | None,
 ) -> FileCursor:
     if chunk.skipped:
         tail_start, tail_hash = chunk.end - len(chunk.tail), hash_bytes(chunk.tail)
@@ -320,6 +329,7 @@ def _cursor(
         tail_hash=tail_hash,
         state=state,
         lines=line_count,
+        beside=beside,
     )
 
 

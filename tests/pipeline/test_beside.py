@@ -1,0 +1,56 @@
+"""Files a unit's parse reads beside its own: Claude Code's `.meta.json` of a v2.1 subagent.
+From 2.1.3xx the CLI writes `finished` into it once the task ends, after the transcript's last
+line, so the transcript alone says nothing new: the sidecar's change has it read again, by a
+sync and by the live watcher, and only then."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from tests.pipeline.helpers import MAIN, backfill, make_home
+from tracehouse.parsers import claude_code
+from tracehouse.store.sqlite.store import SqliteStore
+
+
+def _meta(home: Path) -> Path:
+    project = home / ".claude" / "projects" / "-tmp-demo"
+    return project / MAIN / "subagents" / "agent-a0fix0001.meta.json"
+
+
+def _task_status(store: SqliteStore) -> str | None:
+    (found,) = [r["task_status"] for r in store.rows("sessions") if r["is_subagent"]
+                and r["source_session_id"].endswith("a0fix0001")]  # fmt: skip
+    return found
+
+
+def test_a_sidecar_written_after_the_last_line_is_read(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    store = SqliteStore(tmp_path / "l.db")
+    try:
+        backfill(store, home)
+        assert _task_status(store) is None  # the sidecar says nothing of it yet
+        meta = _meta(home)
+        transcript = meta.with_name("agent-a0fix0001.jsonl")
+        before = transcript.stat()
+        meta.write_bytes(orjson.dumps({**orjson.loads(meta.read_bytes()), "finished": True}))
+        again = backfill(store, home)
+        assert (again.parsed, _task_status(store)) == (1, "completed")
+        assert transcript.stat().st_mtime_ns == before.st_mtime_ns  # only the sidecar changed
+        assert backfill(store, home).parsed == 0  # read again once, not on every run
+        meta.unlink()  # gone: what it said goes with it
+        assert (backfill(store, home).parsed, _task_status(store)) == (1, None)
+    finally:
+        store.close()
+
+
+def test_the_watcher_maps_a_sidecar_to_its_transcript(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    roots = [home / ".claude"]
+    meta = _meta(home)
+    unit = claude_code.unit_for(str(meta), roots)
+    assert unit is not None and unit.key == str(meta.with_name("agent-a0fix0001.jsonl"))
+    orphan = meta.with_name("agent-gone.meta.json")
+    orphan.write_bytes(b"{}")
+    assert claude_code.unit_for(str(orphan), roots) is None  # no transcript: no unit
