@@ -16,7 +16,6 @@ down has its output tokens only.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -120,7 +119,8 @@ class EventLog(JsonlSession):
 
     def fields(self) -> dict[str, Any]:
         context = mapping(self.kept.get("context"))
-        space = workspace(self.unit.key) if self.unit.key.endswith("events.jsonl") else {}
+        beside = self.unit.info.get("beside")
+        space = workspace(beside[0]) if beside else {}
         version = self.kept.get("version")
         return {
             "title": space.get("name") or space.get("summary"),
@@ -136,10 +136,10 @@ class EventLog(JsonlSession):
         }
 
 
-def workspace(events_path: str) -> dict[str, str]:
+def workspace(path: str) -> dict[str, str]:
     """A 1.0 session's `workspace.yaml`: flat `key: value` lines (its title is `name`)."""
     try:
-        text = read_file(os.path.join(os.path.dirname(events_path), "workspace.yaml")).decode()
+        text = read_file(path).decode()
     except (OSError, UnicodeDecodeError):
         return {}
     out = {}

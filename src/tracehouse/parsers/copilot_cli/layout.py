@@ -6,6 +6,7 @@ rewritten whole), `session-state/<uuid>.jsonl` (late 2025: the event log) and
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,8 +27,9 @@ def _info(top: str, parts: list[str]) -> Mapping[str, Any] | None:
     if parts[0] == "history-session-state":
         legacy = LEGACY.match(parts[-1])
         return {"form": "legacy", "session": legacy.group(1)} if legacy else None
-    if parts[-1] == "events.jsonl":
-        return {"form": "events", "session": parts[-2]}
+    if parts[-1] == "events.jsonl":  # its title and place in `workspace.yaml`, renamed apart
+        space = os.path.join(top, *parts[:-1], "workspace.yaml")
+        return {"form": "events", "session": parts[-2], "beside": [space]}
     return {"form": "events", "session": parts[-1].removesuffix(".jsonl")}
 
 
@@ -39,5 +41,6 @@ LAYOUT = Layout(
         "history-session-state/session_*.json",
     ),
     _info,
+    sidecars=("workspace.yaml",),
 )
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots

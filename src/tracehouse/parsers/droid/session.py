@@ -9,6 +9,7 @@ session's token totals.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,16 @@ from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.untrusted import items, mapping
 
 PROVIDER = "droid"
-LAYOUT = Layout(PROVIDER, ("sessions/*.jsonl", "sessions/*/*.jsonl"))
+
+
+def _info(top: str, parts: list[str]) -> Mapping[str, Any]:
+    # `<sessionId>.settings.json`: its model and running totals, written after each answer
+    path = os.path.join(top, *parts)
+    return {"beside": [path.removesuffix(".jsonl") + ".settings.json"]}
+
+
+LAYOUT = Layout(PROVIDER, ("sessions/*.jsonl", "sessions/*/*.jsonl"), _info,
+                sidecars=("*.settings.json",))  # fmt: skip
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 # A subagent's session: the Task tool's prompt, as Droid opens it (it names no parent).
 SUBAGENT = "# Task Tool Invocation"
@@ -69,7 +79,7 @@ class DroidSession(JsonlSession):
         return "assistant"
 
     def fields(self) -> dict[str, Any]:
-        settings = _settings(self.unit.key)
+        settings = _settings(self.unit.info["beside"][0])
         title = self.kept.get("sessionTitle") or self.kept.get("title")
         model = settings.get("model")
         return {
@@ -85,10 +95,10 @@ class DroidSession(JsonlSession):
         }
 
 
-def _settings(key: str) -> Mapping[str, Any]:
+def _settings(path: str) -> Mapping[str, Any]:
     """`<sessionId>.settings.json` beside the transcript."""
     try:
-        return mapping(orjson.loads(read_file(key.removesuffix(".jsonl") + ".settings.json")))
+        return mapping(orjson.loads(read_file(path)))
     except (OSError, TooLarge, orjson.JSONDecodeError):
         return {}
 

@@ -44,6 +44,9 @@ def _info(top: str, parts: list[str]) -> Mapping[str, Any] | None:
         info.update(session=f"{session}/{parts[4]}", parent=session)
     else:
         info["session"] = session
+    # Read with the log, and written after its last line: a subagent's `meta.json` (how its task
+    # ended), a session's `state.json` (the title a later release gives it).
+    info["beside"] = [os.path.join(folder, "meta.json" if "parent" in info else "state.json")]
     return info
 
 
@@ -67,5 +70,6 @@ LAYOUT = Layout(
         f"{SESSION}/subagents/*/context.jsonl",
     ),
     _info,
+    sidecars=("meta.json", "state.json"),
 )
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots

@@ -46,20 +46,20 @@ class KimiSession(JsonlSession):
         info = self.unit.info
         parent = info.get("parent")
         return {
-            "title": None if parent else _state_title(self.unit.key),
+            "title": None if parent else _state_title(info["beside"][0]),
             "workspace_path": info.get("workspace"),
             "is_subagent": parent is not None,
             "parent_source_session_id": parent,
             "parent_session_id": None if parent is None else ids.session_id(PROVIDER, parent),
             "metadata": {key: self.kept.get(key) for key in ("protocol_version", "context_tokens")},
-            **(_task(self.unit.key) if parent else {}),
+            **(_task(info["beside"][0]) if parent else {}),
         }
 
 
-def _task(key: str) -> dict[str, Any]:
+def _task(path: str) -> dict[str, Any]:
     """A subagent's task and how it ended, from the `meta.json` beside its log (later releases)."""
     try:
-        meta = mapping(orjson.loads(read_file(os.path.join(os.path.dirname(key), "meta.json"))))
+        meta = mapping(orjson.loads(read_file(path)))
     except (OSError, orjson.JSONDecodeError):
         return {}
     described = meta.get("description")
@@ -185,7 +185,7 @@ def _arguments(text: Any) -> Any:
 def _state_title(path: str) -> str | None:
     """The title a later release keeps in the session's `state.json`, if any."""
     try:
-        state = orjson.loads(read_file(os.path.join(os.path.dirname(path), "state.json")))
+        state = orjson.loads(read_file(path))
     except (OSError, orjson.JSONDecodeError):
         return None
     title = mapping(state).get("title")

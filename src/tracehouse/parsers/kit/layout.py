@@ -38,6 +38,9 @@ class Layout:
     # A unit's info from its root and its path's parts below it (None: not a unit after all).
     info: Info = field(default=_no_info)
     per_project: bool = False
+    # Names of files a unit's parse reads beside its own, in its folder (a subagent's
+    # `meta.json`), which its info lists under `beside`: a change to one alone is the unit's.
+    sidecars: tuple[str, ...] = ()
 
     def discover(self, roots: list[Path], folders: Folders | None = None) -> list[Unit]:
         """The units under `roots`; `folders` keeps the listings between runs (a source whose
@@ -47,14 +50,35 @@ class Layout:
     def unit_for(self, path: str, roots: list[Path]) -> Unit | None:
         """The unit a changed path is, or the database a changed `-wal` or `-journal` belongs
         to: an app writing its database in WAL mode touches only the `-wal` until a checkpoint,
-        so the database's own file may not change for hundreds of writes."""
+        so the database's own file may not change for hundreds of writes. A sidecar is its
+        unit's."""
         for top, parts in within(path, roots):
             for name in (parts[-1], *_database_of(parts[-1], os.path.join(top, *parts))):
-                named = [*parts[:-1], name]
-                for pattern in self.patterns:
-                    wanted = pattern.split("/")
-                    if len(named) == len(wanted) and all(map(_matches, named, wanted)):
-                        return self._unit(os.path.join(top, *named), top, named)
+                unit = self._matched(top, [*parts[:-1], name])
+                if unit is not None:
+                    return unit
+            if any(_matches(parts[-1], sidecar) for sidecar in self.sidecars):
+                return self._beside(top, parts)
+        return None
+
+    def _matched(self, top: str, parts: list[str]) -> Unit | None:
+        for pattern in self.patterns:
+            wanted = pattern.split("/")
+            if len(parts) == len(wanted) and all(map(_matches, parts, wanted)):
+                return self._unit(os.path.join(top, *parts), top, parts)
+        return None
+
+    def _beside(self, top: str, parts: list[str]) -> Unit | None:
+        """The unit in the sidecar's folder whose info names it."""
+        path = os.path.join(top, *parts)
+        try:
+            names = sorted(os.listdir(os.path.dirname(path)))
+        except OSError:
+            return None
+        for name in names:
+            unit = self._matched(top, [*parts[:-1], name])
+            if unit is not None and path in unit.info.get("beside", ()):
+                return unit
         return None
 
     def watch_roots(self, roots: list[Path]) -> list[Path]:

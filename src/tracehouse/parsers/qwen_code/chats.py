@@ -51,10 +51,13 @@ def _info(top: str, parts: list[str]) -> Mapping[str, Any] | None:
     if parts[2] != "subagents":
         return {}
     parent, agent = parts[3], parts[4].removesuffix(".jsonl")
-    return {"session": f"{parent}/{agent}", "parent": parent}
+    # its `.meta.json` says how its task ended, written once it has: after its last line
+    meta = os.path.join(top, *parts).removesuffix(".jsonl") + ".meta.json"
+    return {"session": f"{parent}/{agent}", "parent": parent, "beside": [meta]}
 
 
-LAYOUT = Layout(PROVIDER, ("projects/*/chats/*.jsonl", SUBAGENT, "tmp/*/logs.json"), _info)
+LAYOUT = Layout(PROVIDER, ("projects/*/chats/*.jsonl", SUBAGENT, "tmp/*/logs.json"), _info,
+                sidecars=("*.meta.json",))  # fmt: skip
 discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
 
@@ -175,8 +178,7 @@ class QwenChat(JsonlSession):
     def _task(self, parent: str) -> dict[str, Any]:
         """A subagent's link to its parent and its task, from the `.meta.json` beside it."""
         try:
-            meta = mapping(orjson.loads(read_file(self.unit.key.removesuffix(".jsonl")
-                                                  + ".meta.json")))  # fmt: skip
+            meta = mapping(orjson.loads(read_file(self.unit.info["beside"][0])))
         except (OSError, orjson.JSONDecodeError):
             meta = {}
         call = meta.get("toolUseId")
