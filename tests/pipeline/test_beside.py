@@ -47,6 +47,8 @@ def test_a_sidecar_written_after_the_last_line_is_read(tmp_path: Path) -> None:
         assert (again.parsed, _task_status(store)) == (1, "completed")
         assert transcript.stat().st_mtime_ns == before.st_mtime_ns  # only the sidecar changed
         assert backfill(store, home).parsed == 0  # read again once, not on every run
+        meta.write_bytes(orjson.dumps({"agentType": "general-purpose", "stoppedByUser": True}))
+        assert (backfill(store, home).parsed, _task_status(store)) == (1, "aborted")
         meta.unlink()  # gone: what it said goes with it
         assert (backfill(store, home).parsed, _task_status(store)) == (1, None)
     finally:

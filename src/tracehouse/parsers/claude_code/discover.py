@@ -157,8 +157,9 @@ META_KEYS = ("agentType", "description", "worktreePath")
 
 
 def read_meta(path: str | None) -> dict[str, Any]:
-    """`agent-<id>.meta.json` (agentType, description, worktreePath; from 2.1.3xx `finished`),
-    read at parse time: the texts it names and whether it finished, nothing of another type (a
+    """`agent-<id>.meta.json` (agentType, description, worktreePath; from 2.1.3xx `finished`, and
+    `stoppedByUser` or `sweptByStop` when a person's stop ended it), read at parse time: the
+    texts it names and how it ended, nothing of another type (a
     sidecar annotates its session; a damaged one must not keep the session from being
     stored)."""
     if not path:
@@ -169,8 +170,9 @@ def read_meta(path: str | None) -> dict[str, Any]:
         return {}
     found = mapping(value)
     kept = {k: found[k] for k in META_KEYS if isinstance(found.get(k), str)}
-    if isinstance(found.get("finished"), bool):
-        kept["finished"] = found["finished"]
+    for flag in ("finished", "stoppedByUser", "sweptByStop"):
+        if isinstance(found.get(flag), bool):
+            kept[flag] = found[flag]
     return kept
 
 

@@ -187,10 +187,14 @@ def _parent(ident: Identity, line_session_id: str | None) -> str | None:
 
 
 def _task_status(meta: dict[str, Any]) -> str | None:
-    """A subagent's status from its `.meta.json` sidecar: from 2.1.3xx `finished` says whether
-    its task is done; older sidecars say nothing (NULL)."""
-    finished = meta.get("finished")
-    return None if finished is None else "completed" if finished else "running"
+    """A subagent's status from its `.meta.json` sidecar: from 2.1.3xx `finished` says its task
+    is done, `stoppedByUser` (or `sweptByStop`, a stop of everything running) that a person
+    stopped it first; older sidecars say nothing (NULL). The CLI writes each only when true."""
+    if meta.get("finished"):
+        return "completed"
+    if meta.get("stoppedByUser") or meta.get("sweptByStop"):
+        return "aborted"
+    return None if meta.get("finished") is None else "running"
 
 
 def llm_provider(model: object) -> str | None:
