@@ -38,8 +38,9 @@ class Layout:
     # A unit's info from its root and its path's parts below it (None: not a unit after all).
     info: Info = field(default=_no_info)
     per_project: bool = False
-    # Names of files a unit's parse reads beside its own, in its folder (a subagent's
-    # `meta.json`), which its info lists under `beside`: a change to one alone is the unit's.
+    # Names of files a JSONL unit's parse reads beside its own, in its folder (a subagent's
+    # `meta.json`), which its info lists under `beside` (`kit.jsonl_unit` keeps their stamps
+    # in its cursor): a change to one alone is the unit's.
     sidecars: tuple[str, ...] = ()
 
     def discover(self, roots: list[Path], folders: Folders | None = None) -> list[Unit]:
