@@ -70,12 +70,15 @@ class Layout:
         return None
 
     def _beside(self, top: str, parts: list[str]) -> Unit | None:
-        """The unit in the sidecar's folder whose info names it."""
+        """The unit in the sidecar's folder whose info names it: the names that begin as the
+        sidecar's does first (`<id>.jsonl` for `<id>.settings.json`, in a folder of many)."""
         path = os.path.join(top, *parts)
+        stem = parts[-1].split(".", 1)[0]
         try:
             names = sorted(os.listdir(os.path.dirname(path)))
         except OSError:
             return None
+        names.sort(key=lambda name: not name.startswith(stem))
         for name in names:
             unit = self._matched(top, [*parts[:-1], name])
             if unit is not None and path in unit.info.get("beside", ()):
