@@ -14,7 +14,9 @@ from tests.conftest import REPO
 from tests.pipeline.helpers import backfill, make_home, snapshot
 from tracehouse.store.sqlite.store import SqliteStore
 
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+# Without a BLAS thread count of the user's: the command line sets its own (`one_blas_thread`).
+ENV = {**{k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"},
+       "PYTHONPATH": str(REPO)}  # fmt: skip
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="fork is chosen only on Linux")
 
 
@@ -23,7 +25,7 @@ def _chosen(before: str) -> str:
     script = f"{before}\nfrom tracehouse.processes import start_method\nprint(start_method())"
     done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done.stdout.strip().splitlines()[-1]
 
 
 @LINUX
@@ -48,6 +50,21 @@ def test_a_process_running_another_thread_spawns_them():
         "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()"
     )
     assert _chosen(threaded) == "spawn"
+
+
+@LINUX
+def test_a_new_ledger_opened_by_the_command_line_leaves_it_forking(tmp_path):
+    """A new ledger's migrations import sqlite-utils, which imports numpy where it is installed;
+    numpy's OpenBLAS would start a thread per core as it loads, and every first backfill
+    spawned its parsers."""
+    opened = (
+        "import sys\n"
+        "from tracehouse.cli.app import main\n"
+        f"sys.argv = ['tracehouse', 'store', 'init', '--store', {str(tmp_path / 'new.db')!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "assert 'numpy' in sys.modules and 'sqlite_utils' in sys.modules"
+    )
+    assert _chosen(opened) == "fork"
 
 
 @LINUX

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from tracehouse import __version__
-from tracehouse.pipeline import collect_less
+from tracehouse.pipeline import collect_less, one_blas_thread
 
 # name → (module under tracehouse.cli, attribute, whether it is a group of commands)
 COMMANDS: dict[str, tuple[str, str, bool]] = {
@@ -87,6 +87,7 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     collect_less()
+    one_blas_thread()
     named = sys.argv[1] if len(sys.argv) > 1 else ""
     if named == "sync":  # the secret-scanning rules load beside the command's imports and plan
         from tracehouse.redaction.detect import prefetch
