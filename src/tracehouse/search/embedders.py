@@ -182,6 +182,9 @@ class _WordLlama:
             raise EmbeddingError(f"wordllama: cannot read its packaged model: {error}") from None
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
+        # The same ids without each token's offsets in the text, which nothing here reads:
+        # embedding the bench's passages took a fifth less CPU and 25 MB less at its peak.
+        self._encode = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)
         # The model's rows and one of zeros, which pads a batch's shorter texts.
         zeros = np.zeros((1, self.dims), dtype=np.float32)
         self._table = np.vstack([table.astype(np.float32), zeros])
@@ -196,7 +199,7 @@ class _WordLlama:
         gather of every token row at once 0.8 s; this takes 0.1 s."""
         import numpy as np
 
-        ids = [e.ids for e in self._tokenizer.encode_batch(part, add_special_tokens=False)]
+        ids = [e.ids for e in self._encode(part, add_special_tokens=False)]
         width = max(map(len, ids), default=0)
         padded = np.full((len(ids), width), len(self._table) - 1, dtype=np.int64)
         for row, found in zip(padded, ids, strict=True):
