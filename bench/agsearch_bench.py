@@ -14,7 +14,8 @@ warmed first:
                with nothing new
 
 Each first run starts from nothing of its own (a new ledger, a new cache) over the same home.
-Printed: the medians and ranges of each, the peak PSS of each tool's whole process tree, and
+Printed: the medians and ranges of each, the peak PSS of each tool's whole process tree and
+the CPU seconds per GB it spent (user and system, summed over its processes: GNU time), and
 tracehouse's speed and memory as ratios of agsearch's. Issue #71's targets: at least 1.0x its
 speed at at most 1/3 of its memory; a run with nothing new at most 0.3 s.
 """
@@ -72,6 +73,12 @@ def _pss(values: list[Run | float]) -> float:
     return statistics.median(v.pss for v in values if isinstance(v, Run)) / 2**20
 
 
+def _cpu(values: list[Run | float], mb: float) -> str:
+    """CPU seconds per GB of the home, summed over the tool's processes (GNU time)."""
+    spent = [v.cpu * 1000 / mb for v in values if isinstance(v, Run) and v.cpu is not None]
+    return f"   {statistics.median(spent):5.1f} CPU-s per GB" if spent else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=24)
@@ -92,7 +99,8 @@ def main() -> None:
     found = rounds(corpus, agsearch, args.repeat)
     for name, values in found.items():
         seconds = _seconds(values)
-        memory = f"   peak PSS {_pss(values):5.0f} MB" if name in ("tracehouse", "agsearch") else ""
+        first = name in ("tracehouse", "agsearch")
+        memory = f"   peak PSS {_pss(values):5.0f} MB{_cpu(values, size / 1e6)}" if first else ""
         print(f"{name:16} {statistics.median(seconds):6.2f} s (range {min(seconds):.2f}–"
               f"{max(seconds):.2f}){memory}")  # fmt: skip
     ours, theirs = (statistics.median(_seconds(found[n])) for n in ("tracehouse", "agsearch"))

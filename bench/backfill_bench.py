@@ -159,11 +159,16 @@ class Run:
             command = [sys.executable, "-c", "from tracehouse.cli.app import main; main()", *args]
         counted = Path("/usr/bin/time").exists()
         with tempfile.NamedTemporaryFile("r", suffix=".time") as outputs:
-            if counted:  # GNU time: the blocks written by the command and its workers
-                command = ["/usr/bin/time", "-f", "%O", "-o", outputs.name, *command]
+            # GNU time: the blocks written and the CPU seconds (user + system) of the command
+            # and of every worker it waited for
+            if counted:
+                command = ["/usr/bin/time", "-f", "%O %U %S", "-o", outputs.name, *command]
             self._run(command)
             text = outputs.read().strip().splitlines() if counted else []
-        self.written = int(text[-1]) * 512 if text and text[-1].isdigit() else None
+        figures = text[-1].split() if text else []
+        counts = len(figures) == 3 and figures[0].isdigit()
+        self.written = int(figures[0]) * 512 if counts else None
+        self.cpu = float(figures[1]) + float(figures[2]) if counts else None
 
     def _run(self, command: list[str]) -> None:
         """Memory is the peak of the tree's summed PSS (shared libraries counted once across
@@ -189,6 +194,19 @@ class Run:
         if process.returncode not in (0, 1):
             raise SystemExit(f"{command[-1]} failed ({process.returncode}): {err.decode()[-2000:]}")
         self.report = json.loads(out) if self.tracehouse else {}
+
+
+def cpu_per_gb(runs: list[Run], mb: float, before: list[Run] | None = None) -> None:
+    """CPU seconds per GB read, summed over the command's processes (issue #71's figure)."""
+    spent = [r.cpu * 1000 / mb for r in runs if r.cpu is not None]
+    if not spent:
+        print("cpu      not measured (no GNU time at /usr/bin/time)")
+        return
+    then = [r.cpu * 1000 / mb for r in before or () if r.cpu is not None]
+    ratio = f" → this checkout {statistics.median(spent) / statistics.median(then):.2f}x" if then \
+        else ""  # fmt: skip
+    print(f"cpu      {spread(spent, 'CPU-s per GB')}" + (
+        f"   before {spread(then, 'CPU-s per GB').strip()}{ratio}" if then else ""))  # fmt: skip
 
 
 def spread(values: list[float], unit: str, scale: float = 1.0) -> str:
@@ -393,6 +411,7 @@ def main() -> None:
         f" rejects {len(report['rejects'])}"  # type: ignore[arg-type]
     )
     print(f"         phases (s, summed over processes, median run): {_phases(full)}")
+    cpu_per_gb(full, mb, full_before)
     written = [r.written for r in full if r.written is not None]
     if written:
         read = int(report["bytesRead"])  # type: ignore[call-overload]
@@ -408,6 +427,8 @@ def main() -> None:
         f"memory   peak PSS of the tree {spread([r.pss / 2**20 for r in full], 'MB')}"
         f"    (largest single process RSS {max(r.rss for r in full) / 2**20:.0f} MB)"
     )
+    if full_before:
+        print(f"before   peak PSS of the tree {spread([r.pss / 2**20 for r in full_before], 'MB')}")
     if args.per_source:
         per_source(sources_toml, one_core, common, args.repeat, before)
     peer_agsearch(corpus, OUT / "peer-ledger.db", args.repeat)
