@@ -18,7 +18,8 @@ def start_method() -> str:
     Anywhere else `spawn`: a fork copies only the forking thread, and a lock another thread
     held (polars' pool, imported by a library caller; a live watcher; a checkpointer; SQLite's
     own mutexes inside them) would stay locked in the child for good. Threads started by
-    native code are not in `threading`'s list, so the kernel's is counted."""
+    native code are not in `threading`'s list, so the kernel's is counted (numpy's OpenBLAS
+    starts its pool as it loads: the command line keeps it from doing so, `one_blas_thread`)."""
     if sys.platform != "linux":
         return "spawn"
     try:
