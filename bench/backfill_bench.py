@@ -202,11 +202,12 @@ def cpu_per_gb(runs: list[Run], mb: float, before: list[Run] | None = None) -> N
     if not spent:
         print("cpu      not measured (no GNU time at /usr/bin/time)")
         return
+    line = f"cpu      {spread(spent, 'CPU-s per GB')}"
     then = [r.cpu * 1000 / mb for r in before or () if r.cpu is not None]
-    ratio = f" → this checkout {statistics.median(spent) / statistics.median(then):.2f}x" if then \
-        else ""  # fmt: skip
-    print(f"cpu      {spread(spent, 'CPU-s per GB')}" + (
-        f"   before {spread(then, 'CPU-s per GB').strip()}{ratio}" if then else ""))  # fmt: skip
+    if then:
+        ratio = statistics.median(spent) / statistics.median(then)
+        line += f"   before {spread(then, 'CPU-s per GB').strip()} → this checkout {ratio:.2f}x"
+    print(line)
 
 
 def spread(values: list[float], unit: str, scale: float = 1.0) -> str:

@@ -17,11 +17,17 @@ from pathlib import Path
 
 import orjson
 
-from tests.sources.test_watched_paths import _roots
-from tracehouse.parsers.base import ParseOptions
+from tracehouse.parsers.base import ParseOptions, SourceParser
 from tracehouse.parsers.registry import PARSERS
 
 OPENED: list[str] = []
+
+
+def roots(parser: SourceParser, home: Path) -> list[Path]:
+    """The source's roots in `home` that exist."""
+    if getattr(parser, "PER_PROJECT", False):  # logs kept in projects: the homes hold them there
+        return [home / "projects"] if (home / "projects").is_dir() else []
+    return [root for root in parser.default_roots(home, {}) if root.exists()]
 
 
 def _opened(event: str, args: tuple[object, ...]) -> None:
@@ -32,22 +38,22 @@ def _opened(event: str, args: tuple[object, ...]) -> None:
 def unmapped(home: Path) -> list[dict[str, str | None]]:
     out: list[dict[str, str | None]] = []
     for provider, parser in PARSERS.items():
-        roots = _roots(parser, home)
-        watched = [os.path.abspath(w) + os.sep for w in parser.watch_roots(roots)] if roots else []
-        for unit in parser.discover(roots) if roots else ():
+        where = roots(parser, home)
+        watched = [os.path.abspath(w) + os.sep for w in parser.watch_roots(where)] if where else []
+        for unit in parser.discover(where) if where else ():
             OPENED.clear()
             parser.parse(unit, None, ParseOptions(now=2e9))
             for path in sorted(set(OPENED)):
                 if not os.path.isfile(path) or not path.startswith(tuple(watched)):
                     continue
-                found = parser.unit_for(path, roots)
-                if found is None or found.key != unit.key:
+                mapped = parser.unit_for(path, where)
+                if mapped is None or mapped.key != unit.key:
                     out.append({
                         "provider": provider,
                         "home": str(home),
                         "unit": os.path.relpath(unit.key, home),
                         "read": os.path.relpath(path, home),
-                        "maps_to": found and os.path.relpath(found.key, home),
+                        "maps_to": mapped and os.path.relpath(mapped.key, home),
                     })  # fmt: skip
     return out
 

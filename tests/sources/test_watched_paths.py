@@ -18,14 +18,9 @@ import orjson
 import pytest
 
 from tests.conftest import DATA, REPO
+from tests.sources.reads_beside import roots as _roots
 from tracehouse.parsers.base import SourceParser
 from tracehouse.parsers.registry import PARSERS
-
-
-def _roots(parser: SourceParser, home: Path) -> list[Path]:
-    if getattr(parser, "PER_PROJECT", False):  # logs kept in projects: the homes hold them there
-        return [home / "projects"] if (home / "projects").is_dir() else []
-    return [root for root in parser.default_roots(home, {}) if root.exists()]
 
 
 def _files(folders: list[Path]) -> list[str]:
