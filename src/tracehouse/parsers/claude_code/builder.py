@@ -18,7 +18,6 @@ from typing import Any
 
 from tracehouse.model import ids
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES
 from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.parsers.claude_code import records as rec
 from tracehouse.parsers.claude_code import replays, tools
@@ -39,7 +38,6 @@ class SessionBuilder:
         self.sid = self.source_session_id = ident.source_session_id
         self.session_id = ident.session_id
         self.max_field = max_field
-        self.sources = TableBuffer(MESSAGE_SOURCES)
         self.seen_uuids: set[str] = set()
         self.ts: str | None = None  # the timestamp of the record being fed
         s = state or {}
@@ -227,7 +225,7 @@ class SessionBuilder:
             target = self._context_target()
             self._link(r, None)
             if source and target:
-                self._add_source(target, source)
+                self.talk.cite(target, source, self.ts)
                 return "source"
             return "folded"
         if kind in rec.CONTEXT_ATTACHMENTS:
@@ -324,11 +322,7 @@ class SessionBuilder:
         call, sources = tools.complete(call, block, r, self.ts, self.ident.project, self.max_field)
         self.talk.calls.add(call)
         for source in sources:
-            self._add_source(msg["message_id"], source)
-
-    def _add_source(self, message_id: str, source: dict[str, Any]) -> None:
-        row = tools.source_row(message_id, self.session_id, source)
-        self.sources.add({**row, "created_at": self.ts})
+            self.talk.cite(msg["message_id"], source, self.ts)
 
     def _context_target(self) -> str | None:
         if self.turn and self.turn["query_message_ids"]:
@@ -375,8 +369,8 @@ class SessionBuilder:
     def session_row(self) -> dict[str, Any]:
         return self.talk.session_row(**self.agg.row_fields(self.ident, self.talk))
 
-    def buffers(self) -> tuple[TableBuffer, ...]:
-        return (*self.talk.buffers(), self.sources)
+    def buffers(self) -> list[TableBuffer]:
+        return self.talk.buffers()
 
 
 _CONVERSATION = {

@@ -78,14 +78,3 @@ def complete(
     if file:
         sources.append(file)
     return call, sources
-
-
-def source_row(message_id: str, session_id: str, source: dict[str, Any]) -> dict[str, Any]:
-    """A `message_sources` row: a source the message cites (a file read, a page fetched)."""
-    return {
-        "message_id": message_id,
-        "session_id": session_id,
-        "source_id": ids.source_id(source["source_type"], source["uri"]),
-        "chunk_number": None,
-        **source,
-    }

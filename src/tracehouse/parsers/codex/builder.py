@@ -13,7 +13,6 @@ from typing import Any
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES
 from tracehouse.model.titles import first_line, prompt_title
 from tracehouse.parsers.codex import events, tools
 from tracehouse.parsers.codex import records as rec
@@ -39,7 +38,6 @@ class RolloutBuilder:
     def __init__(self, ctx: RolloutContext, state: dict[str, Any] | None, max_field: int) -> None:
         self.ctx = ctx
         self.max_field = max_field
-        self.sources = TableBuffer(MESSAGE_SOURCES)
         s = state or {}
         self.agg = SessionAggregate.from_state(s.get("session"))
         self.fixed_sid: str | None = s.get("sid")
@@ -337,16 +335,7 @@ class RolloutBuilder:
                 self.agg.count("unattached_sources")
             return
         for source in found:
-            self.sources.add(
-                {
-                    "message_id": target,
-                    "session_id": self.session_id,
-                    "source_id": ids.source_id(source["source_type"], source["uri"]),
-                    "chunk_number": None,
-                    "created_at": self.ts,
-                    **source,
-                }
-            )
+            self.talk.cite(target, source, self.ts)
 
     # -- end of a parse ---------------------------------------------------------------------
 
@@ -383,8 +372,8 @@ class RolloutBuilder:
         self.ctx.link_review(self.agg, row)
         return row
 
-    def buffers(self) -> tuple[TableBuffer, ...]:
-        return (*self.talk.buffers(), self.sources)
+    def buffers(self) -> list[TableBuffer]:
+        return self.talk.buffers()
 
 
 def _reasoning_texts(p: dict[str, Any]) -> list[str]:

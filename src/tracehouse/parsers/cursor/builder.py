@@ -17,7 +17,6 @@ import orjson
 from tracehouse.model import fields, ids
 from tracehouse.model.fields import cap, iso
 from tracehouse.model.rows import TableBuffer
-from tracehouse.model.tables import MESSAGE_SOURCES
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.cursor import bubbles
 from tracehouse.parsers.cursor.discover import PROVIDER
@@ -36,7 +35,6 @@ class ConversationBuilder:
         # A turn's model is the first a bubble of it names; its end the last bubble's time.
         self.talk = Talk(PROVIDER, self.sid, conv.location, max_field, turn_model="first",
                          carry_provider=False, stated_ends=True)  # fmt: skip
-        self.sources = TableBuffer(MESSAGE_SOURCES)
         self.first_prompt: str | None = None
         self.times: list[str] = []
         self.first_turn: str | None = None
@@ -144,17 +142,15 @@ class ConversationBuilder:
 
     def _sources(self, message_id: str, bubble: dict[str, Any], at: str | None) -> None:
         for kind, uri, title, preview in bubbles.references(bubble):
-            self.sources.add(
+            self.talk.cite(
+                message_id,
                 {
-                    "message_id": message_id,
-                    "session_id": self.talk.session_id,
-                    "source_id": ids.source_id(kind, uri),
                     "source_type": kind,
-                    "title": title,
                     "uri": uri,
+                    "title": title,
                     "content_preview": cap(preview, 2000) if preview else None,
-                    "created_at": at,
-                }
+                },
+                at,
             )
 
     # -- the session -----------------------------------------------------------------------------
@@ -203,7 +199,7 @@ class ConversationBuilder:
         )
 
     def buffers(self) -> list[TableBuffer]:
-        return [*self.talk.buffers(), self.sources]
+        return self.talk.buffers()
 
 
 def _metadata(bubble: dict[str, Any]) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from tracehouse.model import ids
 from tracehouse.model.fields import cap
 from tracehouse.model.rows import TableBuffer, token_sums, turn_row
-from tracehouse.model.tables import MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
+from tracehouse.model.tables import MESSAGE_SOURCES, MESSAGES, TOKEN_COLUMNS, TOOL_CALLS, TURNS
 
 STATE_VERSION = 1
 
@@ -49,6 +49,7 @@ class TurnRows:
         self.turns = TableBuffer(TURNS)
         self.messages = TableBuffer(MESSAGES)
         self.calls = TableBuffer(TOOL_CALLS)
+        self.sources = TableBuffer(MESSAGE_SOURCES)
         s = state if state and state.get("v") == STATE_VERSION else {}
         self.turn: dict[str, Any] | None = s.get("turn")
         self.pending: dict[str, dict[str, Any]] = dict(s.get("pending") or {})
@@ -139,6 +140,14 @@ class TurnRows:
         self.said = True
         return message_id
 
+    def cite(self, message_id: str, source: Mapping[str, Any], at: str | None) -> None:
+        """A source the message cites (a file read, a page fetched, a chunk attached):
+        `source_type` and `uri`, and where the source says them `title`, `content_preview`,
+        `metadata`."""
+        source_id = ids.source_id(source["source_type"], source["uri"])
+        self.sources.add({**source, "message_id": message_id, "session_id": self.session_id,
+                          "source_id": source_id, "created_at": at})  # fmt: skip
+
     def message_id(self, key: str) -> str:
         return ids.message_id(self.provider, self.sid, key)
 
@@ -195,7 +204,7 @@ class TurnRows:
         return self.said
 
     def buffers(self) -> list[TableBuffer]:
-        return [self.turns, self.messages, self.calls]
+        return [self.turns, self.messages, self.calls, self.sources]
 
     def session_row(self, **fields: Any) -> dict[str, Any]:
         """The session row from what was read; `fields` add to it or override it (a source's
