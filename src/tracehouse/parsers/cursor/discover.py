@@ -21,8 +21,9 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from tracehouse.parsers.base import Unit, present, unreadable_directory
+from tracehouse.parsers.base import Unit
 from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import signature
 
 RECONCILE_SECONDS = 3600.0  # a changed database is reconciled in full at most this often
@@ -49,54 +50,17 @@ def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
     return [Path(r) for r in unique]
 
 
-def watch_roots(roots: list[Path]) -> list[Path]:
-    return [r for r in roots if r.is_dir()]
+def _info(user: str, parts: list[str]) -> dict[str, Any]:
+    if parts[0] == GLOBAL:
+        return {"scope": "global", "user": user}
+    folder = os.path.join(user, *parts[:-1])
+    return {"scope": "workspace", "user": user, "workspace_id": parts[1],
+            "workspace": workspace_path(folder)}  # fmt: skip
 
 
-def discover(roots: list[Path]) -> list[Unit]:
-    units: dict[str, Unit] = {}
-    for root in roots:
-        user = os.path.abspath(root)
-        found = os.path.join(user, GLOBAL, DB_NAME)
-        if present(found):
-            units[found] = Unit(PROVIDER, found, user, {"scope": "global", "user": user})
-        base = os.path.join(user, WORKSPACES)
-        try:
-            entries = sorted(os.listdir(base)) if os.path.isdir(base) else []
-        except OSError as exc:
-            units[base] = unreadable_directory(PROVIDER, base, user, exc)
-            entries = []
-        for entry in entries:
-            found = os.path.join(base, entry, DB_NAME)
-            if present(found):
-                units[found] = workspace_unit(found, user)
-    return sorted(units.values(), key=lambda u: u.key)
-
-
-def workspace_unit(path: str, user: str) -> Unit:
-    folder = os.path.dirname(path)
-    info = {
-        "scope": "workspace",
-        "user": user,
-        "workspace_id": os.path.basename(folder),
-        "workspace": workspace_path(folder),
-    }
-    return Unit(PROVIDER, path, user, info)
-
-
-def unit_for(path: str, roots: list[Path]) -> Unit | None:
-    """A changed database, `-wal` or `-journal` maps to its database's unit."""
-    for suffix in ("-wal", "-journal", "-shm"):
-        path = path.removesuffix(suffix)
-    if os.path.basename(path) != DB_NAME:
-        return None
-    for root in roots:
-        user = os.path.abspath(root)
-        if os.path.dirname(path) == os.path.join(user, GLOBAL):
-            return Unit(PROVIDER, path, user, {"scope": "global", "user": user})
-        if os.path.dirname(os.path.dirname(path)) == os.path.join(user, WORKSPACES):
-            return workspace_unit(path, user)
-    return None
+# A changed database, `-wal` or `-journal` maps to its database's unit.
+LAYOUT = Layout(PROVIDER, (f"{GLOBAL}/{DB_NAME}", f"{WORKSPACES}/*/{DB_NAME}"), _info)
+discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
 
 def workspace_path(folder: str) -> str | None:
