@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracehouse.parsers.base import Unit, entries, files_digest, present, within
+from tracehouse.parsers.base import Unit, files_digest
+from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import signature
 
 PROVIDER = "cursor-agent"
@@ -28,44 +29,33 @@ def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
     return [home / ".cursor"]
 
 
-def watch_roots(roots: list[Path]) -> list[Path]:
-    return [root for root in roots]
+def _info(top: str, parts: list[str]) -> dict[str, Any] | None:
+    if parts[0] == "chats":
+        return {"kind": "store", "cwd_md5": parts[1]}
+    if len(parts) == 6:
+        return {"kind": "subagent", "parent": parts[3], "slug": parts[1]}
+    if len(parts) == 5 and parts[4] != f"{parts[3]}.jsonl":
+        return None  # only `<uuid>/<uuid>.jsonl` is the transcript of its folder
+    return {"kind": "transcript", "slug": parts[1]}
 
 
-def discover(roots: list[Path]) -> list[Unit]:
-    units: dict[str, Unit] = {}
-    for root in roots:
-        top = os.path.abspath(root)
-        for project in _list(os.path.join(top, "projects"), top, units):
-            folder = os.path.join(project.path, TRANSCRIPTS)
-            for entry in _list(folder, top, units) if project.is_dir() else ():
-                for unit in _units(top, project.name, entry.path, entry.is_dir(), units):
-                    units.setdefault(unit.key, unit)
-        for workspace in _list(os.path.join(top, "chats"), top, units):
-            for agent in _list(workspace.path, top, units) if workspace.is_dir() else ():
-                store = os.path.join(agent.path, "store.db")
-                if present(store):
-                    units.setdefault(store, _store(store, top, workspace.name))
-    return sorted(units.values(), key=lambda u: u.key)
+def _transcript_key(path: str) -> str:
+    """A transcript's twins (`<uuid>.txt`, `.json`, `.jsonl`, `<uuid>/<uuid>.jsonl`) are one
+    unit, keyed `agent-transcripts/<uuid>`; a subagent's log and a store are their own."""
+    parts = path.split(os.sep)
+    if parts[-2] == TRANSCRIPTS:
+        return os.path.splitext(path)[0]
+    return os.path.dirname(path) if parts[-3] == TRANSCRIPTS else path
 
 
-def unit_for(path: str, roots: list[Path]) -> Unit | None:
-    path = os.path.abspath(path)
-    for top, rel in within(path, roots):
-        if rel[0] == "chats" and len(rel) == 4 and rel[3].startswith("store.db"):
-            store = os.path.join(top, *rel[:3], "store.db")
-            return _store(store, top, rel[1]) if present(store) else None
-        if rel[0] == "projects" and len(rel) >= 4 and rel[2] == TRANSCRIPTS:
-            folder = os.path.join(top, *rel[:3])
-            head = os.path.join(folder, rel[3])
-            if len(rel) == 4:
-                return next(iter(_units(top, rel[1], head, os.path.isdir(head), {})), None)
-            if len(rel) == 5 and rel[4].endswith(".jsonl"):
-                return _transcript(os.path.join(folder, rel[3]), top, rel[1])
-            if len(rel) == 6 and rel[4] == "subagents" and rel[5].endswith(".jsonl"):
-                return Unit(PROVIDER, path, top, {"kind": "subagent", "parent": rel[3],
-                                                  "slug": rel[1]})  # fmt: skip
-    return None
+PATTERNS = (
+    *(f"projects/*/{TRANSCRIPTS}/*{form}" for form in FORMS),
+    f"projects/*/{TRANSCRIPTS}/*/*.jsonl",
+    f"projects/*/{TRANSCRIPTS}/*/subagents/*.jsonl",
+    "chats/*/*/store.db",
+)
+LAYOUT = Layout(PROVIDER, PATTERNS, _info, key=_transcript_key)
+discover, unit_for, watch_roots = LAYOUT.discover, LAYOUT.unit_for, LAYOUT.watch_roots
 
 
 def members(key: str) -> list[str]:
@@ -83,31 +73,6 @@ def subagents(key: str) -> list[str]:
     except OSError:
         return []
     return [e.path for e in sorted(entries, key=lambda e: (e.stat().st_mtime_ns, e.name))]
-
-
-def _units(top: str, slug: str, path: str, is_dir: bool, unreadable: dict[str, Unit]) -> list[Unit]:
-    name = os.path.basename(path)
-    if not is_dir:
-        stem, ext = os.path.splitext(name)
-        return [_transcript(path[: -len(ext)], top, slug)] if ext in FORMS and stem else []
-    out = [_transcript(path, top, slug)] if members(path) else []
-    for child in _list(os.path.join(path, "subagents"), top, unreadable):
-        if child.name.endswith(".jsonl"):
-            info = {"kind": "subagent", "parent": name, "slug": slug}
-            out.append(Unit(PROVIDER, child.path, top, info))
-    return out
-
-
-def _transcript(key: str, top: str, slug: str) -> Unit:
-    return Unit(PROVIDER, key, top, {"kind": "transcript", "slug": slug})
-
-
-def _store(path: str, top: str, cwd_md5: str) -> Unit:
-    return Unit(PROVIDER, path, top, {"kind": "store", "cwd_md5": cwd_md5})
-
-
-def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
-    return entries(PROVIDER, path, root, unreadable)
 
 
 def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:

@@ -42,6 +42,9 @@ class Layout:
     # `meta.json`), which its info lists under `beside` (`kit.jsonl_unit` keeps their stamps
     # in its cursor): a change to one alone is the unit's.
     sidecars: tuple[str, ...] = ()
+    # The unit a matched file is part of, where that is not the file alone (the Cursor agent's
+    # `<id>.txt` and `<id>.jsonl` are twins of one transcript, keyed `<id>`).
+    key: Callable[[str], str] | None = None
 
     def discover(self, roots: list[Path], folders: Folders | None = None) -> list[Unit]:
         """The units under `roots`; `folders` keeps the listings between runs (a source whose
@@ -102,7 +105,9 @@ class Layout:
 
     def _unit(self, path: str, top: str, parts: list[str]) -> Unit | None:
         info = self.info(top, parts)
-        return None if info is None else Unit(self.provider, path, top, dict(info))
+        if info is None:
+            return None
+        return Unit(self.provider, self.key(path) if self.key else path, top, dict(info))
 
 
 Wanted = tuple[Layout, tuple[str, ...]]  # a source's pattern: what is left of it below a folder
