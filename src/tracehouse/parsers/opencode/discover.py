@@ -22,13 +22,15 @@ from typing import Any
 
 import orjson
 
-from tracehouse.parsers.base import Unit, entries, files_digest, present, within
+from tracehouse.parsers.base import Unit, files_digest, within
 from tracehouse.parsers.kit.database import plan_database
 from tracehouse.parsers.kit.jsonl import read_file
+from tracehouse.parsers.kit.layout import Layout
 
 PROVIDER = "opencode"
 DATABASE = re.compile(r"^opencode(-[\w.-]+)?\.db$")
 SESSION_FILE = re.compile(r"^ses_\w+\.json$")
+MESSAGES_0 = (["storage", "session", "message"], ["storage", "session", "part"])
 
 
 def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
@@ -36,56 +38,36 @@ def default_roots(home: Path, env: Mapping[str, str]) -> list[Path]:
     return [Path(data).expanduser() / "opencode" if data else home / ".local/share/opencode"]
 
 
-def watch_roots(roots: list[Path]) -> list[Path]:
-    return list(roots)
+def _info(top: str, parts: list[str]) -> dict[str, Any] | None:
+    if len(parts) == 1:
+        return {"kind": "db"} if DATABASE.match(parts[0]) else None
+    if not SESSION_FILE.match(parts[-1]):
+        return None
+    return {"kind": "json", "generation": 0 if parts[0] == "project" else 1}
 
 
-def discover(roots: list[Path]) -> list[Unit]:
-    units: dict[str, Unit] = {}
-    for root in roots:
-        top = os.path.abspath(root)
-        for entry in _list(top, top, units):
-            if DATABASE.match(entry.name) and present(entry.path):
-                units.setdefault(entry.path, Unit(PROVIDER, entry.path, top, {"kind": "db"}))
-        sessions = os.path.join(top, "storage", "session")
-        for project in _list(sessions, top, units):
-            if project.is_dir(follow_symlinks=False):
-                for entry in _list(project.path, top, units):
-                    if SESSION_FILE.match(entry.name):
-                        units.setdefault(entry.path, _json_unit(entry.path, top, 1))
-        for project in _list(os.path.join(top, "project"), top, units):
-            info = os.path.join(project.path, "storage", "session", "info")
-            for entry in _list(info, top, units) if project.is_dir() else ():
-                if SESSION_FILE.match(entry.name):
-                    units.setdefault(entry.path, _json_unit(entry.path, top, 0))
-    return sorted(units.values(), key=lambda u: u.key)
+LAYOUT = Layout(PROVIDER, ("opencode*.db", "storage/session/*/ses_*.json",
+                           "project/*/storage/session/info/ses_*.json"), _info)  # fmt: skip
+discover, watch_roots = LAYOUT.discover, LAYOUT.watch_roots
 
 
 def unit_for(path: str, roots: list[Path]) -> Unit | None:
     """The unit a changed file belongs to: a database (or its `-wal`), a session file, or the
     session of a message or part file."""
-    path = os.path.abspath(path)
-    for top, rel in within(path, roots):
-        name = rel[0].removesuffix("-wal").removesuffix("-journal")
-        if len(rel) == 1 and DATABASE.match(name):
-            return Unit(PROVIDER, os.path.join(top, name), top, {"kind": "db"})
-        if rel[0] == "storage" and len(rel) >= 3:
-            return _gen1_unit(top, rel[1:], path)
-        if rel[0] == "project" and len(rel) >= 6 and rel[2:4] == ["storage", "session"]:
-            base = os.path.join(top, *rel[:4])
-            session = rel[5] if rel[4] in ("message", "part") else rel[5].removesuffix(".json")
-            found = os.path.join(base, "info", f"{session}.json")
+    unit = LAYOUT.unit_for(path, roots)
+    for top, rel in within(path, roots) if unit is None else ():
+        if rel[0] == "storage" and len(rel) == 4:
+            return _gen1_unit(top, rel[1:], os.path.abspath(path))
+        if rel[0] == "project" and len(rel) >= 6 and rel[2:5] in MESSAGES_0:
+            found = os.path.join(top, *rel[:4], "info", f"{rel[5]}.json")
             return _json_unit(found, top, 0) if os.path.isfile(found) else None
-    return None
+    return unit
 
 
 def _gen1_unit(top: str, rel: list[str], path: str) -> Unit | None:
-    storage = os.path.join(top, "storage")
-    if rel[0] == "session" and len(rel) == 3 and SESSION_FILE.match(rel[2]):
-        return _json_unit(path, top, 1)
-    if rel[0] == "message" and len(rel) == 3:
+    if rel[0] == "message":
         session = rel[1]
-    elif rel[0] == "part" and len(rel) == 3:
+    elif rel[0] == "part":
         try:  # parts are filed by message only; the part names its session
             session = str(orjson.loads(read_file(path)).get("sessionID") or "")
         except (OSError, orjson.JSONDecodeError, AttributeError):
@@ -94,16 +76,13 @@ def _gen1_unit(top: str, rel: list[str], path: str) -> Unit | None:
         return None
     if not session.startswith("ses_"):
         return None
+    storage = os.path.join(top, "storage")
     found = glob.glob(os.path.join(glob.escape(storage), "session", "*", f"{session}.json"))
     return _json_unit(found[0], top, 1) if found else None
 
 
 def _json_unit(path: str, root: str, generation: int) -> Unit:
     return Unit(PROVIDER, path, root, {"kind": "json", "generation": generation})
-
-
-def _list(path: str, root: str, unreadable: dict[str, Unit]) -> list[os.DirEntry[str]]:
-    return entries(PROVIDER, path, root, unreadable)
 
 
 def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
