@@ -4,15 +4,18 @@ with a dot are matched only by a pattern that says so."""
 
 from __future__ import annotations
 
+import fnmatch
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from tracehouse.parsers import aider, cline, copilot_cli, crush, kimi_cli, pi, qwen_code
 from tracehouse.parsers.goose.sessions import LAYOUT as GOOSE
-from tracehouse.parsers.kit.layout import Layout
+from tracehouse.parsers.kit.layout import Layout, _matches
 from tracehouse.parsers.warp.agent import LAYOUT as WARP
 from tracehouse.parsers.zed.threads import LAYOUT as ZED
 
@@ -76,6 +79,19 @@ def test_wildcards_skip_hidden_names_unless_the_pattern_names_them(tmp_path: Pat
     found = [u.key for u in layout.discover([tmp_path])]
     assert found == [str(tmp_path / "src" / "app" / ".crush" / "crush.db")]
     assert layout.unit_for(str(tmp_path / ".cache/app/.crush/crush.db"), [tmp_path]) is None
+
+
+NAME_CHARS = st.sampled_from(["a", "b", ".", "-", "j", "l"])
+PART_CHARS = st.sampled_from(["a", "b", ".", "-", "j", "l", "*", "?", "[ab]", "[!a]"])
+
+
+@given(name=st.text(NAME_CHARS, min_size=1, max_size=8),
+       part=st.lists(PART_CHARS, min_size=1, max_size=6).map("".join))  # fmt: skip
+def test_a_name_matches_a_part_as_a_shell_matches_it(name: str, part: str) -> None:
+    """The quick match of a prefix and a suffix (`*.jsonl`, `agent-*.jsonl`) and the regular
+    expression of the rest answer as a shell does: a wildcard matches no leading dot."""
+    shell = fnmatch.fnmatchcase(name, part) and (part[0] == "." or name[0] != ".")
+    assert _matches(name, part) == shell
 
 
 def test_a_home_of_many_folders_is_listed_once_a_source(

@@ -44,6 +44,8 @@ class Folders:
     fresh: dict[str, list[object]] = field(default_factory=dict)
     reused: int = 0
     settle_ns: int = SETTLE_NS
+    # False: the listings serve this run alone (a source's own discovery), so no `stat` keys them.
+    remember: bool = True
 
     @classmethod
     def load(cls, path: Path, settle_ns: int = SETTLE_NS) -> Folders:
@@ -60,6 +62,11 @@ class Folders:
         exists but cannot be listed."""
         if path in self.listed:
             return self.listed[path]
+        if not self.remember:
+            found = _list(path)
+            if found is not None:
+                self.listed[path] = found
+            return found
         try:
             st = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -111,13 +118,13 @@ def _list(path: str) -> Listing | None:
     try:
         with os.scandir(path) as entries:
             found = {}
-            for entry in entries:
-                if entry.is_symlink():
-                    found[entry.name] = "l"
+            for entry in entries:  # most are files: one question of each
+                if entry.is_file(follow_symlinks=False):
+                    found[entry.name] = "f"
                 elif entry.is_dir(follow_symlinks=False):
                     found[entry.name] = "d"
                 else:
-                    found[entry.name] = "f"
+                    found[entry.name] = "l" if entry.is_symlink() else "f"
     except (FileNotFoundError, NotADirectoryError):
         return None
     return found

@@ -12,9 +12,10 @@ that says so (`base.unreadable_directory`), never a silent gap.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,8 @@ class Layout:
     def discover(self, roots: list[Path], folders: Folders | None = None) -> list[Unit]:
         """The units under `roots`; `folders` keeps the listings between runs (a source whose
         logs are kept in projects, where there are many folders to look into)."""
-        return discover_together([(self, roots)], folders or Folders())[self.provider]
+        found = discover_together([(self, roots)], folders or Folders(remember=False))
+        return found[self.provider]
 
     def unit_for(self, path: str, roots: list[Path]) -> Unit | None:
         """The unit a changed path is, or the database a changed `-wal` or `-journal` belongs
@@ -99,15 +101,18 @@ class Layout:
         return list(roots)
 
     def _add(self, path: str, top: str, parts: list[str], units: dict[str, Unit]) -> None:
-        unit = self._unit(path, top, parts)
-        if unit is not None:
-            units.setdefault(unit.key, unit)
+        key = self.key(path) if self.key else path
+        if key not in units:  # else a twin of a unit found already
+            unit = self._unit(path, top, parts, key)
+            if unit is not None:
+                units[key] = unit
 
-    def _unit(self, path: str, top: str, parts: list[str]) -> Unit | None:
+    def _unit(self, path: str, top: str, parts: list[str], key: str | None = None) -> Unit | None:
         info = self.info(top, parts)
         if info is None:
             return None
-        return Unit(self.provider, self.key(path) if self.key else path, top, dict(info))
+        key = key or (self.key(path) if self.key else path)
+        return Unit(self.provider, key, top, dict(info))
 
 
 Wanted = tuple[Layout, tuple[str, ...]]  # a source's pattern: what is left of it below a folder
@@ -154,19 +159,20 @@ def _walk(
         if not _WILD.search(head):
             matched = [head] if head in names else []
         else:
-            matched = [name for name in names if _matches(name, head)]
+            matched = _select(head)(names)
         tails = [(layout, pattern[1:]) for layout, pattern in group if len(pattern) > 1]
         ends = [layout for layout, pattern in group if len(pattern) == 1]
         for name in matched:
-            if tails:
+            kind = names[name]
+            if tails and kind != "f":  # a linked folder too: a pattern's depth bounds it
                 below.setdefault(name, []).extend(tails)
             path = f"{here}{os.sep}{name}"
-            if ends and not is_folder(path, names[name]):  # a dangling link too: its parse says so
+            if ends and (kind == "f" or not is_folder(path, kind)):  # a dangling link too
                 for layout in ends:
                     layout._add(path, top, [*parts, name], found[layout.provider])
     for name, tails in below.items():
         path = f"{here}{os.sep}{name}"
-        if is_folder(path, names[name]):  # a linked folder too: a pattern's depth bounds it
+        if is_folder(path, names[name]):
             _walk(top, path, tails, [*parts, name], found, folders)
 
 
@@ -179,6 +185,21 @@ def _database_of(name: str, path: str) -> list[str]:
 
 
 def _matches(name: str, part: str) -> bool:
-    if name.startswith(".") and not part.startswith("."):
-        return False
-    return part == "*" or fnmatch.fnmatchcase(name, part)
+    return bool(_select(part)((name,)))
+
+
+@functools.cache
+def _select(part: str) -> Callable[[Iterable[str]], list[str]]:
+    """The names that match a pattern's part, as a shell would match them: discovery asks it
+    of every folder it lists, and the common shapes (`*`, `*.jsonl`, `agent-*.jsonl`) are a
+    prefix and a suffix, picked out without a regular expression."""
+    hidden = part.startswith(".")
+    head, star, tail = part.partition("*")
+    if star and not _WILD.search(head + tail):
+        least = len(head) + len(tail)
+        return lambda names: [
+            n for n in names if n.startswith(head) and n.endswith(tail) and len(n) >= least
+            and (hidden or n[0] != ".")
+        ]  # fmt: skip
+    match = re.compile(fnmatch.translate(part)).match
+    return lambda names: [n for n in names if (hidden or n[0] != ".") and match(n)]
