@@ -81,6 +81,17 @@ def test_wildcards_skip_hidden_names_unless_the_pattern_names_them(tmp_path: Pat
     assert layout.unit_for(str(tmp_path / ".cache/app/.crush/crush.db"), [tmp_path]) is None
 
 
+def test_a_folder_where_a_log_should_be_is_a_unit(tmp_path: Path) -> None:
+    """Whatever stands where a pattern names a log is found, a folder too: its parse is the
+    reject that says so, never a silent gap (a database replaced by a folder of its name)."""
+    (tmp_path / "threads" / "threads.db").mkdir(parents=True)
+    (tmp_path / "sessions" / "a.json").mkdir(parents=True)
+    (tmp_path / "sessions" / "b").mkdir()
+    layout = Layout("zed", ("threads/threads.db", "sessions/*.json"))
+    found = [u.key for u in layout.discover([tmp_path])]
+    assert found == [str(tmp_path / "sessions" / "a.json"), str(tmp_path / "threads/threads.db")]
+
+
 NAME_CHARS = st.sampled_from(["a", "b", ".", "-", "j", "l"])
 PART_CHARS = st.sampled_from(["a", "b", ".", "-", "j", "l", "*", "?", "[ab]", "[!a]"])
 

@@ -6,7 +6,8 @@ A pattern is a path below a root, `/`-separated, whose parts may hold shell wild
 unless its part does (`*/.crush/crush.db` looks into `~/src`, not `~/.cache`). Parts without
 one are looked up in their folder's listing (`folders.Folders`, kept between runs where the
 source asks for it); a directory that cannot be listed is a unit whose parse is the reject
-that says so (`base.unreadable_directory`), never a silent gap.
+that says so (`base.unreadable_directory`), never a silent gap. So is whatever stands where a
+pattern names a log (`base.present`): a folder, a dangling link.
 """
 
 from __future__ import annotations
@@ -166,10 +167,8 @@ def _walk(
             kind = names[name]
             if tails and kind != "f":  # a linked folder too: a pattern's depth bounds it
                 below.setdefault(name, []).extend(tails)
-            path = f"{here}{os.sep}{name}"
-            if ends and (kind == "f" or not is_folder(path, kind)):  # a dangling link too
-                for layout in ends:
-                    layout._add(path, top, [*parts, name], found[layout.provider])
+            for layout in ends:  # whatever is there: its parse says what is wrong with it
+                layout._add(f"{here}{os.sep}{name}", top, [*parts, name], found[layout.provider])
     for name, tails in below.items():
         path = f"{here}{os.sep}{name}"
         if is_folder(path, names[name]):
