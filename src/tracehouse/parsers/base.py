@@ -170,6 +170,33 @@ class UnitResult:
         }
 
 
+Stats = Mapping[str, list[int] | None]  # a unit's files → [inode, size, mtime], None: not there
+
+
+def file_stat(path: str) -> list[int] | None:
+    """What a plan compares of a file a unit is read from; None where there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def plan_files(files: Stats, cursor: Mapping[str, Any] | None, full: bool, kept: Any) -> int | None:
+    """Bytes a parse of a unit read from `files` may read, or None when its cursor holds the
+    same stats (`kept`: as the cursor keeps them, whole or as their digest)."""
+    if full or not cursor or cursor.get("missing") or cursor.get("files") != kept:
+        return sum(f[1] for f in files.values() if f)
+    return None
+
+
+def files_result(unit: Unit, files: Stats) -> UnitResult:
+    """The result of a parse of a unit read whole from `files`: their bytes, the newest mtime."""
+    size = sum(f[1] for f in files.values() if f)
+    mtime = max((f[2] for f in files.values() if f), default=0)
+    return UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
+
+
 def files_digest(files: Mapping[str, Any]) -> str:
     """A unit's stats of the files it is read from (name → [inode, size, mtime]) as the short
     digest its cursor keeps: a plan compares it to tell whether any of them changed."""

@@ -27,6 +27,7 @@ from tracehouse.parsers.base import (
     ParseOptions,
     Unit,
     UnitResult,
+    files_result,
     session_item,
     shape_error,
 )
@@ -46,16 +47,13 @@ from tracehouse.parsers.kit.sqlite_snapshot import (
     snapshot,
 )
 from tracehouse.parsers.kit.untrusted import mapping, strings
-from tracehouse.state.watermark import Action
 
 WINDOW = 400
 
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     files = signature(unit.key)
-    size = sum(f[1] for f in files.values() if f)
-    mtime = max((f[2] for f in files.values() if f), default=0)
-    result = UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
+    result = files_result(unit, files)
     state = dict((cursor or {}).get("state") or {})
     known: dict[str, str] = dict(state.get("composers") or {})
     parents: dict[str, str] = dict(state.get("parents") or {})

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracehouse.parsers.base import Unit, files_digest
+from tracehouse.parsers.base import Unit, file_stat, files_digest, plan_files
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import signature
 
@@ -81,9 +81,7 @@ def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int |
     files = unit_files(unit)
     if not any(files.values()):
         return None  # vanished since discovery: the next run flags it missing
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != files_digest(files):
-        return sum(f[1] for f in files.values() if f)
-    return None
+    return plan_files(files, cursor, full, files_digest(files))
 
 
 def unit_files(unit: Unit) -> dict[str, list[int] | None]:
@@ -94,11 +92,5 @@ def unit_files(unit: Unit) -> dict[str, list[int] | None]:
     paths = [unit.key] if unit.info.get("kind") == "subagent" else members(unit.key)
     if unit.info.get("kind") == "transcript":
         paths += subagents(unit.key)  # a new child changes which calls spawned whom
-    out: dict[str, list[int] | None] = {}
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out[path] = [st.st_ino, st.st_size, st.st_mtime_ns]
-    return out
+    found = {path: file_stat(path) for path in paths}
+    return {path: stat for path, stat in found.items() if stat is not None}

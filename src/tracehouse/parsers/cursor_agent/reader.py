@@ -24,6 +24,7 @@ from tracehouse.parsers.base import (
     Unit,
     UnitResult,
     files_digest,
+    files_result,
     session_item,
     shape_error,
 )
@@ -43,9 +44,7 @@ from tracehouse.state.watermark import Action
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     files = unit_files(unit)
-    size = sum(f[1] for f in files.values() if f)
-    mtime = max((f[2] for f in files.values() if f), default=0)
-    result = UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
+    result = files_result(unit, files)
     # No file time stands for the conversation's: a copy or a checkout gives every file a new one
     where: dict[str, Any] = {"source_path": unit.key, **unit.info}
     if unit.info.get("kind") == "store":
@@ -68,7 +67,8 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
     else:
         found = _read_transcripts(unit, options)
         if found is None:  # a JSONL still being written
-            return UnitResult(unit, Action.WAIT, bytes_read=size, mtime_ns=mtime)
+            return UnitResult(unit, Action.WAIT, bytes_read=result.bytes_read,
+                              mtime_ns=result.mtime_ns)  # fmt: skip
         transcript, digest = found
         source_id = os.path.basename(unit.key).removesuffix(".jsonl")
         if unit.info.get("kind") == "transcript":

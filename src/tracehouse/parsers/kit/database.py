@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tracehouse.model.contract import Clear, ImportItem, Reject, WatermarkUpdate
-from tracehouse.parsers.base import ParseOptions, Unit, UnitResult, session_item
+from tracehouse.parsers.base import (
+    ParseOptions,
+    Unit,
+    UnitResult,
+    files_result,
+    plan_files,
+    session_item,
+)
 from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.sqlite_snapshot import (
     SnapshotError,
@@ -20,7 +27,6 @@ from tracehouse.parsers.kit.sqlite_snapshot import (
     signature,
     snapshot,
 )
-from tracehouse.state.watermark import Action
 
 # Each session's id and stamp (what changes whenever any of its rows does).
 Stamps = Callable[[sqlite3.Connection], Iterable[tuple[str, str]]]
@@ -33,9 +39,7 @@ def plan_database(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> i
     files = signature(unit.key)
     if files.get("db") is None:
         return None  # vanished since discovery: the next run flags it missing
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != files:
-        return sum(f[1] for f in files.values() if f)
-    return None
+    return plan_files(files, cursor, full, files)
 
 
 def parse_database(
@@ -48,9 +52,7 @@ def parse_database(
     build: Build,
 ) -> UnitResult:
     files = signature(unit.key)
-    size = sum(f[1] for f in files.values() if f)
-    mtime = max((f[2] for f in files.values() if f), default=0)
-    result = UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
+    result = files_result(unit, files)
     known: dict[str, str] = {} if options.full else dict(
         ((cursor or {}).get("state") or {}).get("sessions") or {}
     )  # fmt: skip

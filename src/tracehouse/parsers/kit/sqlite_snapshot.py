@@ -39,6 +39,7 @@ from urllib.parse import quote
 import xxhash
 
 from tracehouse import retrying
+from tracehouse.parsers.base import file_stat
 from tracehouse.state import scratch as scratch_space
 
 BACKOFF = retrying.Backoff(attempts=10, first=0.05, most=0.5)
@@ -51,15 +52,7 @@ class SnapshotError(Exception):
 
 def signature(path: str) -> dict[str, list[int] | None]:
     """What a stat says of the database and its side files: unchanged means nothing to read."""
-    out: dict[str, list[int] | None] = {}
-    for suffix in ("", *SIDE_FILES):
-        try:
-            st = os.stat(path + suffix)
-        except OSError:
-            out[suffix or "db"] = None
-            continue
-        out[suffix or "db"] = [st.st_ino, st.st_size, st.st_mtime_ns]
-    return out
+    return {suffix or "db": file_stat(path + suffix) for suffix in ("", *SIDE_FILES)}
 
 
 def _wal_mode(path: str) -> bool:

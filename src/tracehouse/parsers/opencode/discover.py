@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from tracehouse.parsers.base import Unit, files_digest, within
+from tracehouse.parsers.base import Unit, file_stat, files_digest, plan_files, within
 from tracehouse.parsers.kit.database import plan_database
 from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.layout import Layout
@@ -93,9 +93,7 @@ def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int |
     files = json_signature(unit)
     if files.get(unit.key) is None:
         return None  # vanished since discovery: the next run flags it missing
-    if full or not cursor or cursor.get("missing") or cursor.get("files") != files_digest(files):
-        return sum(f[1] for f in files.values() if f)
-    return None
+    return plan_files(files, cursor, full, files_digest(files))
 
 
 def json_signature(unit: Unit) -> dict[str, list[int] | None]:
@@ -110,21 +108,13 @@ def json_signature(unit: Unit) -> dict[str, list[int] | None]:
         storage = os.path.dirname(os.path.dirname(os.path.dirname(unit.key)))
         message_dir = os.path.join(storage, "message", sid)
         part_root = os.path.join(storage, "part")
-    out[unit.key] = _stat(unit.key)
+    out[unit.key] = file_stat(unit.key)
     for name in _names(message_dir):
-        out[name] = _stat(os.path.join(message_dir, name))
+        out[name] = file_stat(os.path.join(message_dir, name))
         part_dir = os.path.join(part_root, name.removesuffix(".json"))
         for part in _names(part_dir):
-            out[f"{name}/{part}"] = _stat(os.path.join(part_dir, part))
+            out[f"{name}/{part}"] = file_stat(os.path.join(part_dir, part))
     return out
-
-
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def _names(directory: str) -> list[str]:

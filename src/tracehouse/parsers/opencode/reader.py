@@ -23,6 +23,7 @@ from tracehouse.parsers.base import (
     Unit,
     UnitResult,
     files_digest,
+    files_result,
     session_item,
     shape_error,
 )
@@ -30,14 +31,13 @@ from tracehouse.parsers.kit.database import parse_database
 from tracehouse.parsers.opencode import records
 from tracehouse.parsers.opencode.builder import SessionBuilder
 from tracehouse.parsers.opencode.discover import PROVIDER, json_signature
-from tracehouse.state.watermark import Action
 
 
 def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -> UnitResult:
     if unit.info.get("kind") == "db":
         return _parse_database(unit, cursor, options)
     files = json_signature(unit)
-    result = _result(unit, files)
+    result = files_result(unit, files)
     raw = records.load_json_session(unit.key, int(unit.info.get("generation", 1)))
     result.clear = Clear(PROVIDER, unit.key, keys=("",))
     new_cursor = {"files": files_digest(files)}
@@ -95,12 +95,6 @@ def _item(
         result.rejects.append(Reject(PROVIDER, unit.key, location, reason))
         result.accounting["rejected"] += 1
     return item
-
-
-def _result(unit: Unit, files: Mapping[str, list[int] | None]) -> UnitResult:
-    size = sum(f[1] for f in files.values() if f)
-    mtime = max((f[2] for f in files.values() if f), default=0)
-    return UnitResult(unit, Action.FULL, bytes_read=size, mtime_ns=mtime)
 
 
 def _stamp(row: Mapping[str, Any], rows_stamp: str) -> str:
