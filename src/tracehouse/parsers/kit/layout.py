@@ -72,7 +72,8 @@ class Layout:
         for pattern in self.patterns:
             wanted = pattern.split("/")
             if len(parts) == len(wanted) and all(map(_matches, parts, wanted)):
-                return self._unit(os.path.join(top, *parts), top, parts)
+                path = os.path.join(top, *parts)
+                return self._unit(self._key(path), top, parts)
         return None
 
     def _beside(self, top: str, parts: list[str]) -> Unit | None:
@@ -102,18 +103,18 @@ class Layout:
         return list(roots)
 
     def _add(self, path: str, top: str, parts: list[str], units: dict[str, Unit]) -> None:
-        key = self.key(path) if self.key else path
+        key = self._key(path)
         if key not in units:  # else a twin of a unit found already
-            unit = self._unit(path, top, parts, key)
+            unit = self._unit(key, top, parts)
             if unit is not None:
                 units[key] = unit
 
-    def _unit(self, path: str, top: str, parts: list[str], key: str | None = None) -> Unit | None:
+    def _unit(self, key: str, top: str, parts: list[str]) -> Unit | None:
         info = self.info(top, parts)
-        if info is None:
-            return None
-        key = key or (self.key(path) if self.key else path)
-        return Unit(self.provider, key, top, dict(info))
+        return None if info is None else Unit(self.provider, key, top, dict(info))
+
+    def _key(self, path: str) -> str:
+        return self.key(path) if self.key else path
 
 
 Wanted = tuple[Layout, tuple[str, ...]]  # a source's pattern: what is left of it below a folder

@@ -53,36 +53,33 @@ discover, watch_roots = LAYOUT.discover, LAYOUT.watch_roots
 
 def unit_for(path: str, roots: list[Path]) -> Unit | None:
     """The unit a changed file belongs to: a database (or its `-wal`), a session file, or the
-    session of a message or part file."""
+    session file of a message or part file."""
     unit = LAYOUT.unit_for(path, roots)
-    for top, rel in within(path, roots) if unit is None else ():
-        if rel[0] == "storage" and len(rel) == 4:
-            return _gen1_unit(top, rel[1:], os.path.abspath(path))
-        if rel[0] == "project" and len(rel) >= 6 and rel[2:5] in MESSAGES_0:
-            found = os.path.join(top, *rel[:4], "info", f"{rel[5]}.json")
-            return _json_unit(found, top, 0) if os.path.isfile(found) else None
+    if unit is None and (session := _session_file(path, roots)) is not None:
+        return LAYOUT.unit_for(session, roots)
     return unit
 
 
-def _gen1_unit(top: str, rel: list[str], path: str) -> Unit | None:
-    if rel[0] == "message":
-        session = rel[1]
-    elif rel[0] == "part":
-        try:  # parts are filed by message only; the part names its session
-            session = str(orjson.loads(read_file(path)).get("sessionID") or "")
-        except (OSError, orjson.JSONDecodeError, AttributeError):
-            return None
-    else:
-        return None
-    if not session.startswith("ses_"):
-        return None
-    storage = os.path.join(top, "storage")
-    found = glob.glob(os.path.join(glob.escape(storage), "session", "*", f"{session}.json"))
-    return _json_unit(found[0], top, 1) if found else None
+def _session_file(path: str, roots: list[Path]) -> str | None:
+    """The session file a message or part file belongs to, where it is there."""
+    for top, rel in within(path, roots):
+        if rel[0] == "storage" and len(rel) == 4 and rel[1] in ("message", "part"):
+            session = rel[2] if rel[1] == "message" else _part_session(os.path.abspath(path))
+            storage = glob.escape(os.path.join(top, "storage"))
+            files = glob.glob(os.path.join(storage, "session", "*", f"{session}.json"))
+            return files[0] if files and session.startswith("ses_") else None
+        if rel[0] == "project" and len(rel) >= 6 and rel[2:5] in MESSAGES_0:
+            info = os.path.join(top, *rel[:4], "info", f"{rel[5]}.json")
+            return info if os.path.isfile(info) else None
+    return None
 
 
-def _json_unit(path: str, root: str, generation: int) -> Unit:
-    return Unit(PROVIDER, path, root, {"kind": "json", "generation": generation})
+def _part_session(path: str) -> str:
+    """Parts are filed by message only; the part names its session."""
+    try:
+        return str(orjson.loads(read_file(path)).get("sessionID") or "")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return ""
 
 
 def plan_unit(unit: Unit, cursor: Mapping[str, Any] | None, full: bool) -> int | None:
