@@ -218,6 +218,27 @@ def test_a_document_cut_short_is_placed_at_its_line(tmp_path: Path) -> None:
     assert LOCATED.match(reject.location)
 
 
+def test_a_junk_row_whose_key_holds_spaces_is_one_place(tmp_path: Path) -> None:
+    """A row of junk in the Cursor agent's `meta`, keyed by text with spaces (the fuzz bench's
+    trial that failed): its reject names the key as one word, JSON-escaped, and the store's
+    conversation still imports."""
+    store = make_store(tmp_path / "home" / ".cursor", STORE_MESSAGES)
+    key = '{"type": "user", "message": {"role": "user", "content": 7}}'
+    conn = sqlite3.connect(store)
+    conn.execute("INSERT INTO meta VALUES (?, ?)", (key, "not hex"))
+    conn.commit()
+    conn.close()
+    report, ledger = backfill(tmp_path / "home", tmp_path / "ledger.db", "cursor-agent")
+    [reject] = report.rejects
+    assert reject.location == "meta " + untrusted.token(key) and LOCATED.match(reject.location)
+    assert (
+        untrusted.token(key) == r'"{\"type\":\u0020\"user\",\u0020\"message\":'
+        r'\u0020{\"role\":\u0020\"user\",\u0020\"content\":\u00207}}"'
+    )
+    assert untrusted.token("ses_01abc") == "ses_01abc" and untrusted.token(42) == "42"
+    assert len(_sessions(ledger)) == 1
+
+
 def test_a_parser_that_still_raises_is_a_reject_for_its_unit_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

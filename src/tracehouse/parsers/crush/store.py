@@ -34,7 +34,7 @@ from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import read
-from tracehouse.parsers.kit.untrusted import decode_json, items, mapping
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, token
 
 PROVIDER = "crush"
 PER_PROJECT = True  # its roots are the settings' project roots
@@ -96,7 +96,7 @@ def _session(conn: sqlite3.Connection, row: Mapping[str, Any], unit: Unit,
                      iso_seconds(created), iso_seconds(finished))  # fmt: skip
             result.accounting[f"message.{role}"] += 1
         except SHAPE_ERRORS as exc:
-            where = f"session {sid} message {mid}"
+            where = f"session {token(sid)} message {token(mid)}"
             result.rejects.append(Reject(PROVIDER, unit.key, where, shape_error(exc)))
             result.accounting["rejected"] += 1
     stamp = orjson.dumps(dict(row), default=str).decode()

@@ -21,7 +21,7 @@ import xxhash
 
 from tracehouse.parsers.cursor_agent.transcripts import Reply, Tool, Transcript
 from tracehouse.parsers.kit.sqlite_snapshot import read
-from tracehouse.parsers.kit.untrusted import blob, decode_json
+from tracehouse.parsers.kit.untrusted import blob, decode_json, token
 
 MESSAGE_IDS, PENDING = 1, 4
 
@@ -42,7 +42,7 @@ def load(conn: sqlite3.Connection) -> Store:
     for key, value in read(conn, "SELECT key, value FROM meta"):
         decoded, problem = _meta_value(value)
         if problem is not None:
-            problems.append((f"meta {key}", f"not hex-encoded JSON ({problem})"))
+            problems.append((f"meta {token(key)}", f"not hex-encoded JSON ({problem})"))
             continue
         meta.update(decoded)
     blobs: dict[str, bytes] = {}
@@ -50,15 +50,15 @@ def load(conn: sqlite3.Connection) -> Store:
     for blob_id, cell in read(conn, "SELECT id, data FROM blobs ORDER BY rowid"):
         data, problem = blob(cell)
         if data is None:
-            problems.append((f"blob {blob_id}", str(problem)))
-            refused.add(f"blob {blob_id}")
+            problems.append((f"blob {token(blob_id)}", str(problem)))
+            refused.add(f"blob {token(blob_id)}")
             continue
         blobs[str(blob_id)] = data
     digest = xxhash.xxh3_128(orjson.dumps(meta, default=str))
     order = _walk(blobs.get(str(meta.get("latestRootBlobId") or "")), blobs)
     out = Store(meta, [], order is not None, "", problems)
     if order is None:  # no root to walk: the JSON blobs, in the order they were stored
-        order = [(f"blob {i}", d) for i, d in blobs.items() if d[:1] == b"{"]
+        order = [(f"blob {token(i)}", d) for i, d in blobs.items() if d[:1] == b"{"]
         out.accounting["unordered"] += 1
     for where, data in order:
         if not data:

@@ -28,7 +28,7 @@ from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.prompt_log import parse_prompt_log
-from tracehouse.parsers.kit.untrusted import items
+from tracehouse.parsers.kit.untrusted import items, token
 
 MAIN_FILE = re.compile(r"^session-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2})-(.+)\.jsonl?$")
 TOOL_STATUS = {"success": "completed", "error": "failed", "cancelled": "failed",
@@ -76,7 +76,7 @@ def _build(unit: Unit, data: bytes, options: ParseOptions) -> Read:
         try:
             _message(talk, message)
         except SHAPE_ERRORS as exc:  # this message is a reject; the conversation goes on
-            read.problems.append((f"message {message.get('id') or index}", shape_error(exc)))
+            read.problems.append((f"message {token(message.get('id') or index)}", shape_error(exc)))
     read.sessions.append((talk, _session(unit, chat, talk, "jsonl" if jsonl else "json")))
     return read
 

@@ -33,7 +33,7 @@ from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.document import Read, parse_document
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import read
-from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, not_json
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, not_json, token
 from tracehouse.state.watermark import Action, quick_plan
 
 PROVIDER = "goose"
@@ -95,7 +95,7 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
                 result.accounting[_message(talk, str(mid), str(role), decoded,
                                            iso_seconds(created))] += 1  # fmt: skip
             except SHAPE_ERRORS as exc:
-                where = f"session {sid} message {mid}"
+                where = f"session {token(sid)} message {token(mid)}"
                 result.rejects.append(Reject(PROVIDER, unit.key, where, shape_error(exc)))
                 result.accounting["rejected"] += 1
         talk.seen(iso_utc(row.get("updated_at")))

@@ -27,6 +27,7 @@ from tracehouse.parsers.kit.sqlite_snapshot import (
     signature,
     snapshot,
 )
+from tracehouse.parsers.kit.untrusted import token
 
 # Each session's id and stamp (what changes whenever any of its rows does).
 Stamps = Callable[[sqlite3.Connection], Iterable[tuple[str, str]]]
@@ -71,7 +72,7 @@ def parse_database(
         result.extra.clear()
         result.rows.clear()
         return result  # no watermark: read again next run
-    result.clear = Clear(provider, unit.key, keys=tuple(f"session {s}" for s in built)
+    result.clear = Clear(provider, unit.key, keys=tuple(f"session {token(s)}" for s in built)
                          or ("session ",))  # fmt: skip
     result.cursor = {"files": files}
     result.watermark = WatermarkUpdate(provider, unit.key, result.cursor, {"sessions": known})

@@ -9,6 +9,7 @@ with the rest of the unit. One way for every source, so that no parser grows its
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,7 @@ from tracehouse.parsers.kit.jsonl import LineError, decode_line
 
 BLOB = (bytes, bytearray, memoryview)
 _LINE = re.compile(r"\bline (\d+) column \d+")
+_PLAIN = re.compile(r"[^\s\x00-\x1f\x7f]{1,120}")
 
 
 def json_type(value: Any) -> str:
@@ -77,6 +79,16 @@ def place(problem: str, default: str) -> str:
     syntax error names its line), else `default` (the document, a cell's key)."""
     found = _LINE.search(problem)
     return f"line {found.group(1)}" if found else default
+
+
+def token(key: Any) -> str:
+    """A key an agent wrote (a row's id, a meta key), as one word of a reject's location
+    (`meta <key>`): itself where it is plain, else JSON with every space and control character
+    escaped, so that a key of junk names one place and reads as no more than one."""
+    text = key if isinstance(key, str) else str(key)
+    if _PLAIN.fullmatch(text):
+        return text
+    return json.dumps(text[:120]).replace(" ", "\\u0020")
 
 
 def blob(raw: Any) -> tuple[bytes | None, str | None]:

@@ -24,7 +24,7 @@ from tracehouse.model.rows import TableBuffer
 from tracehouse.model.tokens import ledger_counts
 from tracehouse.parsers.base import SHAPE_ERRORS, shape_error
 from tracehouse.parsers.kit.conversation import Conversation
-from tracehouse.parsers.kit.untrusted import items
+from tracehouse.parsers.kit.untrusted import items, token
 from tracehouse.parsers.opencode.discover import PROVIDER
 from tracehouse.parsers.opencode.records import RawSession
 
@@ -54,7 +54,7 @@ class SessionBuilder:
             try:
                 self._message(message)
             except SHAPE_ERRORS as exc:  # this message is a reject; the session goes on
-                self.raw.problems.append((f"message {message.get('id')}", shape_error(exc)))
+                self.raw.problems.append((f"message {token(message.get('id'))}", shape_error(exc)))
         self.talk.finish()
 
     def _message(self, message: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ import xxhash
 
 from tracehouse.parsers.kit.jsonl import read_file
 from tracehouse.parsers.kit.sqlite_snapshot import read
-from tracehouse.parsers.kit.untrusted import decode_json, place
+from tracehouse.parsers.kit.untrusted import decode_json, place, token
 
 # Gen 2 session columns → the session JSON's keys (time and summary columns are nested there).
 SESSION_COLUMNS = {"id": "id", "slug": "slug", "version": "version", "project_id": "projectID",
@@ -89,21 +89,21 @@ def load_db_session(conn: sqlite3.Connection, row: dict[str, Any], path: str) ->
     """One Gen 2 session row with its message and part rows (`data` is the Gen 1 JSON less its
     ids, which are columns)."""
     sid = str(row["id"])
-    location = f"session {sid}"
+    location = f"session {token(sid)}"
     digest = xxhash.xxh3_128(orjson.dumps(row, default=str))
     problems: list[tuple[str, str]] = []
     parts: dict[str, list[dict[str, Any]]] = {}
     part_sql = "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id"
     for pid, mid, data in read(conn, part_sql, (sid,)):
         digest.update(data.encode() if isinstance(data, str) else bytes(data or b""))
-        part = _row_data(data, f"part {pid}", problems)
+        part = _row_data(data, f"part {token(pid)}", problems)
         if part is not None:
             parts.setdefault(str(mid), []).append({**part, "id": pid})
     messages = []
     message_sql = "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY id"
     for mid, created, data in read(conn, message_sql, (sid,)):
         digest.update(data.encode() if isinstance(data, str) else bytes(data or b""))
-        message = _row_data(data, f"message {mid}", problems)
+        message = _row_data(data, f"message {token(mid)}", problems)
         if message is not None:
             message.setdefault("time", {"created": created})
             messages.append({**message, "id": mid, "parts": parts.get(str(mid), [])})

@@ -33,7 +33,7 @@ from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import read
-from tracehouse.parsers.kit.untrusted import decode_json, items, mapping
+from tracehouse.parsers.kit.untrusted import decode_json, items, mapping, token
 
 PROVIDER = "warp"
 LAYOUT = Layout(PROVIDER, ("warp.sqlite",))
@@ -67,7 +67,9 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
         try:
             return _conversation(conn, sid, unit, options, result)
         except SHAPE_ERRORS as exc:
-            result.rejects.append(Reject(PROVIDER, unit.key, f"session {sid}", shape_error(exc)))
+            result.rejects.append(
+                Reject(PROVIDER, unit.key, f"session {token(sid)}", shape_error(exc))
+            )
             result.accounting["rejected"] += 1
             return []
 

@@ -32,7 +32,7 @@ from tracehouse.parsers.kit.conversation import Conversation
 from tracehouse.parsers.kit.database import built, parse_database, plan_database
 from tracehouse.parsers.kit.layout import Layout
 from tracehouse.parsers.kit.sqlite_snapshot import read
-from tracehouse.parsers.kit.untrusted import items, mapping
+from tracehouse.parsers.kit.untrusted import items, mapping, token
 
 PROVIDER = "zed"
 LAYOUT = Layout(PROVIDER, ("threads/threads.db",))
@@ -60,7 +60,9 @@ def parse(unit: Unit, cursor: Mapping[str, Any] | None, options: ParseOptions) -
         try:
             return _thread(dict(zip(names, values, strict=True)), unit, options, result)
         except SHAPE_ERRORS as exc:
-            result.rejects.append(Reject(PROVIDER, unit.key, f"session {sid}", shape_error(exc)))
+            result.rejects.append(
+                Reject(PROVIDER, unit.key, f"session {token(sid)}", shape_error(exc))
+            )
             result.accounting["rejected"] += 1
             return []
 
